@@ -1,0 +1,121 @@
+# Grace: build, boot and test. See README.md for the targets and variables.
+#
+#   make [ARCH=riscv64|x86_64]        build build/<arch>/kernel.elf and the boot image
+#   make qemu SMP=8 MEM=512M          boot under QEMU, console on stdio (Ctrl-A X quits)
+#   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
+#   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
+#   make gdb                          boot with QEMU waiting for gdb on :1234
+
+ARCH ?= riscv64
+SMP ?= 8
+MEM ?= 512M
+NUMA ?=
+ARGS ?=
+QEMUFLAGS ?=
+BENCH ?= all
+TIMEOUT ?=
+
+ifeq ($(filter $(ARCH),riscv64 x86_64),)
+$(error ARCH must be riscv64 or x86_64, not '$(ARCH)')
+endif
+
+BUILD := build/$(ARCH)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+include arch/$(ARCH)/build.mk
+
+CC := $(CROSS_COMPILE)gcc
+LD := $(CROSS_COMPILE)ld
+NM := $(CROSS_COMPILE)nm
+OBJCOPY := $(CROSS_COMPILE)objcopy
+
+CFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
+	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common \
+	-ffunction-sections -MMD -MP \
+	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS)
+ASFLAGS := -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
+LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
+
+GENERIC_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c drivers/*/*.c tests/kernel/*.c tests/bench/*.c)
+SRCS := $(GENERIC_SRCS) $(ARCH_SRCS)
+OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(SRCS)))
+LDSCRIPT := linker/$(ARCH).ld
+
+KERNEL := $(BUILD)/kernel.elf
+
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all deps qemu gdb qemu-gdb test bench clean
+all: $(KERNEL) $(ARCH_IMAGES)
+
+# Installs what is missing (quiet when nothing is); re-checked once per build/ tree.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps
+	$(Q)scripts/install-deps
+	$(Q)mkdir -p build && touch $@
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.S | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC) $(ASFLAGS) -c $< -o $@
+
+# The kernel embeds its own symbol table for backtraces. Link three times: with an
+# empty table, with the table of that link (now the right size, so every address
+# that follows it moves into place), and with the table of the second link.
+KSYMS_LINK = $(LD) $(LDFLAGS) -T $(LDSCRIPT) -o $(1) $(OBJS) $(2)
+$(KERNEL): $(OBJS) $(LDSCRIPT) scripts/gen-ksyms
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)scripts/gen-ksyms /dev/null > $(BUILD)/ksyms0.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms0.S -o $(BUILD)/ksyms0.o
+	$(Q)$(call KSYMS_LINK,$(BUILD)/kernel.0,$(BUILD)/ksyms0.o)
+	$(Q)$(NM) -n --defined-only $(BUILD)/kernel.0 | scripts/gen-ksyms - > $(BUILD)/ksyms1.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms1.S -o $(BUILD)/ksyms1.o
+	$(Q)$(call KSYMS_LINK,$(BUILD)/kernel.1,$(BUILD)/ksyms1.o)
+	$(Q)$(NM) -n --defined-only $(BUILD)/kernel.1 | scripts/gen-ksyms - > $(BUILD)/ksyms2.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms2.S -o $(BUILD)/ksyms2.o
+	$(Q)$(call KSYMS_LINK,$@,$(BUILD)/ksyms2.o)
+	$(Q)$(NM) -n --defined-only $@ | scripts/gen-ksyms - | cmp -s - $(BUILD)/ksyms2.S || \
+		{ echo "ksyms: symbol table did not converge after three links" >&2; rm -f $@; exit 1; }
+
+# QEMU is started by arch/<arch>/qemu.sh from these variables, for make and the test runner alike.
+QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)"
+
+qemu: all
+	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" arch/$(ARCH)/qemu.sh
+
+gdb qemu-gdb: all
+	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
+	@echo "  gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
+	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 arch/$(ARCH)/qemu.sh
+
+# Any of these on the command line selects one configuration; none runs the matrix.
+SELECTORS := $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter command line,$(origin $(v))),$(v)))
+
+test: | $(DEPS_STAMP)
+ifeq ($(SELECTORS),)
+	$(Q)python3 tests/run --matrix
+else
+	$(Q)$(MAKE) -s all
+	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
+		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+endif
+
+bench: all
+	$(Q)python3 tests/run --bench $(BENCH) --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
+		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+
+clean:
+	rm -rf build/riscv64 build/x86_64
+
+-include $(OBJS:.o=.d)

@@ -1,0 +1,89 @@
+/*
+ * The arch boundary: everything generic code may ask of an architecture, and the
+ * generic entry points an architecture calls. Each arch implements these in
+ * arch/<arch>/ and its inline parts in arch/<arch>/include/asm/:
+ *
+ *   asm/percpu.h  arch_percpu_base(), arch_set_percpu_base()
+ *   asm/irq.h     arch_irq_save/restore/enable/disable(), arch_irqs_disabled()
+ *   asm/cpu.h     cpu_relax()
+ *   asm/io.h      mmio_read8..64/mmio_write8..64; x86_64 also inb/outb (ARCH_HAS_PORT_IO)
+ *   asm/memory.h  PAGE_SIZE, PAGE_OFFSET, phys_to_virt(), virt_to_phys()
+ *   asm/regs.h    struct regs (the trap frame), regs_pc(), regs_fp()
+ *
+ * Boot: the arch's entry code sets up a stack, the MMU (kernel image at its link
+ * address, all RAM in the direct map at PAGE_OFFSET), this CPU's trap vector and
+ * a percpu base pointing at __percpu_start, fills boot_info from the firmware,
+ * and calls kernel_main(). Secondary CPUs started by arch_cpu_start() do the
+ * same per-CPU setup with the given stack and percpu_base(cpu), enable their own
+ * timer and IPI interrupts, and call secondary_main().
+ */
+#ifndef GRACE_ARCH_H
+#define GRACE_ARCH_H
+
+#include <grace/compiler.h>
+#include <grace/cpumask.h>
+#include <grace/types.h>
+#include <asm/regs.h>
+
+/* ---- provided by the arch ---- */
+
+/* Interrupt controller, timers, IPIs: after memory and per-CPU areas exist. */
+void arch_platform_init(void);
+
+/*
+ * Called with interrupts disabled. Waits (wfi/hlt) until an interrupt is pending,
+ * lets it be handled, and returns with interrupts disabled again. Atomic with
+ * respect to the caller's check for work: an interrupt that arrives between the
+ * check and the wait still ends the wait.
+ */
+void arch_idle(void);
+
+/* Start logical CPU cpu on stack_top. 0 if the firmware accepted the request. */
+int arch_cpu_start(unsigned cpu, uintptr_t stack_top);
+
+/* Send the one IPI vector to every CPU in mask; the target runs ipi_interrupt(). */
+void arch_send_ipi(const struct cpumask *mask);
+
+/* Monotonic nanoseconds since an arbitrary point at boot; same clock on every CPU. */
+u64 arch_clock_ns(void);
+
+/* Fire timer_interrupt() on this CPU at arch_clock_ns() >= deadline; U64_MAX disarms. */
+void arch_timer_arm(u64 deadline_ns);
+
+/* Route interrupt line irq (PLIC source / ISA IRQ) to the boot CPU and unmask it. */
+int arch_irq_unmask(unsigned irq);
+
+/* Map device registers; returns a virtual address or NULL. */
+void *ioremap(phys_addr_t pa, size_t size);
+
+/* Power off. status 0 = success; anything else makes QEMU exit with a failure status. */
+void __noreturn arch_shutdown(int status);
+
+/* Print the trap frame's registers. */
+void arch_dump_regs(const struct regs *regs);
+
+/*
+ * One step of a frame-pointer backtrace: given a frame pointer, return the caller's
+ * frame pointer and return address. false when fp does not look like a frame.
+ */
+bool arch_unwind(uintptr_t *fp, uintptr_t *pc);
+
+/* The arch's name as printed in bench: lines ("riscv64", "x86_64"). */
+extern const char arch_name[];
+
+/* ---- provided by generic code, called by the arch ---- */
+
+void __noreturn kernel_main(void);
+void __noreturn secondary_main(void);
+
+/* Wrap every interrupt (not exception) handler in these; they count nesting. */
+void irq_enter(void);
+void irq_exit(void);
+void ipi_interrupt(void);
+void timer_interrupt(struct regs *regs);
+void irq_dispatch(unsigned irq);	/* an external interrupt line fired */
+
+/* An exception the kernel cannot handle: print what, the registers, a backtrace; panic. */
+void __noreturn die(const char *what, struct regs *regs);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Benchmarks. BENCH(name) registers one in the .benches section; bench=<glob> on
+ * the command line (make bench BENCH=name) runs the matching ones and powers off.
+ * Each result is one line:
+ *
+ *   bench: <name> arch=<arch> online=<n> cpus=<k> <key>=<value> ...
+ *
+ * A benchmark brackets each measured phase with bench_phase_begin/end, which the
+ * QEMU profiling plugin watches to count instructions and cache-line transfers
+ * inside the phase only (see the functions' comment in kernel/bench.c).
+ */
+#ifndef GRACE_BENCH_H
+#define GRACE_BENCH_H
+
+#include <grace/compiler.h>
+#include <grace/types.h>
+
+struct bench_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define BENCH(name)                                                                    \
+	static void bench_##name(void);                                                \
+	static const struct bench_case __bench_##name __section(".benches") __used     \
+		__aligned(8) = { #name, bench_##name };                                \
+	static void bench_##name(void)
+
+/* Comma-separated globs; prints "benchmarks: done" at the end. Returns 0. */
+int bench_run(const char *globs);
+
+/* How long each timed phase runs: bench_ms=<n> on the command line, default 300 ms. */
+u64 bench_phase_ns(void);
+
+/* Print one result line: the common prefix, then fmt. */
+void bench_report(const char *name, unsigned cpus, const char *fmt, ...) __printf(3, 4);
+
+void bench_phase_begin(const char *phase, unsigned cpus);
+void bench_phase_end(u64 ops);
+
+#endif

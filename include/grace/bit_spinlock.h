@@ -1,0 +1,42 @@
+/*
+ * A spinlock in one bit of a word, for hash buckets where a full spinlock per
+ * bucket would double the table: the dcache and route cache keep the lock in
+ * bit 0 of the bucket's head pointer. Test-and-test-and-set, no fairness.
+ */
+#ifndef GRACE_BIT_SPINLOCK_H
+#define GRACE_BIT_SPINLOCK_H
+
+#include <grace/atomic.h>
+#include <grace/preempt.h>
+#include <asm/cpu.h>
+
+static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
+{
+	preempt_disable();
+	if (!(__atomic_fetch_or(word, 1UL << bit, __ATOMIC_ACQUIRE) & (1UL << bit)))
+		return true;
+	preempt_enable();
+	return false;
+}
+
+static inline void bit_spin_lock(unsigned bit, unsigned long *word)
+{
+	while (!bit_spin_trylock(bit, word)) {
+		/* Spin on a plain read so waiters share the line until it is released. */
+		while (test_bit(bit, word))
+			cpu_relax();
+	}
+}
+
+static inline void bit_spin_unlock(unsigned bit, unsigned long *word)
+{
+	__atomic_fetch_and(word, ~(1UL << bit), __ATOMIC_RELEASE);
+	preempt_enable();
+}
+
+static inline bool bit_spin_is_locked(unsigned bit, const unsigned long *word)
+{
+	return test_bit(bit, word);
+}
+
+#endif

@@ -1,0 +1,22 @@
+/* The console: where printk's lines go. One at a time; the UART driver registers it. */
+#ifndef GRACE_CONSOLE_H
+#define GRACE_CONSOLE_H
+
+#include <grace/types.h>
+
+struct console {
+	const char *name;
+	void (*write)(const char *s, size_t n);	/* called with printk's lock held, irqs off */
+};
+
+/* Make con the console and replay the log written so far. */
+void console_register(const struct console *con);
+/* Called by the console driver for each received character (interrupt context). */
+void console_input(char c);
+/* Start receive interrupts once the interrupt controller is up. */
+void console_enable_input(void);
+
+extern int console_loglevel;
+extern bool printk_panic_mode;
+
+#endif

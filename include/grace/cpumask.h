@@ -1,0 +1,55 @@
+/* A set of logical CPUs, one bit each. Plain operations; callers provide any locking. */
+#ifndef GRACE_CPUMASK_H
+#define GRACE_CPUMASK_H
+
+#include <grace/atomic.h>
+#include <grace/boot_info.h>
+
+#define BITS_PER_LONG 64
+#define CPUMASK_WORDS ((MAX_CPUS + BITS_PER_LONG - 1) / BITS_PER_LONG)
+
+struct cpumask {
+	unsigned long bits[CPUMASK_WORDS];
+};
+
+static inline void cpumask_clear(struct cpumask *m)
+{
+	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+		m->bits[i] = 0;
+}
+static inline void cpumask_set(struct cpumask *m, unsigned cpu)
+{
+	set_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
+}
+static inline void cpumask_clear_cpu(struct cpumask *m, unsigned cpu)
+{
+	clear_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
+}
+static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
+{
+	return test_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
+}
+static inline unsigned cpumask_weight(const struct cpumask *m)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+		n += __builtin_popcountl(READ_ONCE(m->bits[i]));
+	return n;
+}
+/* Next set bit at or after cpu, or MAX_CPUS. */
+static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)
+{
+	for (; cpu < MAX_CPUS; cpu++)
+		if (cpumask_test(m, cpu))
+			return cpu;
+	return MAX_CPUS;
+}
+
+#define for_each_cpu(cpu, mask) \
+	for ((cpu) = cpumask_next((mask), 0); (cpu) < MAX_CPUS; (cpu) = cpumask_next((mask), (cpu) + 1))
+
+extern struct cpumask cpu_online_mask;
+#define for_each_online_cpu(cpu) for_each_cpu(cpu, &cpu_online_mask)
+static inline unsigned num_online_cpus(void) { return cpumask_weight(&cpu_online_mask); }
+
+#endif

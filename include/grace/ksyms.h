@@ -1,0 +1,17 @@
+/* The kernel's own symbol table, embedded at link time (scripts/gen-ksyms), and backtraces. */
+#ifndef GRACE_KSYMS_H
+#define GRACE_KSYMS_H
+
+#include <grace/types.h>
+
+/* Name of the function containing addr, and addr's offset into it; NULL if unknown. */
+const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size);
+/* Address of a text symbol by exact name, 0 if absent. */
+uintptr_t ksym_address(const char *name);
+
+/* Print "  [<pc>] func+0xoff/0xsize" for pc and each caller found through the frame pointers. */
+void backtrace_print(uintptr_t pc, uintptr_t fp);
+/* Backtrace of the caller. */
+void dump_stack(void);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * printk: formatted kernel messages. Safe from any CPU and from interrupt context;
+ * a line is assembled in full before it is written, so lines never interleave.
+ * A level prefix ("<3>" = KERN_ERR) may start the format; lines below the console
+ * level are kept in the log buffer only. KTAP lines use printk_raw(): no prefix at all.
+ */
+#ifndef GRACE_PRINTK_H
+#define GRACE_PRINTK_H
+
+#include <grace/compiler.h>
+#include <grace/types.h>
+
+#define KERN_EMERG "<0>"
+#define KERN_ERR "<3>"
+#define KERN_WARNING "<4>"
+#define KERN_NOTICE "<5>"
+#define KERN_INFO "<6>"
+#define KERN_DEBUG "<7>"
+
+int printk(const char *fmt, ...) __printf(1, 2);
+int vprintk(const char *fmt, va_list ap);
+/* Exactly the text given, at the start of a line, no level or CPU prefix (KTAP, bench:). */
+int printk_raw(const char *fmt, ...) __printf(1, 2);
+
+#define pr_err(fmt, ...) printk(KERN_ERR fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...) printk(KERN_WARNING fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...) printk(KERN_INFO fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) printk(KERN_DEBUG fmt, ##__VA_ARGS__)
+
+/* Formatting into a buffer: %d %i %u %x %X %p %s %c %%, with l/ll/z, width, 0, -. */
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+
+/* Console: the UART from boot_info. Called by kernel_main; replays what was logged before. */
+void console_init(void);
+
+void __noreturn panic(const char *fmt, ...) __printf(1, 2);
+
+#define BUG_ON(cond)                                                                  \
+	do {                                                                          \
+		if (unlikely(cond))                                                   \
+			panic("BUG_ON(%s) at %s:%d", #cond, __FILE__, __LINE__);      \
+	} while (0)
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * SMP: bringing CPUs online, cross-CPU function calls, and smp_run_all().
+ *
+ * smp_call(cpu, fn, arg, wait) runs fn(arg) on cpu in IPI context (interrupts off).
+ * smp_run_all(fn, arg) runs fn(arg) on every online CPU at once, each from its idle
+ * loop with interrupts enabled (not in interrupt context, so fn may itself send and
+ * wait for IPIs), and returns when all have returned. One smp_run_all at a time.
+ */
+#ifndef GRACE_SMP_H
+#define GRACE_SMP_H
+
+#include <grace/compiler.h>
+#include <grace/cpumask.h>
+
+typedef void (*smp_fn_t)(void *arg);
+
+/* Run fn(arg) on cpu from its IPI handler; with wait, return after it ran. */
+int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait);
+/* Run fn(arg) on every online CPU but this one, from the IPI handler; with wait, wait for all. */
+void smp_call_others(smp_fn_t fn, void *arg, bool wait);
+/* Run fn(arg) on every online CPU, this one included, in task context; wait for all. */
+void smp_run_all(smp_fn_t fn, void *arg);
+/* Like smp_run_all on the first ncpus online CPUs only (the others stay idle). */
+void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg);
+
+void smp_boot(void);
+/* Make every other online CPU park with interrupts off (panic). */
+void smp_stop_others(void);
+void __noreturn smp_park_self(void);
+/* IPIs taken by cpu since boot. */
+u64 smp_ipis_received(unsigned cpu);
+/* The idle loop; never returns. */
+void __noreturn cpu_idle_loop(void);
+
+/* Interrupt nesting depth of this CPU: nonzero inside a hard interrupt handler. */
+bool in_interrupt(void);
+
+#endif

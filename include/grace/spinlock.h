@@ -1,0 +1,123 @@
+/*
+ * Ticket spinlocks with auto-tuned proportional backoff.
+ *
+ * An acquirer takes a ticket (next++) and owns the lock when owner reaches it. A
+ * waiter d tickets from the head does not poll the shared line continuously: it
+ * waits about delay * d iterations, then looks again, so the line that moves on
+ * every release is read by few CPUs at a time. The delay is tuned per CPU, in a
+ * table of SPIN_DELAY_SLOTS entries indexed by a hash of the lock's address, so a
+ * lock held for long and one held briefly do not share one delay (the 2012 "auto
+ * tune spinlock backoff delay factor" thread: one delay per CPU lost 13% on a
+ * contended qdisc, a delay per hashed lock address gained 45%).
+ *
+ * Plain ticket spinning (no backoff) is a runtime choice: per lock (spin_lock_set_plain)
+ * or for every lock (spinlock_backoff = false; boot argument spinlock=plain).
+ */
+#ifndef GRACE_SPINLOCK_H
+#define GRACE_SPINLOCK_H
+
+#include <grace/atomic.h>
+#include <grace/preempt.h>
+#include <asm/irq.h>
+
+typedef struct {
+	u32 owner;	/* ticket now being served; written only by the holder */
+	u32 next;	/* next ticket to hand out */
+	bool plain;	/* this lock never backs off */
+} spinlock_t;
+
+#define SPINLOCK_INIT { 0, 0, false }
+#define DEFINE_SPINLOCK(name) spinlock_t name = SPINLOCK_INIT
+
+static inline void spin_lock_init(spinlock_t *lock)
+{
+	*lock = (spinlock_t)SPINLOCK_INIT;
+}
+
+/* Global switch read on every contended acquisition; benchmarks flip it between phases. */
+extern bool spinlock_backoff;
+
+void spin_lock_wait(spinlock_t *lock, u32 ticket);
+
+/* Take the lock and return the ticket we were served with (the FIFO selftest records it). */
+static inline u32 spin_lock_ticket(spinlock_t *lock)
+{
+	preempt_disable();
+	u32 ticket = __atomic_fetch_add(&lock->next, 1, __ATOMIC_RELAXED);
+	/* Pairs with the smp_store_release() in spin_unlock(). */
+	if (unlikely(smp_load_acquire(&lock->owner) != ticket))
+		spin_lock_wait(lock, ticket);
+	return ticket;
+}
+
+static inline void spin_lock(spinlock_t *lock)
+{
+	spin_lock_ticket(lock);
+}
+
+static inline bool spin_trylock(spinlock_t *lock)
+{
+	preempt_disable();
+	u32 owner = READ_ONCE(lock->owner);
+	u32 expected = owner;
+	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
+	if (__atomic_compare_exchange_n(&lock->next, &expected, owner + 1, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+		return true;
+	preempt_enable();
+	return false;
+}
+
+static inline void spin_unlock(spinlock_t *lock)
+{
+	/* Only the holder writes owner, so a plain read of it is stable here. */
+	smp_store_release(&lock->owner, lock->owner + 1);
+	preempt_enable();
+}
+
+static inline bool spin_is_locked(spinlock_t *lock)
+{
+	return READ_ONCE(lock->owner) != READ_ONCE(lock->next);
+}
+
+static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags = arch_irq_save();
+	spin_lock(lock);
+	return flags;
+}
+
+static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock(lock);
+	arch_irq_restore(flags);
+}
+
+static inline void spin_lock_set_plain(spinlock_t *lock, bool plain)
+{
+	WRITE_ONCE(lock->plain, plain);
+}
+
+/*
+ * Backoff tuning, exposed for the selftests and the benchmark.
+ *
+ * SPIN_DELAY_MIN/MAX bound the per-slot delay, in cpu_relax() iterations per waiter
+ * ahead of us. 1 and 1000 are the bounds of the 2012 patches (MIN_SPINLOCK_DELAY,
+ * MAX_SPINLOCK_DELAY): 1000 iterations is about the longest a lock is held in a
+ * well-behaved kernel, so a larger delay only oversleeps. SPIN_DELAY_SLOTS = 16
+ * (DELAY_HASH_SHIFT 4) is the table size Eric Dumazet measured.
+ */
+#define SPIN_DELAY_MIN 1
+#define SPIN_DELAY_MAX 1000
+#define SPIN_DELAY_HASH_SHIFT 4
+#define SPIN_DELAY_SLOTS (1u << SPIN_DELAY_HASH_SHIFT)
+
+unsigned spin_delay_slot(const spinlock_t *lock);
+/* This CPU's current delay for lock's slot (or cpu's, with spin_delay_of_cpu). */
+unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock);
+/* One tuning step: the new delay after a poll that found the lock taken (busy) or ours. */
+unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner);
+/* Reset every CPU's table to SPIN_DELAY_MIN (between benchmark phases). */
+void spin_delay_reset(void);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * The contended path of the ticket spinlock: proportional backoff with a delay
+ * auto-tuned per CPU and per hashed lock address (see include/grace/spinlock.h).
+ */
+#include <grace/percpu.h>
+#include <grace/spinlock.h>
+#include <grace/smp.h>
+#include <asm/cpu.h>
+
+bool spinlock_backoff = true;
+
+/*
+ * Per CPU, so tuning writes no shared line; indexed by spin_delay_slot(). Starts
+ * at 0 in the .percpu template, which spin_delay_get() reads as SPIN_DELAY_MIN.
+ */
+static DEFINE_PER_CPU(u16 [SPIN_DELAY_SLOTS], spin_delay);
+
+unsigned spin_delay_slot(const spinlock_t *lock)
+{
+	/* Multiplicative hash (golden ratio, as Linux's hash_32) of the address's low 32 bits. */
+	u32 key = (u32)(uintptr_t)lock;
+	return (key * 0x61C88647u) >> (32 - SPIN_DELAY_HASH_SHIFT);
+}
+
+static unsigned spin_delay_get(u16 *slot)
+{
+	return *slot < SPIN_DELAY_MIN ? SPIN_DELAY_MIN : *slot;
+}
+
+unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock)
+{
+	return spin_delay_get(&per_cpu(spin_delay, cpu)[spin_delay_slot(lock)]);
+}
+
+unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
+{
+	if (acquired)
+		/* We may have waited past the release: shorten the next wait. */
+		return delay > SPIN_DELAY_MIN ? delay - 1 : delay;
+	/*
+	 * Still busy: the wait was too short. Grow on 3 of every 8 owner values (the
+	 * owner's low bits are as good as random here), so about 2.7 busy polls cancel
+	 * one decrement, as in the 2012 patch: a non-integer ratio avoids settling into
+	 * a cycle that always oversleeps by the same amount.
+	 */
+	if (delay < SPIN_DELAY_MAX && ((owner & 7) == 1 || (owner & 7) == 4 || (owner & 7) == 6))
+		delay++;
+	return delay;
+}
+
+void spin_delay_reset(void)
+{
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (cpumask_test(&cpu_online_mask, cpu))
+			for (unsigned i = 0; i < SPIN_DELAY_SLOTS; i++)
+				WRITE_ONCE(per_cpu(spin_delay, cpu)[i], SPIN_DELAY_MIN);
+}
+
+static void spin_wait_plain(spinlock_t *lock, u32 ticket)
+{
+	while (smp_load_acquire(&lock->owner) != ticket)
+		cpu_relax();
+}
+
+void spin_lock_wait(spinlock_t *lock, u32 ticket)
+{
+	if (!READ_ONCE(spinlock_backoff) || READ_ONCE(lock->plain)) {
+		spin_wait_plain(lock, ticket);
+		return;
+	}
+
+	/* Preemption is off (spin_lock disabled it), so this CPU's table stays ours. */
+	u16 *slot = &this_cpu(spin_delay)[spin_delay_slot(lock)];
+	unsigned delay = spin_delay_get(slot);
+
+	for (;;) {
+		u32 owner = READ_ONCE(lock->owner);
+		/* Waiters ahead of us, each expected to hold the lock about `delay` loops. */
+		u32 ahead = ticket - owner;
+		for (u32 loops = delay * ahead; loops; loops--)
+			cpu_relax();
+
+		/* Pairs with the smp_store_release() in spin_unlock(). */
+		owner = smp_load_acquire(&lock->owner);
+		bool acquired = owner == ticket;
+		delay = spin_delay_next(delay, acquired, owner);
+		if (acquired)
+			break;
+	}
+	*slot = delay;
+}

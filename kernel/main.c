@@ -1,0 +1,92 @@
+/*
+ * kernel_main: the generic half of boot, entered on the boot CPU once the arch has
+ * the MMU on and boot_info filled. It brings up the console, memory, per-CPU areas,
+ * the platform's interrupts and timers and the other CPUs, then runs what the
+ * command line asks: the selftests (test=<glob>), the benchmarks (bench=<glob>),
+ * or nothing, leaving the CPUs idle and the console listening.
+ */
+#include <grace/arch.h>
+#include <grace/bench.h>
+#include <grace/boot_info.h>
+#include <grace/cmdline.h>
+#include <grace/console.h>
+#include <grace/errno.h>
+#include <grace/mm.h>
+#include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/selftest.h>
+#include <grace/smp.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <asm/irq.h>
+
+struct boot_info boot_info;
+
+int boot_reserve(phys_addr_t base, u64 size)
+{
+	if (boot_info.nr_reserved == MAX_RESERVED)
+		return -ENOSPC;
+	boot_info.reserved[boot_info.nr_reserved++] = (struct mem_range){ base, size, 0 };
+	return 0;
+}
+
+static void boot_print_machine(void)
+{
+	u64 ram = 0;
+	for (unsigned i = 0; i < boot_info.nr_mem; i++)
+		ram += boot_info.mem[i].size;
+	printk("Grace %s: %u CPUs described, booting on CPU %u (hwid %u), %llu MiB RAM in %u ranges, %u NUMA node%s\n",
+	       arch_name, boot_info.nr_cpus, boot_info.boot_cpu, boot_info.cpus[boot_info.boot_cpu].hwid,
+	       (unsigned long long)(ram >> 20), boot_info.nr_mem, boot_info.nr_nodes,
+	       boot_info.nr_nodes == 1 ? "" : "s");
+	printk("cmdline: '%s'\n", boot_info.cmdline);
+}
+
+static void boot_apply_cmdline(void)
+{
+	const char *v;
+
+	cmdline_parse(boot_info.cmdline);
+	if (cmdline_get("quiet"))
+		console_loglevel = 4;
+	if ((v = cmdline_get("spinlock"))) {
+		if (!strcmp(v, "plain"))
+			spinlock_backoff = false;
+		else if (strcmp(v, "backoff"))
+			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n", v);
+	}
+	printk("spinlock: ticket locks with %s\n", spinlock_backoff ? "proportional backoff" : "plain spinning");
+}
+
+void __noreturn kernel_main(void)
+{
+	unsigned boot_cpu = boot_info.boot_cpu;
+
+	this_cpu(cpu_number) = boot_cpu;
+	console_init();
+	boot_print_machine();
+	boot_apply_cmdline();
+
+	mm_early_init();
+	percpu_setup(boot_info.nr_cpus);
+	arch_set_percpu_base(percpu_base(boot_cpu));
+	cpumask_set(&cpu_online_mask, boot_cpu);
+
+	arch_platform_init();
+	console_enable_input();
+	arch_irq_enable();
+	smp_boot();
+
+	const char *tests = cmdline_get("test");
+	const char *benches = cmdline_get("bench");
+	if (tests || benches) {
+		int failed = 0;
+		if (tests)
+			failed += selftest_run(*tests ? tests : "*");
+		if (benches)
+			failed += bench_run(*benches ? benches : "*");
+		arch_shutdown(failed ? 1 : 0);
+	}
+	printk("Grace is up. Press h on the console for the keys it knows.\n");
+	cpu_idle_loop();
+}

@@ -1,0 +1,117 @@
+/*
+ * printk: every message is formatted into a per-call buffer first, then appended
+ * to the log ring and written to the console under one irqsave lock, so lines from
+ * different CPUs never interleave. Messages printed before the console exists stay
+ * in the ring and are replayed by console_init().
+ *
+ * After a panic starts, printk takes the lock with a bounded wait: the holder may
+ * be a CPU that the panic has stopped, and the panic message matters more.
+ */
+#include <grace/console.h>
+#include <grace/printk.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <asm/cpu.h>
+
+#define LOG_BUF_SIZE (64 * 1024)	/* enough for a 64-CPU boot and a full test run's tail */
+#define LINE_MAX 512
+
+static char log_buf[LOG_BUF_SIZE];
+static size_t log_head;			/* total bytes ever logged; protected by printk_lock */
+static DEFINE_SPINLOCK(printk_lock);
+static const struct console *console;	/* NULL until console_init() */
+int console_loglevel = 7;		/* print levels below this; `quiet` sets 4 */
+bool printk_panic_mode;			/* set by panic(): take the lock with a bounded wait */
+
+static unsigned long printk_lock_acquire(bool *locked)
+{
+	unsigned long flags = arch_irq_save();
+	if (!READ_ONCE(printk_panic_mode)) {
+		spin_lock(&printk_lock);
+		*locked = true;
+		return flags;
+	}
+	/* About a second of polling under TCG; then print anyway. */
+	for (long i = 0; i < 10000000; i++) {
+		if (spin_trylock(&printk_lock)) {
+			*locked = true;
+			return flags;
+		}
+		cpu_relax();
+	}
+	*locked = false;
+	return flags;
+}
+
+static void log_store(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		log_buf[(log_head + i) % LOG_BUF_SIZE] = s[i];
+	log_head += n;
+}
+
+static void emit(const char *s, size_t n, bool to_console)
+{
+	bool locked;
+	unsigned long flags = printk_lock_acquire(&locked);
+	log_store(s, n);
+	if (console && to_console)
+		console->write(s, n);
+	if (locked)
+		spin_unlock(&printk_lock);
+	arch_irq_restore(flags);
+}
+
+/* Format into line[], make sure it ends with a newline, and emit it. */
+static int emit_formatted(const char *fmt, va_list ap, bool to_console)
+{
+	char line[LINE_MAX];
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	size_t len = (size_t)n < sizeof(line) - 2 ? (size_t)n : sizeof(line) - 2;
+	if (len == 0 || line[len - 1] != '\n')
+		line[len++] = '\n';
+	emit(line, len, to_console);
+	return (int)len;
+}
+
+int vprintk(const char *fmt, va_list ap)
+{
+	int level = 6;	/* KERN_INFO when no level is given */
+	if (fmt[0] == '<' && fmt[1] >= '0' && fmt[1] <= '7' && fmt[2] == '>') {
+		level = fmt[1] - '0';
+		fmt += 3;
+	}
+	return emit_formatted(fmt, ap, level < console_loglevel);
+}
+
+int printk(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vprintk(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+int printk_raw(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = emit_formatted(fmt, ap, true);
+	va_end(ap);
+	return n;
+}
+
+void console_register(const struct console *con)
+{
+	bool locked;
+	unsigned long flags = printk_lock_acquire(&locked);
+	console = con;
+	/* Replay what was logged before there was a console (the ring's oldest part may be gone). */
+	size_t start = log_head > LOG_BUF_SIZE ? log_head - LOG_BUF_SIZE : 0;
+	for (size_t i = start; i < log_head; i++)
+		con->write(&log_buf[i % LOG_BUF_SIZE], 1);
+	if (locked)
+		spin_unlock(&printk_lock);
+	arch_irq_restore(flags);
+}

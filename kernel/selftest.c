@@ -1,0 +1,113 @@
+/*
+ * The selftest runner. Tests run one at a time on the boot CPU (they fan out to
+ * other CPUs themselves with smp_run_all). Output is KTAP version 1, printed raw:
+ *
+ *   KTAP version 1
+ *   1..N
+ *   # run 1 spinlock.mutual_exclusion
+ *   ok 1 spinlock.mutual_exclusion
+ *   # spinlock.mutual_exclusion: 120 ms
+ *   ...
+ *   tests: done
+ *
+ * The "# run" line lets the host runner name the test that was running if the
+ * kernel hangs or panics.
+ */
+#include <grace/atomic.h>
+#include <grace/printk.h>
+#include <grace/selftest.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <grace/test.h>
+#include <grace/time.h>
+
+#define TEST_MAX_FAILURE_LINES 8	/* per test; a loop of failures must not flood the log */
+#define TEST_NAME_MAX 96
+
+extern const struct test_case __testcases_start[], __testcases_end[];
+
+static struct {
+	u32 failures;			/* atomic: failures may come from any CPU */
+	char reason[128];		/* the first failure; under reason_lock */
+	const char *skip;
+} current;
+static DEFINE_SPINLOCK(reason_lock);
+
+bool test_fail(const char *file, int line, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	u32 n = __atomic_fetch_add(&current.failures, 1, __ATOMIC_RELAXED);
+	if (n < TEST_MAX_FAILURE_LINES)
+		printk_raw("# %s:%d: %s", file, line, msg);
+	if (n == 0) {
+		unsigned long flags = spin_lock_irqsave(&reason_lock);
+		snprintf(current.reason, sizeof(current.reason), "%s:%d: %s", file, line, msg);
+		spin_unlock_irqrestore(&reason_lock, flags);
+	}
+	return false;
+}
+
+void test_skip(const char *reason)
+{
+	current.skip = reason;
+}
+
+bool test_failed(void)
+{
+	return __atomic_load_n(&current.failures, __ATOMIC_RELAXED) != 0;
+}
+
+/* Does "suite.name" match any of the comma-separated globs? */
+static bool test_selected(const struct test_case *tc, const char *globs)
+{
+	char name[TEST_NAME_MAX];
+	snprintf(name, sizeof(name), "%s.%s", tc->suite, tc->name);
+	return glob_list_match(globs, name);
+}
+
+int selftest_run(const char *globs)
+{
+	unsigned planned = 0, index = 0, passed = 0, failed = 0, skipped = 0;
+	const struct test_case *tc;
+
+	for (tc = __testcases_start; tc < __testcases_end; tc++)
+		planned += test_selected(tc, globs);
+	if (!planned)
+		pr_warn("test: no test matches '%s'\n", globs);
+
+	printk_raw("KTAP version 1");
+	printk_raw("1..%u", planned);
+	for (tc = __testcases_start; tc < __testcases_end; tc++) {
+		if (!test_selected(tc, globs))
+			continue;
+		index++;
+		current.failures = 0;
+		current.reason[0] = '\0';
+		current.skip = NULL;
+
+		printk_raw("# run %u %s.%s", index, tc->suite, tc->name);
+		u64 start = arch_clock_ns();
+		tc->fn();
+		u64 ms = (arch_clock_ns() - start) / NSEC_PER_MSEC;
+
+		if (test_failed()) {
+			printk_raw("not ok %u %s.%s # %s", index, tc->suite, tc->name, current.reason);
+			failed++;
+		} else if (current.skip) {
+			printk_raw("ok %u %s.%s # SKIP %s", index, tc->suite, tc->name, current.skip);
+			skipped++;
+		} else {
+			printk_raw("ok %u %s.%s", index, tc->suite, tc->name);
+			passed++;
+		}
+		printk_raw("# %s.%s: %llu ms", tc->suite, tc->name, (unsigned long long)ms);
+	}
+	printk_raw("# %u passed, %u failed, %u skipped", passed, failed, skipped);
+	printk_raw("tests: done");
+	return (int)failed;
+}

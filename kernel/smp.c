@@ -1,0 +1,267 @@
+/*
+ * SMP: starting the secondary CPUs, cross-CPU calls, smp_run_all() and the idle loop.
+ *
+ * Cross-calls: each CPU has one call slot per target CPU (struct call, in its
+ * per-CPU area, so no caller shares a line with another). A caller fills its slot,
+ * pushes it onto the target's lock-free list and sends an IPI only when that list
+ * was empty; the target's IPI handler takes the whole list at once and runs it.
+ *
+ * smp_run_all(): the work is handed to each CPU's idle loop, which runs it with
+ * interrupts enabled, so it is not in interrupt context and may itself use IPIs.
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/mm.h>
+#include <grace/percpu.h>
+#include <grace/preempt.h>
+#include <grace/printk.h>
+#include <grace/smp.h>
+#include <grace/time.h>
+#include <asm/cpu.h>
+#include <asm/irq.h>
+
+#define CPU_STACK_ORDER 2		/* 16 KiB kernel stacks */
+#define CPU_START_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)	/* 64 vCPUs on 2 host cores are slow to start */
+#define RUN_ALL_WARN_NS (30ULL * 1000 * 1000 * 1000)
+
+struct cpumask cpu_online_mask;
+
+struct call {
+	struct call *next;
+	smp_fn_t fn;
+	void *arg;
+	u32 busy;		/* set by the caller; cleared by the target after fn returns */
+};
+
+struct run_work {
+	smp_fn_t fn;
+	void *arg;
+	u32 remaining;		/* participants still running fn */
+};
+
+static DEFINE_PER_CPU(struct call [MAX_CPUS], call_slots);	/* this CPU's slot for each target */
+static DEFINE_PER_CPU(struct call *, call_queue);		/* calls waiting to run on this CPU */
+static DEFINE_PER_CPU(struct run_work *, idle_work);		/* handed over by smp_run_all() */
+static DEFINE_PER_CPU(u64, ipis_received);
+
+/* Secondary start handshake: BOOTING -> ONLINE by the CPU, BOOTING -> ABANDONED by the boot CPU. */
+enum { CPU_OFF, CPU_BOOTING, CPU_ONLINE, CPU_ABANDONED };
+static u32 cpu_state[MAX_CPUS];
+
+u64 smp_ipis_received(unsigned cpu)
+{
+	return READ_ONCE(per_cpu(ipis_received, cpu));
+}
+
+static void call_queue_push(unsigned cpu, struct call *c)
+{
+	struct call **head = &per_cpu(call_queue, cpu);
+	struct call *old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	do {
+		c->next = old;
+		/* Release: the target must see fn/arg/busy once it sees c. */
+	} while (!__atomic_compare_exchange_n(head, &old, c, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	if (!old) {
+		struct cpumask m;
+		cpumask_clear(&m);
+		cpumask_set(&m, cpu);
+		arch_send_ipi(&m);
+	}
+}
+
+static void call_wait(struct call *c)
+{
+	/* Pairs with the smp_store_release() in ipi_interrupt(). */
+	while (smp_load_acquire(&c->busy))
+		cpu_relax();
+}
+
+int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
+{
+	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+		return -EINVAL;
+	preempt_disable();
+	if (cpu == smp_processor_id()) {
+		unsigned long flags = arch_irq_save();
+		fn(arg);
+		arch_irq_restore(flags);
+		preempt_enable();
+		return 0;
+	}
+	struct call *c = &this_cpu(call_slots)[cpu];
+	call_wait(c);		/* our previous call to this CPU may still be queued */
+	c->fn = fn;
+	c->arg = arg;
+	c->busy = 1;
+	call_queue_push(cpu, c);
+	if (wait)
+		call_wait(c);
+	preempt_enable();
+	return 0;
+}
+
+void smp_call_others(smp_fn_t fn, void *arg, bool wait)
+{
+	unsigned cpu;
+	preempt_disable();
+	unsigned self = smp_processor_id();
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			smp_call(cpu, fn, arg, false);
+	if (wait)
+		for_each_online_cpu(cpu)
+			if (cpu != self)
+				call_wait(&this_cpu(call_slots)[cpu]);
+	preempt_enable();
+}
+
+static bool smp_stopping;	/* set once, by a panic */
+
+void __noreturn smp_park_self(void)
+{
+	arch_irq_disable();
+	for (;;)
+		cpu_relax();
+}
+
+void smp_stop_others(void)
+{
+	struct cpumask others = cpu_online_mask;
+	WRITE_ONCE(smp_stopping, true);
+	cpumask_clear_cpu(&others, smp_processor_id());
+	/* A CPU spinning with interrupts off will not stop; power-off follows regardless. */
+	arch_send_ipi(&others);
+}
+
+void ipi_interrupt(void)
+{
+	if (READ_ONCE(smp_stopping))
+		smp_park_self();
+	this_cpu(ipis_received)++;
+	/* Take the whole list; acquire pairs with the release in call_queue_push(). */
+	struct call *c = __atomic_exchange_n(&this_cpu(call_queue), NULL, __ATOMIC_ACQUIRE);
+	while (c) {
+		/* Read next before releasing c: the caller may reuse it at once. */
+		struct call *next = c->next;
+		c->fn(c->arg);
+		smp_store_release(&c->busy, 0);
+		c = next;
+	}
+}
+
+static void run_work_done(struct run_work *w)
+{
+	__atomic_fetch_sub(&w->remaining, 1, __ATOMIC_RELEASE);
+}
+
+void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
+{
+	struct run_work w = { fn, arg, 0 };
+	struct cpumask targets;
+	unsigned self = smp_processor_id(), cpu, n = 1;
+
+	cpumask_clear(&targets);
+	for_each_online_cpu(cpu) {
+		if (cpu == self || n >= ncpus)
+			continue;
+		cpumask_set(&targets, cpu);
+		n++;
+	}
+	w.remaining = n;
+	for_each_cpu(cpu, &targets)
+		smp_store_release(&per_cpu(idle_work, cpu), &w);
+	arch_send_ipi(&targets);
+
+	fn(arg);
+	run_work_done(&w);
+
+	u64 start = arch_clock_ns();
+	bool warned = false;
+	while (__atomic_load_n(&w.remaining, __ATOMIC_ACQUIRE)) {
+		if (!warned && arch_clock_ns() - start > RUN_ALL_WARN_NS) {
+			pr_warn("smp: %u CPUs still running work after 30 s, waiting\n",
+				__atomic_load_n(&w.remaining, __ATOMIC_RELAXED));
+			warned = true;
+		}
+		cpu_relax();
+	}
+}
+
+void smp_run_all(smp_fn_t fn, void *arg)
+{
+	smp_run_on(MAX_CPUS, fn, arg);
+}
+
+void __noreturn cpu_idle_loop(void)
+{
+	for (;;) {
+		arch_irq_disable();
+		struct run_work *w = __atomic_exchange_n(&this_cpu(idle_work), NULL, __ATOMIC_ACQUIRE);
+		if (w) {
+			arch_irq_enable();
+			w->fn(w->arg);
+			run_work_done(w);
+			continue;
+		}
+		/* Sleeps until an interrupt; one that arrived since the check above still wakes us. */
+		arch_idle();
+	}
+}
+
+void __noreturn secondary_main(void)
+{
+	unsigned cpu = smp_processor_id();
+	u32 expected = CPU_BOOTING;
+	if (!__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ONLINE, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* The boot CPU gave up on us: stay out of the way, interrupts off. */
+		arch_irq_disable();
+		for (;;)
+			arch_idle();
+	}
+	cpumask_set(&cpu_online_mask, cpu);
+	arch_irq_enable();
+	cpu_idle_loop();
+}
+
+void smp_boot(void)
+{
+	unsigned self = smp_processor_id();
+	unsigned started = 0;
+
+	cpu_state[self] = CPU_ONLINE;
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
+		if (cpu == self)
+			continue;
+		char *stack = alloc_pages(CPU_STACK_ORDER);
+		if (!stack) {
+			pr_err("smp: no memory for CPU %u's stack\n", cpu);
+			continue;
+		}
+		WRITE_ONCE(cpu_state[cpu], CPU_BOOTING);
+		int err = arch_cpu_start(cpu, (uintptr_t)stack + (PAGE_SIZE << CPU_STACK_ORDER));
+		if (err) {
+			pr_err("smp: CPU %u (hwid %u) failed to start: %s\n", cpu, boot_info.cpus[cpu].hwid,
+			       errno_name(err));
+			WRITE_ONCE(cpu_state[cpu], CPU_ABANDONED);
+			continue;
+		}
+		started++;
+	}
+
+	u64 deadline = arch_clock_ns() + CPU_START_TIMEOUT_NS;
+	while (num_online_cpus() < started + 1 && arch_clock_ns() < deadline)
+		cpu_relax();
+
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
+		u32 expected = CPU_BOOTING;
+		if (__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ABANDONED, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			pr_err("smp: CPU %u (hwid %u) did not come online within %llu s\n", cpu,
+			       boot_info.cpus[cpu].hwid, CPU_START_TIMEOUT_NS / 1000000000ULL);
+	}
+	if (boot_info.nr_cpus_found > boot_info.nr_cpus)
+		pr_warn("smp: the firmware describes %u CPUs; Grace supports %u\n",
+			boot_info.nr_cpus_found, MAX_CPUS);
+	printk("smp: %u CPUs online\n", num_online_cpus());
+}

@@ -1,0 +1,69 @@
+/*
+ * Symbol lookup over the table that scripts/gen-ksyms embeds (addresses sorted,
+ * one name each), and frame-pointer backtraces printed with it.
+ */
+#include <grace/arch.h>
+#include <grace/ksyms.h>
+#include <grace/printk.h>
+#include <grace/string.h>
+
+#define BACKTRACE_MAX_FRAMES 32
+
+extern const u64 ksyms_count;
+extern const u64 ksyms_addr[];
+extern const char *const ksyms_name[];
+extern char _etext[];
+
+const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size)
+{
+	u64 n = ksyms_count;
+	if (n == 0 || addr < ksyms_addr[0] || addr >= (uintptr_t)_etext)
+		return NULL;
+	/* The last symbol at or below addr. */
+	u64 lo = 0, hi = n;
+	while (hi - lo > 1) {
+		u64 mid = lo + (hi - lo) / 2;
+		if (ksyms_addr[mid] <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uintptr_t end = hi < n ? ksyms_addr[hi] : (uintptr_t)_etext;
+	if (offset)
+		*offset = addr - ksyms_addr[lo];
+	if (size)
+		*size = end - ksyms_addr[lo];
+	return ksyms_name[lo];
+}
+
+uintptr_t ksym_address(const char *name)
+{
+	for (u64 i = 0; i < ksyms_count; i++)
+		if (!strcmp(ksyms_name[i], name))
+			return ksyms_addr[i];
+	return 0;
+}
+
+static void backtrace_print_one(uintptr_t pc)
+{
+	uintptr_t off, size;
+	const char *name = ksym_lookup(pc, &off, &size);
+	if (name)
+		printk("  [<%p>] %s+0x%lx/0x%lx\n", (void *)pc, name, off, size);
+	else
+		printk("  [<%p>] ?\n", (void *)pc);
+}
+
+void backtrace_print(uintptr_t pc, uintptr_t fp)
+{
+	printk("Call trace:\n");
+	backtrace_print_one(pc);
+	for (int i = 0; i < BACKTRACE_MAX_FRAMES && arch_unwind(&fp, &pc); i++)
+		/* A return address points after the call; step back so the line names the caller. */
+		backtrace_print_one(pc - 1);
+}
+
+void __noinline dump_stack(void)
+{
+	backtrace_print((uintptr_t)dump_stack, (uintptr_t)__builtin_frame_address(0));
+}

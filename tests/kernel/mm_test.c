@@ -1,0 +1,77 @@
+/* Early page allocator selftests: aligned, zeroed, disjoint blocks, also from all CPUs at once. */
+#include <grace/mm.h>
+#include <grace/percpu.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/string.h>
+#include <grace/test.h>
+
+TEST(mm, alloc_aligned_zeroed_reused)
+{
+	u64 before = mm_free_bytes();
+	for (unsigned order = 0; order <= 4; order++) {
+		u8 *p = alloc_pages(order);
+		ASSERT_TRUE(p != NULL);
+		EXPECT_TRUE(IS_ALIGNED((uintptr_t)p, PAGE_SIZE << order));
+		size_t size = PAGE_SIZE << order;
+		bool zero = true;
+		for (size_t i = 0; i < size; i++)
+			zero &= p[i] == 0;
+		EXPECT_TRUE(zero);
+		memset(p, 0xab, size);
+		free_pages(p, order);
+		/* The freed block comes back, zeroed again. */
+		u8 *q = alloc_pages(order);
+		EXPECT_TRUE(q == p);
+		EXPECT_EQ(q[size - 1], 0);
+		free_pages(q, order);
+	}
+	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_TRUE(alloc_pages(64) == NULL);
+}
+
+#define MM_PAGES_PER_CPU 8
+
+struct mm_test {
+	struct smp_sync start;
+	u32 overlaps, failures;
+};
+
+static void mm_worker(void *arg)
+{
+	struct mm_test *t = arg;
+	u64 *pages[MM_PAGES_PER_CPU];
+	u64 tag = 0x6772616365000000ULL | smp_processor_id();
+
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (int i = 0; i < MM_PAGES_PER_CPU; i++) {
+		pages[i] = alloc_pages(0);
+		if (!pages[i]) {
+			__atomic_fetch_add(&t->failures, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		for (size_t j = 0; j < PAGE_SIZE / sizeof(u64); j++)
+			pages[i][j] = tag;
+	}
+	/* If two CPUs got the same page, one finds the other's tag. */
+	for (int i = 0; i < MM_PAGES_PER_CPU; i++) {
+		if (!pages[i])
+			continue;
+		for (size_t j = 0; j < PAGE_SIZE / sizeof(u64); j++)
+			if (READ_ONCE(pages[i][j]) != tag) {
+				__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+				break;
+			}
+	}
+	for (int i = 0; i < MM_PAGES_PER_CPU; i++)
+		free_pages(pages[i], 0);
+}
+
+TEST(mm, concurrent_alloc_disjoint)
+{
+	static struct mm_test t;
+	t = (struct mm_test){ 0 };
+	smp_run_all(mm_worker, &t);
+	EXPECT_EQ(t.failures, 0);
+	EXPECT_EQ(t.overlaps, 0);
+}

@@ -1,0 +1,229 @@
+/*
+ * SMP selftests: IPI round trips to every CPU, cross-calls, smp_run_all (every CPU,
+ * once, in task context, able to send IPIs itself), per-CPU data, and timer
+ * interrupts on every CPU.
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/percpu.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/test.h>
+#include <grace/time.h>
+#include <asm/irq.h>
+
+static u32 ran_on[MAX_CPUS];
+
+static void note_cpu(void *arg)
+{
+	unsigned *where = arg;
+	*where = smp_processor_id();
+	__atomic_fetch_add(&ran_on[smp_processor_id()], 1, __ATOMIC_RELAXED);
+}
+
+static void clear_ran_on(void)
+{
+	for (unsigned i = 0; i < MAX_CPUS; i++)
+		ran_on[i] = 0;
+}
+
+TEST(smp, ipi_round_trip_every_cpu)
+{
+	unsigned cpu, self = smp_processor_id();
+	clear_ran_on();
+	for_each_online_cpu(cpu) {
+		if (cpu == self)
+			continue;
+		u64 before = smp_ipis_received(cpu);
+		unsigned where = MAX_CPUS;
+		ASSERT_EQ(smp_call(cpu, note_cpu, &where, true), 0);
+		EXPECT_EQ(where, cpu);
+		/* The call went by IPI: the target counted one more. */
+		EXPECT_GT(smp_ipis_received(cpu), before);
+	}
+	for_each_online_cpu(cpu)
+		EXPECT_EQ(ran_on[cpu], cpu == self ? 0 : 1);
+}
+
+TEST(smp, call_rejects_bad_cpu)
+{
+	unsigned where;
+	EXPECT_EQ(smp_call(MAX_CPUS, note_cpu, &where, true), -EINVAL);
+	EXPECT_EQ(smp_call(MAX_CPUS + 100, note_cpu, &where, true), -EINVAL);
+}
+
+static void count_call(void *arg)
+{
+	__atomic_fetch_add(&ran_on[smp_processor_id()], 1, __ATOMIC_RELAXED);
+}
+
+TEST(smp, call_others_runs_once_each)
+{
+	unsigned cpu, self = smp_processor_id();
+	for (int round = 0; round < 10; round++) {
+		clear_ran_on();
+		smp_call_others(count_call, NULL, true);
+		for_each_online_cpu(cpu)
+			EXPECT_EQ(ran_on[cpu], cpu == self ? 0 : 1);
+	}
+}
+
+struct run_all_test {
+	u32 calls[MAX_CPUS];
+	u32 in_irq, irqs_off;
+	u32 neighbour_calls;
+};
+
+static void neighbour_ping(void *arg)
+{
+	struct run_all_test *t = arg;
+	__atomic_fetch_add(&t->neighbour_calls, 1, __ATOMIC_RELAXED);
+}
+
+static void run_all_worker(void *arg)
+{
+	struct run_all_test *t = arg;
+	unsigned cpu = smp_processor_id();
+	__atomic_fetch_add(&t->calls[cpu], 1, __ATOMIC_RELAXED);
+	if (in_interrupt())
+		__atomic_fetch_add(&t->in_irq, 1, __ATOMIC_RELAXED);
+	if (arch_irqs_disabled())
+		__atomic_fetch_add(&t->irqs_off, 1, __ATOMIC_RELAXED);
+	/* Not in interrupt context, so waiting for another CPU's IPI handler is allowed. */
+	unsigned next = cpumask_next(&cpu_online_mask, cpu + 1);
+	if (next == MAX_CPUS)
+		next = cpumask_next(&cpu_online_mask, 0);
+	smp_call(next, neighbour_ping, t, true);
+}
+
+TEST(smp, run_all_every_cpu_in_task_context)
+{
+	static struct run_all_test t;
+	unsigned cpu;
+	t = (struct run_all_test){ 0 };
+	smp_run_all(run_all_worker, &t);
+	for_each_online_cpu(cpu)
+		EXPECT_EQ(t.calls[cpu], 1);
+	EXPECT_EQ(t.in_irq, 0);
+	EXPECT_EQ(t.irqs_off, 0);
+	EXPECT_EQ(t.neighbour_calls, num_online_cpus());
+}
+
+static DEFINE_PER_CPU(unsigned, percpu_probe);
+static uintptr_t probe_addr[MAX_CPUS];
+
+static void percpu_worker(void *arg)
+{
+	unsigned cpu = smp_processor_id();
+	this_cpu(percpu_probe) = cpu + 1000;
+	probe_addr[cpu] = (uintptr_t)this_cpu_ptr(&percpu_probe);
+}
+
+TEST(percpu, distinct_per_cpu)
+{
+	unsigned a, b;
+	smp_run_all(percpu_worker, NULL);
+	for_each_online_cpu(a) {
+		EXPECT_EQ(per_cpu(percpu_probe, a), a + 1000);
+		EXPECT_EQ(probe_addr[a], (uintptr_t)per_cpu_ptr(&percpu_probe, a));
+		EXPECT_EQ(per_cpu(cpu_number, a), a);
+		for_each_online_cpu(b)
+			/* Distinct copies, never on one cache line. */
+			if (a < b && !EXPECT_GE((probe_addr[a] > probe_addr[b] ? probe_addr[a] - probe_addr[b]
+									      : probe_addr[b] - probe_addr[a]),
+						CACHE_LINE_SIZE))
+				return;
+	}
+}
+
+#define TIMER_TEST_DELAY_NS (2 * NSEC_PER_MSEC)
+#define TIMER_TEST_TIMEOUT_NS (20 * NSEC_PER_SEC)
+
+struct timer_test {
+	u64 armed_at[MAX_CPUS], fired_at[MAX_CPUS];
+	u32 fired_on[MAX_CPUS];
+};
+
+static void timer_fired(void *arg)
+{
+	struct timer_test *t = arg;
+	unsigned cpu = smp_processor_id();
+	t->fired_at[cpu] = arch_clock_ns();
+	smp_store_release(&t->fired_on[cpu], cpu + 1);
+}
+
+static void timer_worker(void *arg)
+{
+	struct timer_test *t = arg;
+	unsigned cpu = smp_processor_id();
+	t->armed_at[cpu] = arch_clock_ns();
+	timer_oneshot(t->armed_at[cpu] + TIMER_TEST_DELAY_NS, timer_fired, t);
+	/* Sleep until it fires: the interrupt must wake a halted CPU. */
+	arch_irq_disable();
+	while (!smp_load_acquire(&t->fired_on[cpu]) && arch_clock_ns() < t->armed_at[cpu] + TIMER_TEST_TIMEOUT_NS)
+		arch_idle();
+	arch_irq_enable();
+	timer_cancel();
+}
+
+TEST(time, timer_interrupt_every_cpu)
+{
+	static struct timer_test t;
+	unsigned cpu;
+	t = (struct timer_test){ 0 };
+	smp_run_all(timer_worker, &t);
+	for_each_online_cpu(cpu) {
+		/* Fired once, on the CPU that armed it, never early. */
+		EXPECT_EQ(t.fired_on[cpu], cpu + 1);
+		if (t.fired_on[cpu])
+			EXPECT_GE(t.fired_at[cpu], t.armed_at[cpu] + TIMER_TEST_DELAY_NS);
+	}
+}
+
+struct clock_test {
+	struct smp_sync start;
+	u32 backwards;
+	u64 handoff;		/* clock value published by the previous CPU in the chain */
+	u32 turn;
+};
+
+static void clock_worker(void *arg)
+{
+	struct clock_test *t = arg;
+	unsigned n = num_online_cpus(), cpu = smp_processor_id();
+	smp_sync_wait(&t->start, n);
+	u64 prev = arch_clock_ns();
+	for (int i = 0; i < 1000; i++) {
+		u64 now = arch_clock_ns();
+		if (now < prev)
+			__atomic_fetch_add(&t->backwards, 1, __ATOMIC_RELAXED);
+		prev = now;
+	}
+	/*
+	 * Across CPUs: in online order, each CPU reads the clock after seeing its
+	 * predecessor's reading, so its own must not be smaller.
+	 */
+	unsigned rank = 0, c;
+	for_each_online_cpu(c)
+		if (c < cpu)
+			rank++;
+	while (smp_load_acquire(&t->turn) != rank)
+		cpu_relax();
+	u64 now = arch_clock_ns();
+	if (now < t->handoff)
+		__atomic_fetch_add(&t->backwards, 1, __ATOMIC_RELAXED);
+	t->handoff = now;
+	smp_store_release(&t->turn, rank + 1);
+}
+
+TEST(time, clock_monotonic_across_cpus)
+{
+	static struct clock_test t;
+	t = (struct clock_test){ 0 };
+	smp_run_all(clock_worker, &t);
+	EXPECT_EQ(t.backwards, 0);
+	EXPECT_EQ(t.turn, num_online_cpus());
+	u64 a = arch_clock_ns();
+	delay_ns(NSEC_PER_MSEC);
+	EXPECT_GE(arch_clock_ns() - a, NSEC_PER_MSEC);
+}

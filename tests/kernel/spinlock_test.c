@@ -1,0 +1,286 @@
+/*
+ * Ticket spinlock selftests: mutual exclusion on all CPUs at once (with a negative
+ * control that must lose updates without the lock), FIFO hand-off, trylock, and
+ * the backoff tuning's bounds and adaptation.
+ *
+ * Work is a fixed total split over the CPUs: with 64 vCPUs on 2 host cores every
+ * hand-off can wait for the host to schedule the next ticket's vCPU (PLATFORM.md),
+ * so the total, not the per-CPU count, bounds the run time.
+ */
+#include <grace/mm.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/spinlock.h>
+#include <grace/test.h>
+#include <grace/time.h>
+
+#define LOCK_TEST_TOTAL 3000		/* acquisitions over all CPUs */
+#define LOCK_TEST_MIN_PER_CPU 16
+#define RACE_WINDOW_LOOPS 50		/* read-delay-write: wide enough to lose updates without a lock */
+#define NEGATIVE_CONTROL_ROUNDS 20
+
+static unsigned iters_per_cpu(void)
+{
+	unsigned n = LOCK_TEST_TOTAL / num_online_cpus();
+	return n < LOCK_TEST_MIN_PER_CPU ? LOCK_TEST_MIN_PER_CPU : n;
+}
+
+struct counter_test {
+	spinlock_t lock;
+	bool use_lock;
+	unsigned iters;
+	struct smp_sync start;
+	u64 counter;		/* under lock, when use_lock */
+	u32 holder;		/* CPU inside the critical section + 1, 0 when none */
+	u32 overlaps;		/* critical sections that found another CPU inside */
+};
+
+/* A non-atomic read-modify-write with a window in the middle. */
+static void counter_bump(struct counter_test *t)
+{
+	u64 v = READ_ONCE(t->counter);
+	for (int i = 0; i < RACE_WINDOW_LOOPS; i++)
+		cpu_relax();
+	WRITE_ONCE(t->counter, v + 1);
+}
+
+static void counter_worker(void *arg)
+{
+	struct counter_test *t = arg;
+	u32 me = smp_processor_id() + 1;
+
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; i < t->iters; i++) {
+		if (!t->use_lock) {
+			counter_bump(t);
+			continue;
+		}
+		spin_lock(&t->lock);
+		if (READ_ONCE(t->holder) != 0)
+			__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+		WRITE_ONCE(t->holder, me);
+		counter_bump(t);
+		/* Still ours: nobody entered while we held the lock. */
+		if (READ_ONCE(t->holder) != me)
+			__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+		WRITE_ONCE(t->holder, 0);
+		spin_unlock(&t->lock);
+	}
+}
+
+static void counter_run(struct counter_test *t, bool use_lock)
+{
+	*t = (struct counter_test){ .lock = SPINLOCK_INIT, .use_lock = use_lock, .iters = iters_per_cpu() };
+	smp_run_all(counter_worker, t);
+}
+
+static struct counter_test counter_test;
+
+static void mutual_exclusion(bool backoff)
+{
+	bool saved = spinlock_backoff;
+	spinlock_backoff = backoff;
+	counter_run(&counter_test, true);
+	spinlock_backoff = saved;
+
+	EXPECT_EQ(counter_test.counter, (u64)counter_test.iters * num_online_cpus());
+	EXPECT_EQ(counter_test.overlaps, 0);
+	EXPECT_FALSE(spin_is_locked(&counter_test.lock));
+}
+
+TEST(spinlock, mutual_exclusion_backoff)
+{
+	mutual_exclusion(true);
+}
+
+TEST(spinlock, mutual_exclusion_plain)
+{
+	mutual_exclusion(false);
+}
+
+/* The same loop without the lock must lose updates, or the test above proves nothing. */
+TEST(spinlock, negative_control_loses_updates)
+{
+	if (num_online_cpus() < 2) {
+		test_skip("needs two CPUs to race");
+		return;
+	}
+	u64 lost = 0;
+	for (int round = 0; round < NEGATIVE_CONTROL_ROUNDS && !lost; round++) {
+		counter_run(&counter_test, false);
+		lost = (u64)counter_test.iters * num_online_cpus() - counter_test.counter;
+	}
+	EXPECT_GT(lost, 0);
+}
+
+/* FIFO: the order in which CPUs enter equals the order of the tickets they drew. */
+struct fifo_test {
+	spinlock_t lock;
+	unsigned iters;
+	struct smp_sync start;
+	u32 *entered;		/* ticket of the i-th entrant; under lock */
+	u32 n;			/* under lock */
+};
+
+static void fifo_worker(void *arg)
+{
+	struct fifo_test *t = arg;
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; i < t->iters; i++) {
+		u32 ticket = spin_lock_ticket(&t->lock);
+		t->entered[t->n++] = ticket;
+		spin_unlock(&t->lock);
+	}
+}
+
+TEST(spinlock, ticket_fifo_order)
+{
+	static struct fifo_test t;
+	unsigned total = iters_per_cpu() * num_online_cpus();
+	unsigned order = 0;
+	while ((PAGE_SIZE << order) < total * sizeof(u32))
+		order++;
+
+	t = (struct fifo_test){ .lock = SPINLOCK_INIT, .iters = iters_per_cpu() };
+	t.entered = alloc_pages(order);
+	ASSERT_TRUE(t.entered != NULL);
+	smp_run_all(fifo_worker, &t);
+
+	ASSERT_EQ(t.n, total);
+	for (u32 i = 0; i < t.n; i++)
+		if (!EXPECT_EQ(t.entered[i], i))
+			break;
+	free_pages(t.entered, order);
+}
+
+TEST(spinlock, trylock)
+{
+	static spinlock_t lock = SPINLOCK_INIT;
+	EXPECT_FALSE(spin_is_locked(&lock));
+	ASSERT_TRUE(spin_trylock(&lock));
+	EXPECT_TRUE(spin_is_locked(&lock));
+	EXPECT_FALSE(spin_trylock(&lock));
+	spin_unlock(&lock);
+	EXPECT_FALSE(spin_is_locked(&lock));
+	spin_lock(&lock);
+	EXPECT_FALSE(spin_trylock(&lock));
+	spin_unlock(&lock);
+	ASSERT_TRUE(spin_trylock(&lock));
+	spin_unlock(&lock);
+}
+
+TEST(spinlock, irqsave_restores_state)
+{
+	static spinlock_t lock = SPINLOCK_INIT;
+	unsigned long outer = arch_irq_save();
+	unsigned long flags = spin_lock_irqsave(&lock);
+	EXPECT_TRUE(arch_irqs_disabled());
+	spin_unlock_irqrestore(&lock, flags);
+	EXPECT_TRUE(arch_irqs_disabled());
+	arch_irq_restore(outer);
+	EXPECT_FALSE(arch_irqs_disabled());
+}
+
+/* The tuning step alone: bounded on both sides, and rising when the lock stays busy. */
+TEST(spinlock, backoff_delay_bounds)
+{
+	unsigned d = SPIN_DELAY_MIN;
+	for (u32 owner = 0; owner < 8 * SPIN_DELAY_MAX; owner++) {
+		d = spin_delay_next(d, false, owner);
+		if (!EXPECT_LE(d, SPIN_DELAY_MAX))
+			return;
+	}
+	EXPECT_EQ(d, SPIN_DELAY_MAX);
+	/* About 3 increments per 8 busy polls: 80 busy polls from the minimum give 30. */
+	d = SPIN_DELAY_MIN;
+	for (u32 owner = 0; owner < 80; owner++)
+		d = spin_delay_next(d, false, owner);
+	EXPECT_EQ(d, SPIN_DELAY_MIN + 30);
+	for (int i = 0; i < 2 * SPIN_DELAY_MAX; i++) {
+		d = spin_delay_next(d, true, 0);
+		if (!EXPECT_GE(d, SPIN_DELAY_MIN))
+			return;
+	}
+	EXPECT_EQ(d, SPIN_DELAY_MIN);
+}
+
+/*
+ * Contend one lock held for long: some CPU's delay for that lock's slot must rise
+ * above the minimum, none past the maximum, and a lock in another slot must keep
+ * the minimum (delays are per hashed lock address, not per CPU).
+ */
+#define LONG_HOLD_LOOPS 3000
+
+struct adapt_test {
+	spinlock_t locks[SPIN_DELAY_SLOTS + 1];
+	spinlock_t *hot;
+	unsigned iters;
+	struct smp_sync start;
+};
+
+static void adapt_worker(void *arg)
+{
+	struct adapt_test *t = arg;
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; i < t->iters; i++) {
+		spin_lock(t->hot);
+		for (int j = 0; j < LONG_HOLD_LOOPS; j++)
+			cpu_relax();
+		spin_unlock(t->hot);
+	}
+}
+
+TEST(spinlock, backoff_adapts_per_lock)
+{
+	static struct adapt_test t;
+	unsigned cpu;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs two CPUs to contend");
+		return;
+	}
+	t = (struct adapt_test){ .iters = iters_per_cpu() / 4 + 1 };
+	t.hot = &t.locks[0];
+	/* With SLOTS + 1 locks, two share a slot; find one in a different slot from hot. */
+	spinlock_t *cold = NULL;
+	for (unsigned i = 1; i <= SPIN_DELAY_SLOTS && !cold; i++)
+		if (spin_delay_slot(&t.locks[i]) != spin_delay_slot(t.hot))
+			cold = &t.locks[i];
+	ASSERT_TRUE(cold != NULL);
+
+	bool saved = spinlock_backoff;
+	spinlock_backoff = true;
+	spin_delay_reset();
+	smp_run_all(adapt_worker, &t);
+	spinlock_backoff = saved;
+
+	unsigned max = 0;
+	for_each_online_cpu(cpu) {
+		unsigned d = spin_delay_of_cpu(cpu, t.hot);
+		EXPECT_GE(d, SPIN_DELAY_MIN);
+		EXPECT_LE(d, SPIN_DELAY_MAX);
+		max = MAX(max, d);
+		EXPECT_EQ(spin_delay_of_cpu(cpu, cold), SPIN_DELAY_MIN);
+	}
+	EXPECT_GT(max, SPIN_DELAY_MIN);
+	spin_delay_reset();
+}
+
+/* spinlock=plain (the global switch off) or a plain lock must not touch the tuning table. */
+TEST(spinlock, plain_mode_does_not_tune)
+{
+	static struct adapt_test t;
+	unsigned cpu;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs two CPUs to contend");
+		return;
+	}
+	t = (struct adapt_test){ .iters = iters_per_cpu() / 4 + 1 };
+	t.hot = &t.locks[0];
+	spin_lock_set_plain(t.hot, true);
+	spin_delay_reset();
+	smp_run_all(adapt_worker, &t);
+	for_each_online_cpu(cpu)
+		EXPECT_EQ(spin_delay_of_cpu(cpu, t.hot), SPIN_DELAY_MIN);
+}
