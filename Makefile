@@ -27,6 +27,9 @@ else
 Q := @
 endif
 
+KERNEL := $(BUILD)/kernel.elf
+# arch/<arch>/build.mk adds rules; keep `all` the default goal whatever it defines first.
+.DEFAULT_GOAL := all
 include arch/$(ARCH)/build.mk
 
 CC := $(CROSS_COMPILE)gcc
@@ -37,7 +40,7 @@ OBJCOPY := $(CROSS_COMPILE)objcopy
 CFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common \
-	-ffunction-sections -MMD -MP \
+	-ffunction-sections -fno-toplevel-reorder -MMD -MP \
 	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS)
 ASFLAGS := -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
@@ -47,11 +50,9 @@ SRCS := $(GENERIC_SRCS) $(ARCH_SRCS)
 OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(SRCS)))
 LDSCRIPT := linker/$(ARCH).ld
 
-KERNEL := $(BUILD)/kernel.elf
-
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps qemu gdb qemu-gdb test bench clean
+.PHONY: all deps qemu gdb qemu-gdb test bench profile plugin clean
 all: $(KERNEL) $(ARCH_IMAGES)
 
 # Installs what is missing (quiet when nothing is); re-checked once per build/ tree.
@@ -115,7 +116,23 @@ bench: all
 	$(Q)python3 tests/run --bench $(BENCH) --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
+# The QEMU TCG profiling plugin (tools/profile), built with the host compiler.
+PLUGIN := build/tools/grace_profile.so
+PLUGIN_SRCS := $(wildcard tools/profile/*.c)
+$(PLUGIN): $(PLUGIN_SRCS) $(wildcard tools/profile/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  HOSTCC  $@")
+	$(Q)gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -shared \
+		-fvisibility=hidden -o $@ $(PLUGIN_SRCS) -lpthread
+
+MODE ?= insns
+profile: all $(PLUGIN)
+	$(Q)python3 tests/run --bench $(BENCH) --profile $(MODE) --arch $(ARCH) --smp $(SMP) --mem $(MEM) \
+		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+
+plugin: $(PLUGIN)
+
 clean:
-	rm -rf build/riscv64 build/x86_64
+	rm -rf build/riscv64 build/x86_64 build/tools
 
 -include $(OBJS:.o=.d)

@@ -2,6 +2,8 @@
 #include <grace/arch.h>
 #include <grace/bench.h>
 #include <grace/cmdline.h>
+#include <grace/percpu.h>
+#include <grace/profile.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/string.h>
@@ -9,34 +11,61 @@
 
 #define BENCH_PHASE_MS_DEFAULT 300	/* long enough for thousands of lock hand-offs under TCG */
 #define BENCH_LINE_MAX 400
+#define BENCH_PROFILE_ROWS 20
 
 extern const struct bench_case __benches_start[], __benches_end[];
 
 /*
- * The phase being measured. bench_phase_begin/end are out-of-line functions whose
- * addresses the profiler finds in kernel.elf: it starts counting when a CPU
- * executes bench_phase_begin and stops at bench_phase_end, and reads the phase's
- * name, CPU count and operation count from this record.
+ * The channel to the QEMU profiling plugin (tools/profile). QEMU's plugin API v1
+ * shows a plugin the address of every store but not the value stored, so a byte
+ * b is sent by storing to bench_mark_channel[b]. The plugin decodes only stores
+ * made by bench_mark_send()'s own instructions, one NUL-terminated text message
+ * at a time per CPU:
+ *
+ *   percpu <base> <size>     (hex) one per CPU: where its per-CPU copy lives
+ *   begin <phase> <cpus>     start counting
+ *   end <ops>                stop, and report per-operation figures
+ *
+ * Without the plugin this costs a few stores per phase.
  */
-struct bench_phase {
-	const char *name;
-	u64 cpus;
-	u64 ops;
-};
-volatile struct bench_phase bench_phase_current;
+volatile u8 bench_mark_channel[256] __aligned(256);
+static const char *bench_current = "none";	/* the running benchmark, for phase names */
+static bool bench_percpu_sent;
 
-void __noinline bench_phase_begin(const char *phase, unsigned cpus)
+static void __noinline bench_mark_send(const char *msg)
 {
-	bench_phase_current.name = phase;
-	bench_phase_current.cpus = cpus;
-	bench_phase_current.ops = 0;
-	barrier();
+	for (const char *p = msg;; p++) {
+		bench_mark_channel[(u8)*p] = 1;
+		if (!*p)
+			break;
+	}
 }
 
-void __noinline bench_phase_end(u64 ops)
+static void __printf(1, 2) bench_mark(const char *fmt, ...)
 {
-	bench_phase_current.ops = ops;
-	barrier();
+	char msg[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	bench_mark_send(msg);
+}
+
+void bench_phase_begin(const char *phase, unsigned cpus)
+{
+	if (!bench_percpu_sent) {
+		unsigned cpu;
+		for_each_online_cpu(cpu)
+			bench_mark("percpu %lx %lx", percpu_base(cpu),
+				   (unsigned long)(__percpu_end - __percpu_start));
+		bench_percpu_sent = true;
+	}
+	bench_mark("begin %s/%s %u", bench_current, phase, cpus);
+}
+
+void bench_phase_end(u64 ops)
+{
+	bench_mark("end %llu", ops);
 }
 
 u64 bench_phase_ns(void)
@@ -68,7 +97,15 @@ int bench_run(const char *globs)
 		if (!glob_list_match(globs, b->name) && strcmp(globs, "all"))
 			continue;
 		printk("bench: running %s on %u CPUs\n", b->name, num_online_cpus());
+		bench_current = b->name;
+		bool profiling = profile_enabled() && profile_start(MAX_CPUS) == 0;
 		b->fn();
+		if (profiling) {
+			profile_stop();
+			char title[64];
+			snprintf(title, sizeof(title), "profile of bench %s", b->name);
+			profile_print(title, BENCH_PROFILE_ROWS);
+		}
 		ran++;
 	}
 	if (!ran)

@@ -154,20 +154,29 @@ static void run_work_done(struct run_work *w)
 	__atomic_fetch_sub(&w->remaining, 1, __ATOMIC_RELEASE);
 }
 
+unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
+{
+	unsigned self = smp_processor_id(), cpu, n = 1;
+
+	cpumask_clear(mask);
+	cpumask_set(mask, self);
+	for_each_online_cpu(cpu) {
+		if (cpu == self || n >= ncpus)
+			continue;
+		cpumask_set(mask, cpu);
+		n++;
+	}
+	return n;
+}
+
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
 	struct run_work w = { fn, arg, 0 };
 	struct cpumask targets;
-	unsigned self = smp_processor_id(), cpu, n = 1;
+	unsigned self = smp_processor_id(), cpu;
 
-	cpumask_clear(&targets);
-	for_each_online_cpu(cpu) {
-		if (cpu == self || n >= ncpus)
-			continue;
-		cpumask_set(&targets, cpu);
-		n++;
-	}
-	w.remaining = n;
+	w.remaining = smp_pick_cpus(ncpus, &targets);
+	cpumask_clear_cpu(&targets, self);
 	for_each_cpu(cpu, &targets)
 		smp_store_release(&per_cpu(idle_work, cpu), &w);
 	arch_send_ipi(&targets);

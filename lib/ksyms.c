@@ -14,11 +14,21 @@ extern const u64 ksyms_addr[];
 extern const char *const ksyms_name[];
 extern char _etext[];
 
-const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size)
+unsigned long ksym_count(void)
+{
+	return ksyms_count;
+}
+
+const char *ksym_name(unsigned long index)
+{
+	return index < ksyms_count ? ksyms_name[index] : NULL;
+}
+
+long ksym_index(uintptr_t addr)
 {
 	u64 n = ksyms_count;
 	if (n == 0 || addr < ksyms_addr[0] || addr >= (uintptr_t)_etext)
-		return NULL;
+		return -1;
 	/* The last symbol at or below addr. */
 	u64 lo = 0, hi = n;
 	while (hi - lo > 1) {
@@ -28,7 +38,16 @@ const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size)
 		else
 			hi = mid;
 	}
-	uintptr_t end = hi < n ? ksyms_addr[hi] : (uintptr_t)_etext;
+	return (long)lo;
+}
+
+const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size)
+{
+	long i = ksym_index(addr);
+	if (i < 0)
+		return NULL;
+	u64 lo = (u64)i, hi = lo + 1;
+	uintptr_t end = hi < ksyms_count ? ksyms_addr[hi] : (uintptr_t)_etext;
 	if (offset)
 		*offset = addr - ksyms_addr[lo];
 	if (size)

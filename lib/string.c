@@ -171,8 +171,10 @@ int parse_u64(const char *s, u64 *out)
 		case 'G': case 'g': shift = 30; break;
 		default: return -EINVAL;
 		}
-		if (s[1] || v > (~0ULL >> shift))
+		if (s[1])
 			return -EINVAL;
+		if (v > (~0ULL >> shift))
+			return -ERANGE;
 		v <<= shift;
 	}
 	*out = v;

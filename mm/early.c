@@ -1,7 +1,8 @@
 /*
  * The early page allocator: power-of-two blocks carved from boot_info's RAM, minus
- * the reserved ranges and the kernel image. Freed blocks go on a free list per
- * order and are reused; blocks are never split or merged. The memory issue
+ * the reserved ranges and the kernel image. Freed blocks, and the gaps that
+ * alignment leaves, go on a free list per order and are reused; blocks are never
+ * split or merged. The memory issue
  * replaces this with the buddy allocator behind the same alloc_pages/free_pages.
  */
 #include <grace/boot_info.h>
@@ -78,6 +79,29 @@ void mm_early_init(void)
 	printk("mm: %llu MiB free in %u ranges\n", (unsigned long long)(free_bytes >> 20), nr_ranges);
 }
 
+static void free_block_locked(phys_addr_t pa, unsigned order)
+{
+	struct free_block *b = phys_to_virt(pa);
+	b->next = free_lists[order];
+	free_lists[order] = b;
+}
+
+/*
+ * Aligning a block up leaves a gap below it; hand the gap to the free lists as the
+ * largest aligned blocks that fit, so no memory is lost and free_bytes stays exact.
+ */
+static void early_free_gap_locked(phys_addr_t start, phys_addr_t end)
+{
+	while (start < end) {
+		unsigned order = 0;
+		while (order < MAX_ORDER && IS_ALIGNED(start, (u64)PAGE_SIZE << (order + 1)) &&
+		       start + ((u64)PAGE_SIZE << (order + 1)) <= end)
+			order++;
+		free_block_locked(start, order);
+		start += (u64)PAGE_SIZE << order;
+	}
+}
+
 static void *alloc_from_ranges_locked(unsigned order)
 {
 	u64 size = (u64)PAGE_SIZE << order;
@@ -86,8 +110,8 @@ static void *alloc_from_ranges_locked(unsigned order)
 		phys_addr_t start = ALIGN_UP(r->cur, size);
 		if (start + size > r->end || start < r->cur)
 			continue;
-		/* The alignment gap below start is lost; early allocations are few. */
-		free_bytes -= start + size - r->cur;
+		early_free_gap_locked(r->cur, start);
+		free_bytes -= size;
 		r->cur = start + size;
 		return phys_to_virt(start);
 	}
@@ -117,10 +141,8 @@ void free_pages(void *addr, unsigned order)
 	if (!addr)
 		return;
 	BUG_ON(order > MAX_ORDER || !IS_ALIGNED((uintptr_t)addr, PAGE_SIZE << order));
-	struct free_block *b = addr;
 	unsigned long flags = spin_lock_irqsave(&early_lock);
-	b->next = free_lists[order];
-	free_lists[order] = b;
+	free_block_locked(virt_to_phys(addr), order);
 	free_bytes += (u64)PAGE_SIZE << order;
 	spin_unlock_irqrestore(&early_lock, flags);
 }

@@ -19,15 +19,15 @@
 #include <grace/types.h>
 
 #define FDT_MAGIC 0xd00dfeedu
-#define FDT_MAX_DEPTH 16	/* real trees nest 4-6 deep; deeper means corruption */
+#define FDT_MAX_DEPTH 16 /* real trees nest 4-6 deep; deeper means corruption */
 
 struct fdt {
 	const u8 *blob;
-	u32 size;			/* header totalsize, checked against the buffer */
-	u32 struct_off, struct_size;	/* structure block: nodes and properties */
-	u32 strings_off, strings_size;	/* property names */
-	u32 rsvmap_off;			/* memory reservation block */
-	const char *error;		/* why fdt_open() refused the blob, for the message */
+	u32 size;		       /* header totalsize, checked against the buffer */
+	u32 struct_off, struct_size;   /* structure block: nodes and properties */
+	u32 strings_off, strings_size; /* property names */
+	u32 rsvmap_off;		       /* memory reservation block */
+	const char *error;	       /* why fdt_open() refused the blob, for the message */
 };
 
 /* Validate blob[0, bufsize) and prepare fdt. 0, or -EINVAL with fdt->error set. */
@@ -68,53 +68,52 @@ int fdt_rsvmap_entry(const struct fdt *fdt, unsigned i, u64 *base, u64 *size);
 
 /* ---- What Grace takes from a RISC-V device tree ---- */
 
-#define FDT_MAX_PLICS MAX_NODES		/* QEMU gives one PLIC per NUMA socket */
-#define FDT_MAX_SSWIS MAX_NODES		/* and one ACLINT SSWI per socket */
+#define FDT_MAX_PLICS MAX_NODES /* QEMU gives one PLIC per NUMA socket */
+#define FDT_MAX_SSWIS MAX_NODES /* and one ACLINT SSWI per socket */
 
 struct fdt_hart {
 	u32 hartid;
-	int node;			/* numa-node-id, 0 when absent */
-	u32 intc_phandle;		/* its riscv,cpu-intc, which PLIC contexts name */
-	bool sstc;			/* riscv,isa lists Sstc (the stimecmp CSR) */
-	int plic, plic_ctx;		/* PLIC index and the hart's S-mode context; -1 if none */
-	int sswi, sswi_index;		/* ACLINT SSWI index and the hart's slot there; -1 if none */
+	int node;	      /* numa-node-id, 0 when absent */
+	u32 intc_phandle;     /* its riscv,cpu-intc, which PLIC contexts name */
+	bool sstc;	      /* riscv,isa lists Sstc (the stimecmp CSR) */
+	int plic, plic_ctx;   /* PLIC index and the hart's S-mode context; -1 if none */
+	int sswi, sswi_index; /* ACLINT SSWI index and the hart's slot there; -1 if none */
 };
 
 struct fdt_plic {
 	phys_addr_t base;
 	u64 size;
-	u32 ndev;			/* riscv,ndev: sources are 1..ndev */
+	u32 ndev; /* riscv,ndev: sources are 1..ndev */
 	u32 phandle;
-	int node_off;			/* where it is in the tree */
 };
 
 struct fdt_mmio {
 	phys_addr_t base;
-	u64 size;			/* 0: absent */
+	u64 size; /* 0: absent */
 };
 
 struct fdt_machine {
 	struct mem_range mem[MAX_MEM_RANGES];
 	unsigned nr_mem;
-	struct mem_range reserved[MAX_RESERVED];	/* memreserve block and /reserved-memory */
+	struct mem_range reserved[MAX_RESERVED]; /* memreserve block and /reserved-memory */
 	unsigned nr_reserved;
 
-	struct fdt_hart harts[MAX_CPUS];	/* usable harts in tree order (boot hart kept) */
+	struct fdt_hart harts[MAX_CPUS]; /* usable harts in tree order (boot hart kept) */
 	unsigned nr_harts;
-	unsigned nr_harts_found;		/* usable harts described, before the MAX_CPUS cut */
-	unsigned boot_index;			/* harts[boot_index].hartid == the boot hart */
+	unsigned nr_harts_found; /* usable harts described, before the MAX_CPUS cut */
+	unsigned boot_index;	 /* harts[boot_index].hartid == the boot hart */
 	unsigned nr_nodes;
-	bool sstc;				/* every usable hart has Sstc */
+	bool sstc; /* every usable hart has Sstc */
 	u64 timebase_hz;
 
-	struct console_desc console;		/* kind CONSOLE_NONE when no ns16550 was found */
-	int console_plic;			/* PLIC that console.irq belongs to, or -1 */
+	struct console_desc console; /* kind CONSOLE_NONE when no ns16550 was found */
+	int console_plic;	     /* PLIC that console.irq belongs to, or -1 */
 
 	struct fdt_plic plics[FDT_MAX_PLICS];
 	unsigned nr_plics;
 	struct fdt_mmio sswis[FDT_MAX_SSWIS];
 	unsigned nr_sswis;
-	struct fdt_mmio test_dev;		/* sifive,test: power-off with an exit status */
+	struct fdt_mmio test_dev; /* sifive,test: power-off with an exit status */
 
 	char bootargs[CMDLINE_MAX];
 };

@@ -6,6 +6,10 @@
 
 /* Name of the function containing addr, and addr's offset into it; NULL if unknown. */
 const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size);
+/* Index of the symbol containing addr in the sorted table, -1 if none; and back. */
+long ksym_index(uintptr_t addr);
+const char *ksym_name(unsigned long index);
+unsigned long ksym_count(void);
 /* Address of a text symbol by exact name, 0 if absent. */
 uintptr_t ksym_address(const char *name);
 

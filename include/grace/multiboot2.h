@@ -56,6 +56,14 @@ struct mb2_info {
 
 int mb2_parse(const void *blob, size_t size, struct mb2_info *out);
 
+/*
+ * True if every byte of [pa, pa + len) lies in memory map entries whose type is in
+ * type_mask (bit 1 << type), e.g. RAM and ACPI areas when checking an ACPI table.
+ */
+bool mb2_range_in_mmap(const struct mb2_info *info, u64 pa, u64 len, u32 type_mask);
+#define MB2_TYPES_FIRMWARE ((1u << MB2_MEM_AVAILABLE) | (1u << MB2_MEM_RESERVED) | \
+			    (1u << MB2_MEM_ACPI_RECLAIMABLE) | (1u << MB2_MEM_NVS))
+
 /* Sum of the lengths of the available (type 1) entries. */
 u64 mb2_available_bytes(const struct mb2_info *info);
 

@@ -20,7 +20,9 @@ int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait);
 void smp_call_others(smp_fn_t fn, void *arg, bool wait);
 /* Run fn(arg) on every online CPU, this one included, in task context; wait for all. */
 void smp_run_all(smp_fn_t fn, void *arg);
-/* Like smp_run_all on the first ncpus online CPUs only (the others stay idle). */
+/* This CPU and the first ncpus - 1 other online CPUs, in mask; returns how many. */
+unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask);
+/* Like smp_run_all on the CPUs smp_pick_cpus(ncpus) picks (the others stay idle). */
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg);
 
 void smp_boot(void);

@@ -115,6 +115,8 @@ static inline void spin_lock_set_plain(spinlock_t *lock, bool plain)
 unsigned spin_delay_slot(const spinlock_t *lock);
 /* This CPU's current delay for lock's slot (or cpu's, with spin_delay_of_cpu). */
 unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock);
+/* The largest delay cpu reached for lock's slot since the last spin_delay_reset(). */
+unsigned spin_delay_peak_of_cpu(unsigned cpu, const spinlock_t *lock);
 /* One tuning step: the new delay after a poll that found the lock taken (busy) or ours. */
 unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner);
 /* Reset every CPU's table to SPIN_DELAY_MIN (between benchmark phases). */

@@ -24,6 +24,8 @@ typedef void (*timer_fn_t)(void *arg);
  */
 void timer_oneshot(u64 deadline_ns, timer_fn_t fn, void *arg);
 void timer_cancel(void);
+/* Run profile_sample() from this CPU's timer interrupt every period_ns; 0 stops it. */
+void timer_sampling(u64 period_ns);
 /* Timer interrupts taken by cpu since boot. */
 u64 timer_interrupts(unsigned cpu);
 

@@ -14,6 +14,8 @@ bool spinlock_backoff = true;
  * at 0 in the .percpu template, which spin_delay_get() reads as SPIN_DELAY_MIN.
  */
 static DEFINE_PER_CPU(u16 [SPIN_DELAY_SLOTS], spin_delay);
+/* The largest delay each slot reached since the last reset: shows tuning happened. */
+static DEFINE_PER_CPU(u16 [SPIN_DELAY_SLOTS], spin_delay_peak);
 
 unsigned spin_delay_slot(const spinlock_t *lock)
 {
@@ -30,6 +32,11 @@ static unsigned spin_delay_get(u16 *slot)
 unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock)
 {
 	return spin_delay_get(&per_cpu(spin_delay, cpu)[spin_delay_slot(lock)]);
+}
+
+unsigned spin_delay_peak_of_cpu(unsigned cpu, const spinlock_t *lock)
+{
+	return spin_delay_get(&per_cpu(spin_delay_peak, cpu)[spin_delay_slot(lock)]);
 }
 
 unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
@@ -52,8 +59,10 @@ void spin_delay_reset(void)
 {
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
 		if (cpumask_test(&cpu_online_mask, cpu))
-			for (unsigned i = 0; i < SPIN_DELAY_SLOTS; i++)
+			for (unsigned i = 0; i < SPIN_DELAY_SLOTS; i++) {
 				WRITE_ONCE(per_cpu(spin_delay, cpu)[i], SPIN_DELAY_MIN);
+				WRITE_ONCE(per_cpu(spin_delay_peak, cpu)[i], SPIN_DELAY_MIN);
+			}
 }
 
 static void spin_wait_plain(spinlock_t *lock, u32 ticket)
@@ -70,7 +79,9 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket)
 	}
 
 	/* Preemption is off (spin_lock disabled it), so this CPU's table stays ours. */
-	u16 *slot = &this_cpu(spin_delay)[spin_delay_slot(lock)];
+	unsigned index = spin_delay_slot(lock);
+	u16 *slot = &this_cpu(spin_delay)[index];
+	u16 *peak = &this_cpu(spin_delay_peak)[index];
 	unsigned delay = spin_delay_get(slot);
 
 	for (;;) {
@@ -83,9 +94,15 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket)
 		/* Pairs with the smp_store_release() in spin_unlock(). */
 		owner = smp_load_acquire(&lock->owner);
 		bool acquired = owner == ticket;
-		delay = spin_delay_next(delay, acquired, owner);
-		if (acquired)
+		if (acquired) {
+			delay = spin_delay_next(delay, true, owner);
 			break;
+		}
+		delay = spin_delay_next(delay, false, owner);
+		if (delay > *peak)
+			*peak = delay;
 	}
 	*slot = delay;
+	if (delay > *peak)
+		*peak = delay;
 }

@@ -57,7 +57,10 @@ TEST(lib, parse_u64)
 	EXPECT_EQ(parse_u64("12x", &v), -EINVAL);
 	EXPECT_EQ(parse_u64("0x", &v), -EINVAL);
 	EXPECT_EQ(parse_u64("99999999999999999999", &v), -ERANGE);
-	EXPECT_EQ(parse_u64("16777216G", &v), -EINVAL);
+	EXPECT_EQ(parse_u64("17179869184G", &v), -ERANGE);	/* 2^34 GiB = 2^64 */
+	EXPECT_EQ(parse_u64("16777216G", &v), 0);
+	EXPECT_EQ(v, 1ULL << 54);
+	EXPECT_EQ(parse_u64("1MB", &v), -EINVAL);
 }
 
 TEST(lib, ksyms_lookup)

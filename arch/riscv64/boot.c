@@ -1,0 +1,140 @@
+/*
+ * riscv_boot_main(): the boot hart's C entry, from head.S with the MMU on (image
+ * mapped high, early direct map), on the boot stack, tp = __percpu_start. It reads
+ * the device tree into boot_info, builds the final page tables, and calls
+ * kernel_main(). Until then there is no console: a fatal problem is printed
+ * through the SBI legacy console, with whatever printk logged before it.
+ */
+#include <grace/arch.h>
+#include <grace/boot_info.h>
+#include <grace/console.h>
+#include <grace/errno.h>
+#include <grace/fdt.h>
+#include <grace/ksyms.h>
+#include <grace/printk.h>
+#include <grace/string.h>
+#include <asm/memory.h>
+#include "hart.h"
+#include "pgtable.h"
+#include "riscv.h"
+#include "sbi.h"
+
+struct fdt_machine riscv_machine;
+bool riscv_early_boot = true;
+
+extern char _start_image[], _end[];
+
+static void sbi_console_write(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n')
+			sbi_console_putchar('\r');
+		sbi_console_putchar(s[i]);
+	}
+}
+
+/* The firmware's console: for fatal boot errors, and for machines whose DT has no 16550. */
+static const struct console sbi_console = {"sbi", sbi_console_write};
+
+static void __noreturn __printf(1, 2) early_fatal(const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pr_err("%s\n", msg);
+	/* Replays everything logged so far, the parser's complaints included. */
+	console_register(&sbi_console);
+	pr_err("riscv: cannot boot; powering off\n");
+	arch_shutdown(1);
+}
+
+void riscv_early_trap(const char *what, struct regs *regs)
+{
+	pr_err("riscv: %s during early boot\n", what);
+	arch_dump_regs(regs);
+	backtrace_print(regs_pc(regs), regs_fp(regs));
+	early_fatal("riscv: trap before kernel_main");
+}
+
+/* boot_info from what the device tree said. */
+static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 dtb_size)
+{
+	memcpy(boot_info.mem, m->mem, sizeof(m->mem));
+	boot_info.nr_mem = m->nr_mem;
+	/* The firmware's reservations first (the FDT selftest compares them), then the DTB. */
+	memcpy(boot_info.reserved, m->reserved, sizeof(m->reserved));
+	boot_info.nr_reserved = m->nr_reserved;
+	if (boot_reserve(dtb_pa, dtb_size))
+		early_fatal("riscv: no room to reserve the DTB (%u reserved ranges)", MAX_RESERVED);
+
+	for (unsigned i = 0; i < m->nr_harts; i++)
+		boot_info.cpus[i] = (struct cpu_desc){m->harts[i].hartid, m->harts[i].node};
+	boot_info.nr_cpus = m->nr_harts;
+	boot_info.nr_cpus_found = m->nr_harts_found;
+	boot_info.boot_cpu = m->boot_index;
+	boot_info.nr_nodes = m->nr_nodes;
+
+	strlcpy(boot_info.cmdline, m->bootargs, CMDLINE_MAX);
+	boot_info.console = m->console;
+	boot_info.timer_hz = m->timebase_hz;
+	boot_info.kernel_start = virt_to_phys(_start_image);
+	boot_info.kernel_end = virt_to_phys(_end);
+	boot_info.fw_blob = phys_to_virt(dtb_pa);
+	boot_info.fw_blob_size = dtb_size;
+
+	for (unsigned i = 0; i < boot_info.nr_reserved; i++)
+		printk(
+		    "riscv: reserved [%llx, %llx)%s\n",
+		    (unsigned long long)boot_info.reserved[i].base,
+		    (unsigned long long)(boot_info.reserved[i].base + boot_info.reserved[i].size),
+		    i == boot_info.nr_reserved - 1 ? " (device tree)" : "");
+}
+
+void __noreturn riscv_boot_main(unsigned long hartid, phys_addr_t dtb_pa)
+{
+	struct fdt fdt;
+	int err;
+
+	sbi_init();
+	/* head.S mapped the DTB's GiB and the next one: enough for any blob fdt_open() accepts. */
+	if (!dtb_pa || dtb_pa % 8 || dtb_pa >= DIRECT_MAP_SIZE)
+		early_fatal("riscv: no usable device tree address from the firmware (a1 = %llx)",
+			    (unsigned long long)dtb_pa);
+	const void *blob = phys_to_virt(dtb_pa);
+	u32 dtb_size = fdt_header_size(blob);
+	if (fdt_open(&fdt, blob, dtb_size))
+		early_fatal("fdt: the device tree at %llx is invalid: %s",
+			    (unsigned long long)dtb_pa, fdt.error);
+	if (hartid > 0xffffffffUL)
+		early_fatal("riscv: boot hart id %lx does not fit 32 bits", hartid);
+	err = fdt_scan_machine(&fdt, (u32)hartid, &riscv_machine);
+	if (err)
+		early_fatal("fdt: cannot boot from this device tree: %s", errno_name(err));
+	/* The clock conversion keeps hz << 32 in 64 bits; real timebases are tens of MHz. */
+	if (riscv_machine.timebase_hz > 0xffffffffULL)
+		early_fatal("riscv: timebase-frequency %llu Hz too high",
+			    (unsigned long long)riscv_machine.timebase_hz);
+
+	boot_info_fill(&riscv_machine, dtb_pa, dtb_size);
+	err = mmu_init(dtb_pa, dtb_size);
+	if (err)
+		early_fatal("riscv: cannot map the device tree: %s", errno_name(err));
+	/* From here a fatal error can make QEMU exit with a failure status. */
+	riscv_poweroff_init();
+	riscv_timer_init(riscv_machine.timebase_hz, riscv_machine.sstc);
+
+	/* The boot hart moves from the early struct to its logical CPU's. */
+	struct riscv_hart *h = &riscv_harts[boot_info.boot_cpu];
+	*h = riscv_early_hart;
+	h->hartid = (u32)hartid;
+	csr_write(sscratch, h);
+
+	if (boot_info.console.kind == CONSOLE_NONE) {
+		pr_warn("riscv: no ns16550 UART in the device tree; console through SBI\n");
+		console_register(&sbi_console);
+	}
+	riscv_early_boot = false;
+	kernel_main();
+}

@@ -1,0 +1,57 @@
+/*
+ * struct riscv_hart: what the arch keeps per logical CPU, found through sscratch.
+ *
+ * In the kernel, sscratch always holds this CPU's struct riscv_hart (the trap entry
+ * swaps it with tp for a few instructions and puts it back). The trap entry uses
+ * it to reach the per-CPU base and a safe stack even when tp or sp are garbage;
+ * secondary_entry in head.S reads the boot fields with the MMU still off. The
+ * HART_* offsets are for assembly; smp.c checks them at compile time.
+ */
+#ifndef RISCV_HART_H
+#define RISCV_HART_H
+
+#define HART_PERCPU 0
+#define HART_SCRATCH_SP 8
+#define HART_SCRATCH_T0 16
+#define HART_SCRATCH_TP 24
+#define HART_TRAP_DEPTH 32
+#define HART_EMERGENCY_SP 40
+#define HART_SATP 48
+#define HART_BOOT_SP 56
+
+/*
+ * Trap nesting at which the entry stops trusting sp: a trap while handling a trap
+ * is normal (a fault inside an interrupt handler, then die()), a third one means
+ * the stack itself is what faults, so each further trap would fault again.
+ */
+#define TRAP_DEPTH_MAX 3
+
+#ifndef __ASSEMBLY__
+#include <grace/compiler.h>
+#include <grace/types.h>
+#include <asm/csr.h>
+#include <asm/regs.h>
+
+struct riscv_hart {
+	uintptr_t percpu;	  /* this CPU's per-CPU base: tp in the kernel */
+	uintptr_t scratch_sp;	  /* trap entry: the interrupted sp, before it saves it */
+	uintptr_t scratch_t0;	  /* trap entry: the interrupted t0 */
+	uintptr_t scratch_tp;	  /* trap entry: the interrupted tp */
+	unsigned long trap_depth; /* traps being handled (nesting) */
+	uintptr_t emergency_sp;	  /* top of a stack for traps past TRAP_DEPTH_MAX */
+	u64 satp;		  /* secondary start: page tables to turn on */
+	uintptr_t boot_sp;	  /* secondary start: stack top */
+	struct regs *trap_regs;	  /* innermost trap frame, for the unwinder */
+	u32 hartid;
+} __cacheline_aligned;
+
+extern struct riscv_hart riscv_harts[];
+extern struct riscv_hart riscv_early_hart; /* the boot hart until it knows its logical id */
+
+static inline struct riscv_hart *this_hart(void)
+{
+	return (struct riscv_hart *)csr_read(sscratch);
+}
+#endif
+
+#endif

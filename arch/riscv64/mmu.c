@@ -1,0 +1,195 @@
+/*
+ * Kernel page tables (Sv39; why Sv39 is in asm/memory.h).
+ *
+ * head.S starts on boot_pgd: the image at KERNEL_VIRT_BASE in 2 MiB pages, plus
+ * gigapages over the GiBs holding the image and the DTB. mmu_init() then builds
+ * kernel_pgd, which every hart uses: the same image mapping, the direct map of
+ * exactly the RAM the device tree describes (1 GiB leaves where a whole aligned
+ * GiB is RAM, 2 MiB leaves at the edges), and the ioremap window. Page-table
+ * pages come from a small static pool, because this runs before the page
+ * allocator exists (and the allocator hands out direct-map addresses).
+ *
+ * Everything is mapped read/write/execute with large pages for now; the memory
+ * issue replaces this with W^X and 4 KiB granularity where needed.
+ */
+#include <grace/boot_info.h>
+#include <grace/cpumask.h>
+#include <grace/errno.h>
+#include <grace/printk.h>
+#include <grace/spinlock.h>
+#include <asm/csr.h>
+#include <asm/memory.h>
+#include "pgtable.h"
+#include "sbi.h"
+
+/*
+ * Page-table pages for the direct map's partial GiBs (at most two per RAM range)
+ * and the ioremap window's 4 KiB mappings (one per 2 MiB of small mappings).
+ * A QEMU virt machine uses 1 to 3; a board with many RAM ranges a few more.
+ */
+#define PT_POOL_PAGES 24
+
+#define PGD_INDEX(va) (((va) >> PGD_SHIFT) & (PTES_PER_TABLE - 1))
+#define PMD_INDEX(va) (((va) >> PMD_SHIFT) & (PTES_PER_TABLE - 1))
+#define PTE_INDEX(va) (((va) >> PAGE_SHIFT) & (PTES_PER_TABLE - 1))
+
+pte_t boot_pgd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
+pte_t boot_kernel_pmd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
+static pte_t kernel_pgd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
+static pte_t ioremap_pmd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
+static pte_t pt_pool[PT_POOL_PAGES][PTES_PER_TABLE] __aligned(PAGE_SIZE);
+
+static DEFINE_SPINLOCK(mmu_lock); /* protects pt_pool_used, ioremap_next, the tables */
+static unsigned pt_pool_used;
+static uintptr_t ioremap_next = IOREMAP_BASE;
+
+extern char _start_image[], _end[];
+
+/* Every table lives in the image, so its virtual address follows from the image offset. */
+static pte_t *table_of(pte_t pte)
+{
+	return (pte_t *)(uintptr_t)(pte_pa(pte) + kernel_va_pa_offset);
+}
+
+static pte_t *pt_alloc_locked(void)
+{
+	if (pt_pool_used == PT_POOL_PAGES)
+		return NULL;
+	return pt_pool[pt_pool_used++]; /* bss: already zero */
+}
+
+/* The level-1 table under root entry e, made if absent; NULL if the pool is empty. */
+static pte_t *pmd_get_locked(pte_t *e)
+{
+	if (!(*e & PTE_V)) {
+		pte_t *t = pt_alloc_locked();
+		if (!t)
+			return NULL;
+		*e = pte_make(virt_to_phys(t), PTE_TABLE);
+	}
+	return table_of(*e);
+}
+
+/* Map physical [pa, pa + size), rounded out to 2 MiB, at PAGE_OFFSET + pa. */
+static int direct_map_range(phys_addr_t pa, u64 size)
+{
+	phys_addr_t p = ALIGN_DOWN(pa, PMD_SIZE), end = ALIGN_UP(pa + size, PMD_SIZE);
+	if (end > DIRECT_MAP_SIZE || end < p)
+		return -ERANGE;
+	while (p < end) {
+		pte_t *e = &kernel_pgd[PGD_INDEX(PAGE_OFFSET + p)];
+		if (IS_ALIGNED(p, PGD_SIZE) && end - p >= PGD_SIZE && !(*e & PTE_V)) {
+			*e = pte_make(p, PTE_KERNEL);
+			p += PGD_SIZE;
+			continue;
+		}
+		if ((*e & PTE_V) && pte_is_leaf(*e)) { /* this GiB is mapped whole already */
+			p = ALIGN_DOWN(p, PGD_SIZE) + PGD_SIZE;
+			continue;
+		}
+		pte_t *pmd = pmd_get_locked(e);
+		if (!pmd)
+			return -ENOMEM;
+		pmd[PMD_INDEX(PAGE_OFFSET + p)] = pte_make(p, PTE_KERNEL);
+		p += PMD_SIZE;
+	}
+	return 0;
+}
+
+u64 mmu_kernel_satp(void)
+{
+	return SATP_MODE_SV39 | virt_to_phys(kernel_pgd) >> PAGE_SHIFT;
+}
+
+int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
+{
+	/* Runs on the boot hart alone, before any other user of the lock. */
+	kernel_pgd[PGD_INDEX(KERNEL_VIRT_BASE)] = boot_pgd[PGD_INDEX(KERNEL_VIRT_BASE)];
+	kernel_pgd[PGD_INDEX(IOREMAP_BASE)] = pte_make(virt_to_phys(ioremap_pmd), PTE_TABLE);
+
+	for (unsigned i = 0; i < boot_info.nr_mem;) {
+		struct mem_range *r = &boot_info.mem[i];
+		int err = direct_map_range(r->base, r->size);
+		if (!err) {
+			i++;
+			continue;
+		}
+		/* Memory we cannot map must not reach the page allocator. */
+		pr_err("mm: cannot map RAM [%llx, +%llx) (%s), not using it\n",
+		       (unsigned long long)r->base, (unsigned long long)r->size, errno_name(err));
+		boot_info.mem[i] = boot_info.mem[--boot_info.nr_mem];
+	}
+	/* The DTB is normally in RAM, hence mapped already; a loader may have put it elsewhere. */
+	int err = direct_map_range(dtb_pa, dtb_size);
+	if (err)
+		return err;
+
+	csr_write(satp, mmu_kernel_satp());
+	local_flush_tlb_all();
+	return 0;
+}
+
+void *ioremap(phys_addr_t pa, size_t size)
+{
+	phys_addr_t start = ALIGN_DOWN(pa, PAGE_SIZE), end = ALIGN_UP(pa + size, PAGE_SIZE);
+	if (size == 0 || end <= start)
+		return NULL;
+	u64 len = end - start;
+
+	unsigned long flags = spin_lock_irqsave(&mmu_lock);
+	/* Large regions (a PLIC spans megabytes) get 2 MiB pages: keep va and pa congruent. */
+	uintptr_t va = ioremap_next;
+	if (len >= PMD_SIZE)
+		va = ALIGN_UP(va, PMD_SIZE) + (start & (PMD_SIZE - 1));
+	if (va + len > IOREMAP_BASE + IOREMAP_SIZE || va + len < va) {
+		spin_unlock_irqrestore(&mmu_lock, flags);
+		pr_err("ioremap: window full, cannot map %llx +%zx\n", (unsigned long long)pa,
+		       size);
+		return NULL;
+	}
+	for (u64 off = 0; off < len;) {
+		uintptr_t v = va + off;
+		phys_addr_t p = start + off;
+		pte_t *e = &ioremap_pmd[PMD_INDEX(v)];
+		if (IS_ALIGNED(p, PMD_SIZE) && len - off >= PMD_SIZE && !(*e & PTE_V)) {
+			*e = pte_make(p, PTE_DEVICE);
+			off += PMD_SIZE;
+			continue;
+		}
+		/* Window addresses are never reused, so *e is empty or a table here. */
+		pte_t *pt = pmd_get_locked(e);
+		if (!pt) {
+			spin_unlock_irqrestore(&mmu_lock, flags);
+			pr_err("ioremap: out of page-table pages mapping %llx\n",
+			       (unsigned long long)pa);
+			return NULL;
+		}
+		pt[PTE_INDEX(v)] = pte_make(p, PTE_DEVICE);
+		off += PAGE_SIZE;
+	}
+	ioremap_next = va + len;
+	spin_unlock_irqrestore(&mmu_lock, flags);
+
+	/* Harts may cache that these addresses were unmapped; tell them all if others run. */
+	local_flush_tlb_all();
+	if (num_online_cpus() > 1)
+		sbi_remote_sfence_vma_all();
+	return (void *)(va + (uintptr_t)(pa - start));
+}
+
+bool mmu_kernel_range_ok(uintptr_t va, size_t len)
+{
+	uintptr_t end = va + len;
+	if (end < va)
+		return false;
+	if (va >= (uintptr_t)_start_image && end <= (uintptr_t)_end)
+		return true;
+	if (va < PAGE_OFFSET || end > PAGE_OFFSET + DIRECT_MAP_SIZE)
+		return false;
+	phys_addr_t pa = va - PAGE_OFFSET, pend = end - PAGE_OFFSET;
+	for (unsigned i = 0; i < boot_info.nr_mem; i++)
+		if (pa >= boot_info.mem[i].base &&
+		    pend <= boot_info.mem[i].base + boot_info.mem[i].size)
+			return true;
+	return false;
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# Boot Grace/riscv64 under QEMU: OpenSBI (-bios default, fw_dynamic) loads
+# $BUILD/Image at RAM start + 2 MiB and enters it in S-mode.
+#
+# Environment (all optional): BUILD (build/riscv64, relative to the repo root),
+# SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
+# CMDLINE (kernel command line, /chosen bootargs), QEMUFLAGS (appended last, e.g.
+# "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234).
+#
+# QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
+# a failed test, 3 for a panic) through the sifive,test device. The test runner
+# still judges from the console: SBI SRST, the fallback, always exits 0.
+set -e
+cd "$(dirname "$0")/../.."
+
+BUILD=${BUILD:-build/riscv64}
+SMP=${SMP:-8}
+MEM=${MEM:-512M}
+IMAGE=$BUILD/Image
+
+if [ ! -f "$IMAGE" ]; then
+	echo "qemu.sh: $IMAGE not found; run make ARCH=riscv64 first" >&2
+	exit 1
+fi
+
+# MEM in MiB, for splitting it between NUMA nodes.
+mem_mib() {
+	case $1 in
+	*[Gg]) echo $(( ${1%?} * 1024 )) ;;
+	*[Mm]) echo "${1%?}" ;;
+	*) echo $(( $1 / 1048576 )) ;;
+	esac
+}
+
+set -- -machine virt -bios default -nographic -no-reboot \
+	-smp "$SMP" -m "$MEM" -kernel "$IMAGE"
+
+if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
+	if [ "$NUMA" -gt "$SMP" ]; then
+		echo "qemu.sh: NUMA=$NUMA nodes need at least as many CPUs (SMP=$SMP)" >&2
+		exit 1
+	fi
+	total=$(mem_mib "$MEM")
+	cpu=0
+	node=0
+	while [ "$node" -lt "$NUMA" ]; do
+		# The last node takes the remainders.
+		if [ "$node" -eq $((NUMA - 1)) ]; then
+			ncpu=$((SMP - cpu))
+			nmem=$((total - total / NUMA * (NUMA - 1)))
+		else
+			ncpu=$((SMP / NUMA))
+			nmem=$((total / NUMA))
+		fi
+		set -- "$@" -object "memory-backend-ram,id=mem$node,size=${nmem}M" \
+			-numa "node,nodeid=$node,cpus=$cpu-$((cpu + ncpu - 1)),memdev=mem$node"
+		cpu=$((cpu + ncpu))
+		node=$((node + 1))
+	done
+fi
+
+[ -n "$CMDLINE" ] && set -- "$@" -append "$CMDLINE"
+[ "$GDB" = 1 ] && set -- "$@" -s -S
+
+# QEMUFLAGS is split into words on purpose: it holds several options.
+# shellcheck disable=SC2086
+exec qemu-system-riscv64 "$@" $QEMUFLAGS

@@ -1,0 +1,46 @@
+/*
+ * Calls into the SBI firmware (OpenSBI) below us: ecall with the extension id in
+ * a7, the function id in a6, arguments in a0-a5; the firmware returns an error
+ * code in a0 and a value in a1. Extension and function numbers are from the RISC-V
+ * SBI specification.
+ */
+#ifndef RISCV_SBI_H
+#define RISCV_SBI_H
+
+#include <grace/types.h>
+
+#define SBI_EXT_LEGACY_PUTCHAR 0x01
+#define SBI_EXT_LEGACY_SHUTDOWN 0x08
+#define SBI_EXT_BASE 0x10
+#define SBI_EXT_TIME 0x54494d45	  /* "TIME" */
+#define SBI_EXT_IPI 0x735049	  /* "sPI" */
+#define SBI_EXT_RFENCE 0x52464e43 /* "RFNC" */
+#define SBI_EXT_HSM 0x48534d	  /* "HSM" */
+#define SBI_EXT_SRST 0x53525354	  /* "SRST" */
+
+#define SBI_SUCCESS 0
+
+struct sbiret {
+	long error;
+	long value;
+};
+
+struct sbiret sbi_ecall(unsigned long ext, unsigned long fid, unsigned long a0, unsigned long a1,
+			unsigned long a2, unsigned long a3);
+/* An SBI error code as a negative errno. */
+int sbi_errno(long error);
+
+/* Probe for the extensions Grace uses; call once before the ones below. */
+void sbi_init(void);
+bool sbi_has(unsigned long ext);
+
+void sbi_set_timer(u64 stime);
+/* IPI to the harts in mask, bit i meaning hart base + i. */
+int sbi_send_ipi(unsigned long mask, unsigned long base);
+/* sfence.vma on every hart. */
+void sbi_remote_sfence_vma_all(void);
+int sbi_hart_start(unsigned long hartid, unsigned long start_pa, unsigned long opaque);
+void sbi_shutdown(bool failure);
+void sbi_console_putchar(char c);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * Starting secondary harts through SBI HSM, and the per-hart state they find
+ * through sscratch (struct riscv_hart, hart.h).
+ *
+ * arch_cpu_start() fills the hart's struct with the page tables, stack and
+ * per-CPU base, and asks the firmware to start the hart at secondary_entry
+ * (head.S) with the struct's physical address as the opaque argument. The hart
+ * turns its MMU on, loads sp, tp and sscratch from the struct, and arrives in
+ * riscv_secondary_main().
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/mm.h>
+#include <grace/percpu.h>
+#include "hart.h"
+#include "pgtable.h"
+#include "riscv.h"
+#include "sbi.h"
+
+BUILD_BUG_ON(offsetof(struct riscv_hart, percpu) != HART_PERCPU);
+BUILD_BUG_ON(offsetof(struct riscv_hart, scratch_sp) != HART_SCRATCH_SP);
+BUILD_BUG_ON(offsetof(struct riscv_hart, scratch_t0) != HART_SCRATCH_T0);
+BUILD_BUG_ON(offsetof(struct riscv_hart, scratch_tp) != HART_SCRATCH_TP);
+BUILD_BUG_ON(offsetof(struct riscv_hart, trap_depth) != HART_TRAP_DEPTH);
+BUILD_BUG_ON(offsetof(struct riscv_hart, emergency_sp) != HART_EMERGENCY_SP);
+BUILD_BUG_ON(offsetof(struct riscv_hart, satp) != HART_SATP);
+BUILD_BUG_ON(offsetof(struct riscv_hart, boot_sp) != HART_BOOT_SP);
+
+struct riscv_hart riscv_harts[MAX_CPUS];
+struct riscv_hart riscv_early_hart;
+
+extern char secondary_entry[];
+
+void arch_set_percpu_base(uintptr_t base)
+{
+	/* The trap entry reloads tp from here, so both change together. */
+	this_hart()->percpu = base;
+	__asm__ __volatile__("mv tp, %0" : : "r"(base) : "memory");
+}
+
+int arch_cpu_start(unsigned cpu, uintptr_t stack_top)
+{
+	if (cpu >= boot_info.nr_cpus)
+		return -EINVAL;
+	void *emergency = alloc_pages(0);
+	if (!emergency)
+		return -ENOMEM;
+
+	struct riscv_hart *h = &riscv_harts[cpu];
+	*h = (struct riscv_hart){
+	    .percpu = percpu_base(cpu),
+	    .emergency_sp = (uintptr_t)emergency + PAGE_SIZE,
+	    .satp = mmu_kernel_satp(),
+	    .boot_sp = stack_top,
+	    .hartid = boot_info.cpus[cpu].hwid,
+	};
+	/* The hart reads *h with its MMU off once the firmware starts it: publish first. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	int err = sbi_hart_start(h->hartid, virt_to_phys(secondary_entry), virt_to_phys(h));
+	if (err)
+		free_pages(emergency, 0);
+	return err;
+}
+
+void __noreturn riscv_secondary_main(struct riscv_hart *h)
+{
+	riscv_hart_irqs_init();
+	secondary_main();
+}

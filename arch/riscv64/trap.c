@@ -1,0 +1,167 @@
+/*
+ * Trap handling in C: trap_handler() sorts what trap_entry.S saved into interrupts
+ * (timer, software = IPI, external = PLIC) and exceptions (die), and the two debug
+ * helpers generic code asks for, arch_dump_regs() and arch_unwind().
+ */
+#include <grace/arch.h>
+#include <grace/printk.h>
+#include "hart.h"
+#include "pgtable.h"
+#include "riscv.h"
+
+BUILD_BUG_ON(offsetof(struct regs, sepc) != REGS_SEPC);
+BUILD_BUG_ON(offsetof(struct regs, sstatus) != REGS_SSTATUS);
+BUILD_BUG_ON(offsetof(struct regs, scause) != REGS_SCAUSE);
+BUILD_BUG_ON(offsetof(struct regs, stval) != REGS_STVAL);
+BUILD_BUG_ON(offsetof(struct regs, frame_fp) != REGS_FRAME_FP);
+BUILD_BUG_ON(offsetof(struct regs, frame_ra) != REGS_FRAME_RA);
+BUILD_BUG_ON(sizeof(struct regs) != REGS_SIZE || REGS_SIZE % 16);
+BUILD_BUG_ON(offsetof(struct regs, t6) != REGS_X(31));
+
+extern char _text[], _etext[];
+
+/* scause exception codes, from the privileged spec. */
+static const char *const exception_names[] = {
+    [0] = "instruction address misaligned",
+    [1] = "instruction access fault",
+    [2] = "illegal instruction",
+    [3] = "breakpoint",
+    [4] = "load address misaligned",
+    [5] = "load access fault",
+    [6] = "store/AMO address misaligned",
+    [7] = "store/AMO access fault",
+    [8] = "environment call from U-mode",
+    [9] = "environment call from S-mode",
+    [12] = "instruction page fault",
+    [13] = "load page fault",
+    [15] = "store/AMO page fault",
+    [18] = "software check",
+    [19] = "hardware error",
+};
+
+static const char *cause_name(unsigned long scause)
+{
+	unsigned long code = scause & ~SCAUSE_INTERRUPT;
+	if (scause & SCAUSE_INTERRUPT) {
+		switch (code) {
+		case IRQ_S_SOFT:
+			return "supervisor software interrupt";
+		case IRQ_S_TIMER:
+			return "supervisor timer interrupt";
+		case IRQ_S_EXT:
+			return "supervisor external interrupt";
+		default:
+			return "unknown interrupt";
+		}
+	}
+	if (code < ARRAY_SIZE(exception_names) && exception_names[code])
+		return exception_names[code];
+	return "unknown exception";
+}
+
+static void trap_interrupt(unsigned long code, struct regs *regs)
+{
+	irq_enter();
+	switch (code) {
+	case IRQ_S_SOFT:
+		/* Clear first: an IPI sent while we handle this one must trap again. */
+		csr_clear(sip, SIP_SSIP);
+		ipi_interrupt();
+		break;
+	case IRQ_S_TIMER:
+		/* STIP stays pending until the compare value moves: disarm, generic re-arms. */
+		riscv_timer_disarm();
+		timer_interrupt(regs);
+		break;
+	case IRQ_S_EXT:
+		plic_handle_irq();
+		break;
+	default:
+		pr_warn("riscv: unexpected interrupt %lu, masking it\n", code);
+		if (code < 64)
+			csr_clear(sie, 1UL << code);
+		break;
+	}
+	irq_exit();
+}
+
+void trap_handler(struct regs *regs)
+{
+	struct riscv_hart *hart = this_hart();
+
+	regs->outer = hart->trap_regs;
+	hart->trap_regs = regs;
+	if (hart->trap_depth >= TRAP_DEPTH_MAX)
+		die("kernel traps nested too deep: stack pointer bad?", regs);
+	if (regs->scause & SCAUSE_INTERRUPT)
+		trap_interrupt(regs->scause & ~SCAUSE_INTERRUPT, regs);
+	else if (riscv_early_boot)
+		riscv_early_trap(cause_name(regs->scause), regs);
+	else
+		die(cause_name(regs->scause), regs);
+	hart->trap_regs = regs->outer;
+}
+
+static const char *const reg_names[31] = {
+    "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0", "a1",
+    "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5", "s6",
+    "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6",
+};
+
+void arch_dump_regs(const struct regs *regs)
+{
+	const unsigned long *x = &regs->ra;
+	printk("%s (scause %lx) at sepc %016lx, stval %016lx, sstatus %016lx\n",
+	       cause_name(regs->scause), regs->scause, regs->sepc, regs->stval, regs->sstatus);
+	for (unsigned i = 0; i < 31; i += 3) {
+		if (i + 2 < 31)
+			printk(" %-3s %016lx  %-3s %016lx  %-3s %016lx\n", reg_names[i], x[i],
+			       reg_names[i + 1], x[i + 1], reg_names[i + 2], x[i + 2]);
+		else
+			printk(" %-3s %016lx\n", reg_names[i], x[i]);
+	}
+}
+
+static bool is_kernel_text(uintptr_t pc)
+{
+	return pc >= (uintptr_t)_text && pc < (uintptr_t)_etext;
+}
+
+static bool is_frame_pointer(uintptr_t fp)
+{
+	/* s0 equals sp at function entry, and sp is 16-byte aligned. */
+	return fp && fp % 16 == 0 && mmu_kernel_range_ok(fp - 16, 16);
+}
+
+/*
+ * GCC's RISC-V frames keep the return address at fp - 8 and the caller's fp at
+ * fp - 16, except in a leaf function, which saves no ra: there the caller's fp is
+ * at fp - 8 and the return address is still in ra. That only happens in a frame
+ * a trap interrupted, so one of this hart's trap frames supplies ra.
+ */
+bool arch_unwind(uintptr_t *fp, uintptr_t *pc)
+{
+	uintptr_t f = *fp;
+	if (!is_frame_pointer(f))
+		return false;
+	const uintptr_t *rec = (const uintptr_t *)f;
+	uintptr_t ra = rec[-1], prev = rec[-2];
+
+	if (!is_kernel_text(ra)) {
+		/* The trap frames on this hart, innermost first; bounded like the nesting. */
+		const struct regs *trap = this_hart()->trap_regs;
+		for (int depth = 0; trap && depth < TRAP_DEPTH_MAX && trap->s0 != f; depth++)
+			trap = trap->outer;
+		if (!trap || trap->s0 != f || !is_frame_pointer(ra) || !is_kernel_text(trap->ra))
+			return false;
+		*fp = ra;
+		*pc = trap->ra;
+		return true;
+	}
+	/* Callers' frames sit higher on the stack; anything else is a loop or garbage. */
+	if (prev && prev <= f)
+		return false;
+	*fp = prev;
+	*pc = ra;
+	return true;
+}

@@ -1,0 +1,133 @@
+/*
+ * The one S-mode trap vector (stvec, direct mode): exceptions and interrupts alike.
+ *
+ * The kernel only runs in S-mode, so every trap comes from kernel code and the
+ * interrupted sp is a kernel stack, unless it is the very thing that broke. So:
+ * swap tp with sscratch to reach this hart's struct riscv_hart without trusting
+ * any register, park the registers we need there, count the nesting there, and when traps nest past TRAP_DEPTH_MAX
+ * (a fault while saving to a bad stack faults again, forever) switch to the
+ * hart's emergency stack. Then save every register in a struct regs, load the
+ * per-CPU base into tp from the struct, and call trap_handler(regs).
+ */
+#include <asm/csr.h>
+#include <asm/regs.h>
+#include "hart.h"
+
+	.section .text.trap_entry, "ax"
+	.balign 4
+	.globl trap_entry
+trap_entry:
+	csrrw	tp, sscratch, tp		/* tp = struct riscv_hart, sscratch = interrupted tp */
+	sd	t0, HART_SCRATCH_T0(tp)
+	sd	sp, HART_SCRATCH_SP(tp)
+	csrr	t0, sscratch
+	sd	t0, HART_SCRATCH_TP(tp)
+	/*
+	 * sscratch holds the hart again before the first store that can fault (to
+	 * the stack), so a nested trap finds it. Such a trap reuses the scratch slots;
+	 * that is fine while a fault in here is always fatal.
+	 */
+	csrw	sscratch, tp
+	ld	t0, HART_TRAP_DEPTH(tp)
+	addi	t0, t0, 1
+	sd	t0, HART_TRAP_DEPTH(tp)
+	addi	t0, t0, -TRAP_DEPTH_MAX
+	bltz	t0, 1f
+	ld	sp, HART_EMERGENCY_SP(tp)	/* nested too deep: do not trust sp */
+1:
+	andi	sp, sp, -16
+	addi	sp, sp, -REGS_SIZE
+	sd	x1, REGS_X(1)(sp)
+	sd	x3, REGS_X(3)(sp)
+	sd	x6, REGS_X(6)(sp)
+	sd	x7, REGS_X(7)(sp)
+	sd	x8, REGS_X(8)(sp)
+	sd	x9, REGS_X(9)(sp)
+	sd	x10, REGS_X(10)(sp)
+	sd	x11, REGS_X(11)(sp)
+	sd	x12, REGS_X(12)(sp)
+	sd	x13, REGS_X(13)(sp)
+	sd	x14, REGS_X(14)(sp)
+	sd	x15, REGS_X(15)(sp)
+	sd	x16, REGS_X(16)(sp)
+	sd	x17, REGS_X(17)(sp)
+	sd	x18, REGS_X(18)(sp)
+	sd	x19, REGS_X(19)(sp)
+	sd	x20, REGS_X(20)(sp)
+	sd	x21, REGS_X(21)(sp)
+	sd	x22, REGS_X(22)(sp)
+	sd	x23, REGS_X(23)(sp)
+	sd	x24, REGS_X(24)(sp)
+	sd	x25, REGS_X(25)(sp)
+	sd	x26, REGS_X(26)(sp)
+	sd	x27, REGS_X(27)(sp)
+	sd	x28, REGS_X(28)(sp)
+	sd	x29, REGS_X(29)(sp)
+	sd	x30, REGS_X(30)(sp)
+	sd	x31, REGS_X(31)(sp)
+	ld	t0, HART_SCRATCH_SP(tp)
+	sd	t0, REGS_X(2)(sp)
+	ld	t0, HART_SCRATCH_T0(tp)
+	sd	t0, REGS_X(5)(sp)
+	ld	t0, HART_SCRATCH_TP(tp)
+	sd	t0, REGS_X(4)(sp)
+
+	csrr	t0, sepc
+	sd	t0, REGS_SEPC(sp)
+	sd	t0, REGS_FRAME_RA(sp)
+	sd	s0, REGS_FRAME_FP(sp)
+	addi	s0, sp, REGS_SIZE		/* frame record just below s0: backtraces cross the trap */
+	csrr	t0, sstatus
+	sd	t0, REGS_SSTATUS(sp)
+	csrr	t0, scause
+	sd	t0, REGS_SCAUSE(sp)
+	csrr	t0, stval
+	sd	t0, REGS_STVAL(sp)
+
+	ld	tp, HART_PERCPU(tp)
+	mv	a0, sp
+	call	trap_handler
+
+	csrr	t0, sscratch
+	ld	t1, HART_TRAP_DEPTH(t0)
+	addi	t1, t1, -1
+	sd	t1, HART_TRAP_DEPTH(t0)
+	/* sstatus as saved: SIE clear, so nothing interrupts the restore; sret sets SIE = SPIE. */
+	ld	t0, REGS_SSTATUS(sp)
+	csrw	sstatus, t0
+	ld	t0, REGS_SEPC(sp)
+	csrw	sepc, t0
+	ld	x1, REGS_X(1)(sp)
+	ld	x3, REGS_X(3)(sp)
+	ld	x4, REGS_X(4)(sp)
+	ld	x5, REGS_X(5)(sp)
+	ld	x6, REGS_X(6)(sp)
+	ld	x7, REGS_X(7)(sp)
+	ld	x8, REGS_X(8)(sp)
+	ld	x9, REGS_X(9)(sp)
+	ld	x10, REGS_X(10)(sp)
+	ld	x11, REGS_X(11)(sp)
+	ld	x12, REGS_X(12)(sp)
+	ld	x13, REGS_X(13)(sp)
+	ld	x14, REGS_X(14)(sp)
+	ld	x15, REGS_X(15)(sp)
+	ld	x16, REGS_X(16)(sp)
+	ld	x17, REGS_X(17)(sp)
+	ld	x18, REGS_X(18)(sp)
+	ld	x19, REGS_X(19)(sp)
+	ld	x20, REGS_X(20)(sp)
+	ld	x21, REGS_X(21)(sp)
+	ld	x22, REGS_X(22)(sp)
+	ld	x23, REGS_X(23)(sp)
+	ld	x24, REGS_X(24)(sp)
+	ld	x25, REGS_X(25)(sp)
+	ld	x26, REGS_X(26)(sp)
+	ld	x27, REGS_X(27)(sp)
+	ld	x28, REGS_X(28)(sp)
+	ld	x29, REGS_X(29)(sp)
+	ld	x30, REGS_X(30)(sp)
+	ld	x31, REGS_X(31)(sp)
+	ld	x2, REGS_X(2)(sp)
+	sret
+	.globl trap_entry_end
+trap_entry_end:

@@ -1,0 +1,16 @@
+# x86_64: built with the host gcc. The kernel code model puts the image in the top
+# 2 GiB; no red zone (interrupts use the same stack); no SSE/MMX/AVX registers in
+# the kernel, so traps and context switches need not save them.
+CROSS_COMPILE :=
+ARCH_CFLAGS := -m64 -march=x86-64 -mcmodel=kernel -mno-red-zone -mno-sse -mno-mmx -mno-sse2 \
+	-mno-avx -mgeneral-regs-only -fno-pie -fno-asynchronous-unwind-tables
+ARCH_LDFLAGS := -m elf_x86_64
+ARCH_SRCS := $(wildcard arch/x86_64/*.c arch/x86_64/*.S)
+
+# The default ISO boots with an empty command line; qemu.sh builds (and caches) one
+# ISO per command line with the same script.
+ARCH_IMAGES := $(BUILD)/kernel.iso
+
+$(BUILD)/kernel.iso: $(KERNEL) arch/x86_64/mkiso.sh
+	@$(if $(Q),echo "  ISO     $@")
+	$(Q)arch/x86_64/mkiso.sh $< $@ ""

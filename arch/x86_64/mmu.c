@@ -1,0 +1,203 @@
+/*
+ * Kernel page tables for x86_64 (4-level paging, 2 MiB leaves).
+ *
+ * The boot tables (boot.S) map the first 4 GiB everywhere, MMIO holes included,
+ * and keep an identity map. mmu_init() replaces them with:
+ *   - the kernel image at KERNEL_VMA + physical;
+ *   - the direct map at PAGE_OFFSET: every RAM and ACPI range of the memory map,
+ *     rounded out to 2 MiB, including RAM above 4 GiB, not executable;
+ *   - nothing at virtual 0, so a NULL dereference faults.
+ * ioremap() and the ACPI table mapper add 2 MiB pages to the direct map on demand
+ * (uncached for devices). The image is mapped read-write-execute for now: the
+ * memory issue redoes these tables with W^X and 4 KiB pages where needed.
+ *
+ * The boot tables stay in use as the AP trampoline's page tables: their identity
+ * map lets the trampoline turn paging on, and their kernel entries are pointed at
+ * the tables built here. mmu_lock serialises changes after boot.
+ */
+#include <grace/boot_info.h>
+#include <grace/compiler.h>
+#include <grace/printk.h>
+#include <grace/spinlock.h>
+#include <asm/memory.h>
+#include <asm/x86.h>
+#include "x86_64.h"
+
+#define PTE_PRESENT (1ULL << 0)
+#define PTE_WRITE (1ULL << 1)
+#define PTE_PWT (1ULL << 3)
+#define PTE_PCD (1ULL << 4)
+#define PTE_LARGE (1ULL << 7)
+#define PTE_GLOBAL (1ULL << 8)
+#define PTE_NX (1ULL << 63)
+#define PTE_ADDR_MASK 0x000ffffffffff000ULL
+
+#define PT_ENTRIES 512
+#define PML4_INDEX(va) (((va) >> 39) & 511)
+#define PDPT_INDEX(va) (((va) >> 30) & 511)
+#define PD_INDEX(va) (((va) >> 21) & 511)
+
+/*
+ * One page directory maps 1 GiB; the pool bounds the direct map at 64 GiB of
+ * physical address space (256 KiB of tables), far above what QEMU runs get.
+ */
+#define PD_POOL_PAGES 64
+#define DIRECT_MAP_MAX (PD_POOL_PAGES * GiB)
+
+typedef u64 pt_page[PT_ENTRIES] __aligned(PAGE_SIZE);
+
+static pt_page kernel_pml4, image_pdpt, image_pd, dm_pdpt;
+static pt_page guard_pt;		/* 4 KiB pages around the boot stack's guard page */
+static pt_page pd_pool[PD_POOL_PAGES];
+static unsigned pd_pool_used;
+static u64 *dm_pd[PD_POOL_PAGES];	/* the page directory of each GiB, or NULL */
+static DEFINE_SPINLOCK(mmu_lock);
+
+u64 x86_kernel_cr3, x86_trampoline_cr3;
+
+extern u64 boot_pml4[];			/* boot.S, identity-mapped physical address */
+extern char _kernel_phys_start[], _end[];
+static u64 table_entry(const void *table)
+{
+	return virt_to_phys(table) | PTE_PRESENT | PTE_WRITE;
+}
+
+extern char boot_stack_guard[];		/* boot.S: the page below the boot stack */
+
+/* Map the 2 MiB around the boot stack with 4 KiB pages, leaving its guard page out. */
+static void mmu_guard_boot_stack(void)
+{
+	phys_addr_t guard = virt_to_phys(boot_stack_guard);
+	phys_addr_t region = ALIGN_DOWN(guard, LARGE_PAGE_SIZE);
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		phys_addr_t p = region + (phys_addr_t)i * PAGE_SIZE;
+		guard_pt[i] = p == guard ? 0 : p | PTE_PRESENT | PTE_WRITE | PTE_GLOBAL;
+	}
+	image_pd[PD_INDEX(region)] = table_entry(guard_pt);
+}
+
+/* Map the 2 MiB page at pa into the direct map; false when out of table space. */
+static bool dm_map_large_locked(phys_addr_t pa, u64 flags)
+{
+	unsigned gib = pa >> 30;
+	if (pa >= DIRECT_MAP_MAX)
+		return false;
+	if (!dm_pd[gib]) {
+		if (pd_pool_used == PD_POOL_PAGES)
+			return false;
+		dm_pd[gib] = pd_pool[pd_pool_used++];
+		dm_pdpt[gib] = table_entry(dm_pd[gib]);
+	}
+	u64 *pde = &dm_pd[gib][PD_INDEX(pa)];
+	if (!(*pde & PTE_PRESENT))
+		*pde = (pa & ~(LARGE_PAGE_SIZE - 1)) | flags | PTE_LARGE;
+	else if ((*pde ^ flags) & (PTE_PCD | PTE_PWT))
+		/* Changing it would need a TLB shootdown; the 4 KiB-page rework will split instead. */
+		pr_warn("mmu: %llx is already mapped with other cache attributes; keeping them\n",
+			(unsigned long long)pa);
+	return true;
+}
+
+static bool dm_map_range_locked(phys_addr_t pa, u64 len, u64 flags)
+{
+	phys_addr_t start = ALIGN_DOWN(pa, LARGE_PAGE_SIZE);
+	phys_addr_t end = ALIGN_UP(pa + len, LARGE_PAGE_SIZE);
+	for (phys_addr_t p = start; p < end; p += LARGE_PAGE_SIZE)
+		if (!dm_map_large_locked(p, flags))
+			return false;
+	return true;
+}
+
+#define DM_FLAGS_RAM (PTE_PRESENT | PTE_WRITE | PTE_GLOBAL | PTE_NX)
+#define DM_FLAGS_DEVICE (DM_FLAGS_RAM | PTE_PCD | PTE_PWT)
+
+void *mmu_map_phys(phys_addr_t pa, u64 len, bool uncached)
+{
+	if (len == 0 || pa + len < pa || pa + len > DIRECT_MAP_MAX)
+		return NULL;
+	unsigned long flags = spin_lock_irqsave(&mmu_lock);
+	bool ok = dm_map_range_locked(pa, len, uncached ? DM_FLAGS_DEVICE : DM_FLAGS_RAM);
+	spin_unlock_irqrestore(&mmu_lock, flags);
+	/* Only not-present entries became present: no TLB holds them, nothing to flush. */
+	return ok ? phys_to_virt(pa) : NULL;
+}
+
+void *ioremap(phys_addr_t pa, size_t size)
+{
+	return mmu_map_phys(pa, size, true);
+}
+
+void mmu_init(void)
+{
+	/* The image: from physical 0 (so .boot is covered) to _end, in 2 MiB pages. */
+	phys_addr_t image_end = ALIGN_UP(virt_to_phys(_end), LARGE_PAGE_SIZE);
+	if (image_end > GiB)
+		x86_fatal("mmu: the kernel image does not fit in its 1 GiB window");
+	for (phys_addr_t p = 0; p < image_end; p += LARGE_PAGE_SIZE)
+		image_pd[PD_INDEX(p)] = p | PTE_PRESENT | PTE_WRITE | PTE_LARGE | PTE_GLOBAL;
+	image_pdpt[PDPT_INDEX(KERNEL_VMA)] = table_entry(image_pd);
+	mmu_guard_boot_stack();
+
+	/* The direct map: RAM, and RAM-like ACPI areas, from boot_info and the reserved list. */
+	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
+		struct mem_range *r = &boot_info.mem[i];
+		if (r->base + r->size > DIRECT_MAP_MAX) {
+			/* Unmapped RAM must not reach the page allocator: clip it. */
+			u64 keep = r->base < DIRECT_MAP_MAX ? DIRECT_MAP_MAX - r->base : 0;
+			pr_warn("mmu: RAM above %llu GiB is not mapped; dropping %llu MiB at %llx\n",
+				DIRECT_MAP_MAX / GiB, (unsigned long long)((r->size - keep) >> 20),
+				(unsigned long long)(r->base + keep));
+			r->size = keep;
+		}
+		if (r->size && !dm_map_range_locked(r->base, r->size, DM_FLAGS_RAM))
+			x86_fatal("mmu: out of page directories for the direct map");
+	}
+	for (unsigned i = 0; i < boot_info.nr_reserved; i++) {
+		const struct mem_range *r = &boot_info.reserved[i];
+		dm_map_range_locked(r->base, r->size, DM_FLAGS_RAM);
+	}
+
+	kernel_pml4[PML4_INDEX(PAGE_OFFSET)] = table_entry(dm_pdpt);
+	kernel_pml4[PML4_INDEX(KERNEL_VMA)] = table_entry(image_pdpt);
+	x86_kernel_cr3 = virt_to_phys(kernel_pml4);
+	write_cr3(x86_kernel_cr3);
+
+	/*
+	 * Now off the boot tables: point their kernel halves at the new tables and keep
+	 * their identity map (entry 0) for the AP trampoline.
+	 */
+	u64 *boot = phys_to_virt((phys_addr_t)(uintptr_t)boot_pml4);
+	boot[PML4_INDEX(PAGE_OFFSET)] = kernel_pml4[PML4_INDEX(PAGE_OFFSET)];
+	boot[PML4_INDEX(KERNEL_VMA)] = kernel_pml4[PML4_INDEX(KERNEL_VMA)];
+	x86_trampoline_cr3 = (uintptr_t)boot_pml4;
+}
+
+static bool mmu_addr_readable(uintptr_t va)
+{
+	const u64 *table = kernel_pml4;
+	static const unsigned shifts[] = { 39, 30, 21, 12 };
+
+	/* Non-canonical addresses would fault with #GP, not #PF. */
+	if ((u64)((s64)(va << 16) >> 16) != va)
+		return false;
+	for (unsigned level = 0; level < 4; level++) {
+		u64 e = table[(va >> shifts[level]) & 511];
+		if (!(e & PTE_PRESENT))
+			return false;
+		if (level == 3 || (level > 0 && (e & PTE_LARGE)))
+			return !(e & PTE_PCD);	/* device memory: reading may have side effects */
+		table = phys_to_virt(e & PTE_ADDR_MASK);
+	}
+	return false;
+}
+
+bool mmu_range_readable(uintptr_t va, size_t len)
+{
+	if (len == 0 || va + len < va)
+		return false;
+	/* Leaves are at least 4 KiB: checking each page the range touches is enough. */
+	for (uintptr_t p = ALIGN_DOWN(va, PAGE_SIZE); p < va + len; p += PAGE_SIZE)
+		if (!mmu_addr_readable(p))
+			return false;
+	return true;
+}

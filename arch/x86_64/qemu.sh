@@ -1,0 +1,84 @@
+#!/bin/sh
+# Boot Grace/x86_64 under QEMU: SeaBIOS -> GRUB (from an ISO) -> multiboot2 kernel.
+#
+# Environment (all optional): BUILD (build/x86_64, relative to the repo root),
+# SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
+# CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
+# on :1234).
+#
+# QEMU's exit status (isa-debug-exit at port 0xf4; see arch/x86_64/platform.c):
+#   33  the kernel powered off with success (arch_shutdown(0))
+#   35  the kernel powered off with failure (a failed test, a panic)
+#   other  it never reached arch_shutdown (0: triple fault under -no-reboot; 1: QEMU error)
+# The test runner judges from the console output; these statuses only add to it.
+#
+# GRUB takes the command line from grub.cfg, so each command line gets its own
+# ISO, cached under $BUILD/iso/ by a hash of the command line and rebuilt when
+# kernel.elf is newer.
+set -e
+cd "$(dirname "$0")/../.."
+
+BUILD=${BUILD:-build/x86_64}
+SMP=${SMP:-8}
+MEM=${MEM:-512M}
+KERNEL=$BUILD/kernel.elf
+
+if [ ! -f "$KERNEL" ]; then
+	echo "qemu.sh: $KERNEL not found; run make ARCH=x86_64 first" >&2
+	exit 1
+fi
+
+if [ -z "$CMDLINE" ]; then
+	iso=$BUILD/kernel.iso
+else
+	hash=$(printf '%s' "$CMDLINE" | sha1sum | cut -c1-16)
+	iso=$BUILD/iso/$hash.iso
+fi
+if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ]; then
+	mkdir -p "$(dirname "$iso")"
+	arch/x86_64/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
+fi
+
+# MEM in MiB, for splitting it between NUMA nodes.
+mem_mib() {
+	case $1 in
+	*[Gg]) echo $(( ${1%?} * 1024 )) ;;
+	*[Mm]) echo "${1%?}" ;;
+	*) echo $(( $1 / 1048576 )) ;;
+	esac
+}
+
+numa_args=""
+if [ -n "$NUMA" ]; then
+	total=$(mem_mib "$MEM")
+	i=0
+	while [ "$i" -lt "$NUMA" ]; do
+		# Node i gets CPUs [i*SMP/NUMA, (i+1)*SMP/NUMA) and an even share of memory
+		# (the last node takes the remainder).
+		first=$(( i * SMP / NUMA ))
+		next=$(( (i + 1) * SMP / NUMA ))
+		size=$(( total / NUMA ))
+		[ "$i" -eq $(( NUMA - 1 )) ] && size=$(( total - size * (NUMA - 1) ))
+		numa_args="$numa_args -object memory-backend-ram,id=mem$i,size=${size}M"
+		if [ "$next" -gt "$first" ]; then
+			numa_args="$numa_args -numa node,nodeid=$i,cpus=$first-$(( next - 1 )),memdev=mem$i"
+		else
+			numa_args="$numa_args -numa node,nodeid=$i,memdev=mem$i"
+		fi
+		i=$(( i + 1 ))
+	done
+fi
+
+gdb_args=""
+[ "$GDB" = 1 ] && gdb_args="-s -S"
+
+# shellcheck disable=SC2086
+exec qemu-system-x86_64 \
+	-cdrom "$iso" \
+	-serial mon:stdio \
+	-display none \
+	-no-reboot \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-smp "$SMP" \
+	-m "$MEM" \
+	$numa_args $gdb_args $QEMUFLAGS

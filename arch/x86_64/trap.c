@@ -1,0 +1,123 @@
+/*
+ * Trap dispatch (called from entry.S with the saved registers), the register dump
+ * for die(), and the frame-pointer unwinder for backtraces.
+ *
+ * Exceptions the kernel does not handle (all of them, for now) go to die(). Device
+ * interrupts, the timer and the IPI are wrapped in irq_enter()/irq_exit() and end
+ * with an EOI to the local APIC; the spurious vector needs none.
+ */
+#include <grace/arch.h>
+#include <grace/ksyms.h>
+#include <grace/printk.h>
+#include <asm/x86.h>
+#include "x86_64.h"
+
+#define NR_EXCEPTIONS 32
+#define VEC_PAGE_FAULT 14
+
+static const char *const exception_names[NR_EXCEPTIONS] = {
+	[0] = "divide error",
+	[1] = "debug exception",
+	[2] = "NMI",
+	[3] = "breakpoint",
+	[4] = "overflow",
+	[5] = "BOUND range exceeded",
+	[6] = "invalid opcode",
+	[7] = "device not available",
+	[8] = "double fault",
+	[9] = "coprocessor segment overrun",
+	[10] = "invalid TSS",
+	[11] = "segment not present",
+	[12] = "stack-segment fault",
+	[13] = "general protection fault",
+	[14] = "page fault",
+	[16] = "x87 floating-point error",
+	[17] = "alignment check",
+	[18] = "machine check",
+	[19] = "SIMD floating-point exception",
+	[20] = "virtualization exception",
+	[21] = "control protection exception",
+	[29] = "VMM communication exception",
+	[30] = "security exception",
+};
+
+void x86_trap(struct regs *regs)
+{
+	unsigned vector = (unsigned)regs->vector;
+
+	if (vector < NR_EXCEPTIONS) {
+		regs->cr2 = read_cr2();
+		regs->gs_base = rdmsr(MSR_GS_BASE);
+		const char *name = exception_names[vector];
+		die(name ? name : "reserved exception", regs);
+	}
+	if (vector == SPURIOUS_VECTOR)
+		return;
+	if (vector >= PIC_VECTOR_BASE && vector < PIC_VECTOR_BASE + 16)
+		return;		/* a spurious 8259 interrupt: the PICs are masked, no EOI */
+
+	irq_enter();
+	if (vector == TIMER_VECTOR) {
+		lapic_eoi();
+		lapic_timer_interrupt(regs);
+	} else if (vector == IPI_VECTOR) {
+		lapic_eoi();
+		ipi_interrupt();
+	} else {
+		int irq = ioapic_vector_irq(vector);
+		if (irq >= 0)
+			irq_dispatch((unsigned)irq);
+		else if (vector == LAPIC_ERROR_VECTOR)
+			pr_err("lapic: APIC error interrupt\n");
+		else
+			pr_warn("trap: unexpected interrupt vector 0x%x\n", vector);
+		/* After the handler: a level-triggered line must be quiet before the EOI. */
+		lapic_eoi();
+	}
+	irq_exit();
+}
+
+void arch_dump_regs(const struct regs *r)
+{
+	uintptr_t off, size;
+	const char *sym = ksym_lookup(r->rip, &off, &size);
+
+	printk("vector %llu (%s), error code 0x%llx\n", (unsigned long long)r->vector,
+	       r->vector < NR_EXCEPTIONS && exception_names[r->vector] ? exception_names[r->vector]
+								     : "interrupt",
+	       (unsigned long long)r->error);
+	if (sym)
+		printk("RIP: %016llx %s+0x%lx/0x%lx\n", (unsigned long long)r->rip, sym, off, size);
+	else
+		printk("RIP: %016llx\n", (unsigned long long)r->rip);
+	printk("CS: %04llx RFLAGS: %016llx RSP: %016llx SS: %04llx\n", (unsigned long long)r->cs,
+	       (unsigned long long)r->rflags, (unsigned long long)r->rsp, (unsigned long long)r->ss);
+	printk("CR2: %016llx CR3: %016llx GS base: %016llx\n", (unsigned long long)r->cr2,
+	       (unsigned long long)read_cr3(), (unsigned long long)r->gs_base);
+	printk("RAX: %016llx RBX: %016llx RCX: %016llx\n", (unsigned long long)r->rax,
+	       (unsigned long long)r->rbx, (unsigned long long)r->rcx);
+	printk("RDX: %016llx RSI: %016llx RDI: %016llx\n", (unsigned long long)r->rdx,
+	       (unsigned long long)r->rsi, (unsigned long long)r->rdi);
+	printk("RBP: %016llx R08: %016llx R09: %016llx\n", (unsigned long long)r->rbp,
+	       (unsigned long long)r->r8, (unsigned long long)r->r9);
+	printk("R10: %016llx R11: %016llx R12: %016llx\n", (unsigned long long)r->r10,
+	       (unsigned long long)r->r11, (unsigned long long)r->r12);
+	printk("R13: %016llx R14: %016llx R15: %016llx\n", (unsigned long long)r->r13,
+	       (unsigned long long)r->r14, (unsigned long long)r->r15);
+}
+
+/*
+ * With -fno-omit-frame-pointer every frame starts with the caller's RBP, and the
+ * return address sits just above it: [fp] = caller's fp, [fp + 8] = return address.
+ */
+bool arch_unwind(uintptr_t *fp, uintptr_t *pc)
+{
+	uintptr_t f = *fp;
+	if (f == 0 || !IS_ALIGNED(f, sizeof(uintptr_t)) ||
+	    !mmu_range_readable(f, 2 * sizeof(uintptr_t)))
+		return false;
+	const uintptr_t *frame = (const uintptr_t *)f;
+	*fp = frame[0];
+	*pc = frame[1];
+	return *pc != 0;
+}

@@ -1,0 +1,83 @@
+/*
+ * Interfaces shared between the files of arch/x86_64 (not part of the generic arch
+ * boundary in include/grace/arch.h). Interrupt vector layout:
+ *
+ *   0x00-0x1f  CPU exceptions
+ *   0x20-0x2f  the legacy 8259 PICs, remapped here and masked (only spurious ones arrive)
+ *   0x30-0xaf  I/O APIC lines: vector = IRQ_VECTOR_BASE + GSI
+ *   0xec       LAPIC timer
+ *   0xf0       the IPI
+ *   0xfe       LAPIC error
+ *   0xff       LAPIC spurious
+ *
+ * A higher vector has a higher priority in the LAPIC; IPIs and the timer outrank devices.
+ */
+#ifndef ARCH_X86_64_H
+#define ARCH_X86_64_H
+
+#include <grace/acpi.h>
+#include <grace/boot_info.h>
+#include <grace/types.h>
+#include <asm/regs.h>
+
+#define PIC_VECTOR_BASE 0x20
+#define IRQ_VECTOR_BASE 0x30
+#define NR_IRQ_VECTORS 0x80
+#define TIMER_VECTOR 0xec
+#define IPI_VECTOR 0xf0
+#define LAPIC_ERROR_VECTOR 0xfe
+#define SPURIOUS_VECTOR 0xff
+
+/* What discovery found beyond boot_info: the interrupt controllers. */
+struct x86_platform {
+	u64 lapic_phys;
+	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
+	unsigned nr_ioapics;
+	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
+	unsigned nr_overrides;
+	phys_addr_t trampoline_phys;	/* a free page below 1 MiB for the AP trampoline, 0 if none */
+};
+extern struct x86_platform x86_platform;
+
+/* setup.c */
+void x86_fatal(const char *msg) __attribute__((noreturn));
+
+/* mmu.c */
+void mmu_init(void);
+/* Make [pa, pa + len) reachable through the direct map; returns its virtual address or NULL. */
+void *mmu_map_phys(phys_addr_t pa, u64 len, bool uncached);
+/* True if [va, va + len) is mapped as ordinary (cached) memory: safe to read from the unwinder. */
+bool mmu_range_readable(uintptr_t va, size_t len);
+extern u64 x86_kernel_cr3;		/* the final kernel page tables */
+extern u64 x86_trampoline_cr3;		/* the boot tables: kernel mappings plus an identity map */
+
+/* desc.c */
+/* GDT, TSS (ist_top: the double-fault, NMI and machine-check stacks) and IDT for this CPU. */
+void desc_init_cpu(unsigned slot, const uintptr_t ist_top[3]);
+#define IST_STACK_SIZE (8 * 1024)
+#define IST_STACKS 3
+
+/* time.c */
+void tsc_calibrate(void);
+u64 tsc_from_ns(u64 ns);
+extern u64 tsc_hz;
+
+/* lapic.c */
+void lapic_init_bsp(void);
+void lapic_init_cpu(void);
+u32 lapic_id(void);
+void lapic_eoi(void);
+/* Send ICR low word low to APIC id dest (ignored with a shorthand); -ETIMEDOUT if it stays busy. */
+int lapic_send_icr(u32 dest, u32 low);
+void lapic_timer_interrupt(struct regs *regs);
+
+/* ioapic.c */
+void pic_disable(void);
+void ioapic_init(void);
+/* The line number an I/O APIC vector was routed for (as passed to arch_irq_unmask), or -1. */
+int ioapic_vector_irq(unsigned vector);
+
+/* smpboot.c */
+void smpboot_prepare(void);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * ACPI parser selftests. The tables this machine booted with (found through the
+ * RSDP in the multiboot2 block) parse to the CPUs boot put in boot_info. Then a
+ * private chain RSDP -> RSDT or XSDT -> MADT copy, built in fresh pages, is damaged
+ * one way at a time: bad RSDP signature or checksum, bad MADT checksum, MADT entry
+ * of length 0 or running past the end, a MADT or root table cut short (by its
+ * length field or by the end of mappable memory), a root table of bad length. Each
+ * must give an error, not a crash. The map function used here only hands out the
+ * chain's own bytes, so a parser reading past a table would be caught.
+ * Machines that did not boot through multiboot2 (riscv64) skip.
+ */
+#include <grace/acpi.h>
+#include <grace/boot_info.h>
+#include <grace/errno.h>
+#include <grace/mm.h>
+#include <grace/multiboot2.h>
+#include <grace/string.h>
+#include <grace/test.h>
+
+#define HDR_LEN 36
+#define HDR_LENGTH 4
+#define HDR_CHECKSUM 9
+#define RSDP_CHECKSUM 8
+#define RSDP_REVISION 15
+#define RSDP_RSDT 16
+#define RSDP_LENGTH 20
+#define RSDP_XSDT 24
+#define RSDP_EXT_CHECKSUM 32
+#define RSDP_V1_LEN 20
+#define RSDP_V2_LEN 36
+#define MADT_ENTRIES 44
+#define FOUR_GIB 0x100000000ULL
+
+/* The chain lives in one 8 KiB block: RSDP, root table, then the MADT copy. */
+#define CHAIN_ORDER 1
+#define CHAIN_RSDP 0
+#define CHAIN_ROOT 64
+#define CHAIN_MADT 256
+#define CHAIN_SIZE (PAGE_SIZE << CHAIN_ORDER)
+
+static struct mb2_info mb2;
+static struct acpi_info info;	/* large: not on the test's stack */
+
+struct chain {
+	u8 *buf;
+	phys_addr_t pa;
+	bool xsdt;
+	u32 madt_len;
+	u64 map_limit;		/* bytes of the chain the map function hands out */
+};
+
+static u32 get_u32(const u8 *p)
+{
+	u32 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put_u32(u8 *p, u32 v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put_u64(u8 *p, u64 v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Map for the boot tables: anything the memory map calls RAM or firmware memory. */
+static const void *map_firmware(void *ctx, u64 pa, u64 len)
+{
+	if (!mb2_range_in_mmap(ctx, pa, len, MB2_TYPES_FIRMWARE))
+		return NULL;
+	return phys_to_virt(pa);
+}
+
+/* Map for the chain: only its own first map_limit bytes. */
+static const void *map_chain(void *ctx, u64 pa, u64 len)
+{
+	const struct chain *c = ctx;
+	if (pa < c->pa || len > c->map_limit || pa - c->pa > c->map_limit - len)
+		return NULL;
+	return c->buf + (pa - c->pa);
+}
+
+static bool boot_acpi(void)
+{
+	const u8 *b = boot_info.fw_blob;
+	if (!b || boot_info.fw_blob_size < 16 || get_u32(b) != boot_info.fw_blob_size ||
+	    mb2_parse(b, boot_info.fw_blob_size, &mb2) || !(mb2.rsdp_v1 || mb2.rsdp_v2)) {
+		test_skip("the machine did not boot through multiboot2 with ACPI");
+		return false;
+	}
+	return true;
+}
+
+static const void *boot_rsdp(size_t *len)
+{
+	*len = mb2.rsdp_v2 ? mb2.rsdp_v2_len : mb2.rsdp_v1_len;
+	return mb2.rsdp_v2 ? mb2.rsdp_v2 : mb2.rsdp_v1;
+}
+
+/* The booted machine's MADT (its tables were validated when this test's first case parsed them). */
+static const u8 *boot_madt(u32 *len)
+{
+	size_t rlen;
+	const u8 *r = boot_rsdp(&rlen);
+	bool x = r[RSDP_REVISION] >= 2 && rlen >= RSDP_V2_LEN;
+	u64 root_pa;
+	memcpy(&root_pa, r + (x ? RSDP_XSDT : RSDP_RSDT), x ? 8 : 4);
+	if (!x)
+		root_pa &= 0xffffffffu;
+	const u8 *root = map_firmware(&mb2, root_pa, HDR_LEN);
+	if (!root)
+		return NULL;
+	u32 root_len = get_u32(root + HDR_LENGTH);
+	for (u32 off = HDR_LEN; off + (x ? 8 : 4) <= root_len; off += x ? 8 : 4) {
+		u64 pa = 0;
+		memcpy(&pa, root + off, x ? 8 : 4);
+		const u8 *t = map_firmware(&mb2, pa, HDR_LEN);
+		if (t && !memcmp(t, "APIC", 4)) {
+			*len = get_u32(t + HDR_LENGTH);
+			return map_firmware(&mb2, pa, *len);
+		}
+	}
+	return NULL;
+}
+
+static void fix_checksum(u8 *t, u32 len, unsigned at)
+{
+	t[at] = 0;
+	t[at] = (u8)-acpi_checksum(t, len);
+}
+
+/* Recompute every checksum after a deliberate change, so only that change is wrong. */
+static void chain_fix(struct chain *c)
+{
+	u8 *rsdp = c->buf + CHAIN_RSDP, *root = c->buf + CHAIN_ROOT, *madt = c->buf + CHAIN_MADT;
+	fix_checksum(madt, c->madt_len, HDR_CHECKSUM);
+	fix_checksum(root, get_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT ? get_u32(root + HDR_LENGTH)
+										   : HDR_LEN,
+		     HDR_CHECKSUM);
+	fix_checksum(rsdp, RSDP_V1_LEN, RSDP_CHECKSUM);
+	if (c->xsdt)
+		fix_checksum(rsdp, RSDP_V2_LEN, RSDP_EXT_CHECKSUM);
+}
+
+/* A valid private chain: RSDP (v1 + RSDT, or v2 + XSDT) -> root table -> MADT copy. */
+static bool chain_build(struct chain *c, bool xsdt)
+{
+	u32 madt_len;
+	const u8 *madt = boot_madt(&madt_len);
+	if (!madt)
+		return test_fail(__FILE__, __LINE__, "cannot find the boot MADT");
+	if (madt_len > CHAIN_SIZE - CHAIN_MADT) {
+		test_skip("the MADT is larger than the test's chain buffer");
+		return false;
+	}
+	c->buf = alloc_pages(CHAIN_ORDER);
+	if (!c->buf)
+		return test_fail(__FILE__, __LINE__, "no memory for the table chain");
+	c->pa = virt_to_phys(c->buf);
+	if (!xsdt && c->pa + CHAIN_SIZE > FOUR_GIB) {
+		free_pages(c->buf, CHAIN_ORDER);
+		test_skip("no memory below 4 GiB for an RSDT's 32-bit pointers");
+		return false;
+	}
+	c->xsdt = xsdt;
+	c->madt_len = madt_len;
+	c->map_limit = CHAIN_SIZE;
+
+	u8 *rsdp = c->buf + CHAIN_RSDP, *root = c->buf + CHAIN_ROOT;
+	memcpy(rsdp, "RSD PTR ", 8);
+	memcpy(rsdp + 9, "GRACE ", 6);
+	rsdp[RSDP_REVISION] = xsdt ? 2 : 0;
+	put_u32(rsdp + RSDP_RSDT, xsdt ? 0 : (u32)(c->pa + CHAIN_ROOT));
+	if (xsdt) {
+		put_u32(rsdp + RSDP_LENGTH, RSDP_V2_LEN);
+		put_u64(rsdp + RSDP_XSDT, c->pa + CHAIN_ROOT);
+	}
+	memcpy(root, xsdt ? "XSDT" : "RSDT", 4);
+	u32 root_len = HDR_LEN + (xsdt ? 8 : 4);
+	put_u32(root + HDR_LENGTH, root_len);
+	root[8] = 1;	/* revision */
+	if (xsdt)
+		put_u64(root + HDR_LEN, c->pa + CHAIN_MADT);
+	else
+		put_u32(root + HDR_LEN, (u32)(c->pa + CHAIN_MADT));
+	memcpy(c->buf + CHAIN_MADT, madt, madt_len);
+	chain_fix(c);
+	return true;
+}
+
+static int chain_parse(struct chain *c)
+{
+	return acpi_parse(c->buf + CHAIN_RSDP, c->xsdt ? RSDP_V2_LEN : RSDP_V1_LEN, map_chain, c, &info);
+}
+
+/* -EINVAL for a damaged table, -ENODEV when the damage hides the MADT altogether. */
+static void expect_error(struct chain *c, const char *what)
+{
+	int err = chain_parse(c);
+	if (err != -EINVAL && err != -ENODEV)
+		test_fail(__FILE__, __LINE__, "%s: expected -EINVAL or -ENODEV, got %d", what, err);
+}
+
+/* Offset of the last MADT entry in the chain's copy. */
+static u32 madt_last_entry(const struct chain *c)
+{
+	const u8 *m = c->buf + CHAIN_MADT;
+	u32 last = MADT_ENTRIES;
+	for (u32 off = MADT_ENTRIES; off + 2 <= c->madt_len && m[off + 1]; off += m[off + 1])
+		last = off;
+	return last;
+}
+
+TEST(acpi, boot_tables_match_boot_info)
+{
+	if (!boot_acpi())
+		return;
+	size_t len;
+	const void *rsdp = boot_rsdp(&len);
+	ASSERT_EQ(acpi_parse(rsdp, len, map_firmware, &mb2, &info), 0);
+	EXPECT_EQ(acpi_enabled_cpus(&info), boot_info.nr_cpus_found);
+	EXPECT_GE(info.nr_ioapics, 1);
+	/* Every CPU boot started is an enabled MADT CPU with the same APIC id. */
+	for (unsigned i = 0; i < boot_info.nr_cpus; i++) {
+		bool found = false;
+		for (unsigned j = 0; j < info.nr_cpus; j++)
+			found |= info.cpus[j].enabled && info.cpus[j].apic_id == boot_info.cpus[i].hwid;
+		if (!found)
+			test_fail(__FILE__, __LINE__, "CPU %u (APIC id %u) is not in the MADT", i,
+				  boot_info.cpus[i].hwid);
+	}
+}
+
+TEST(acpi, private_chains_parse)
+{
+	struct chain c;
+	if (!boot_acpi())
+		return;
+	for (int x = 0; x < 2; x++) {
+		if (!chain_build(&c, x))
+			return;
+		/* The harness itself is sound: the undamaged chain gives the boot CPUs. */
+		EXPECT_EQ(chain_parse(&c), 0);
+		EXPECT_EQ(info.xsdt, (bool)x);
+		EXPECT_EQ(acpi_enabled_cpus(&info), boot_info.nr_cpus_found);
+		free_pages(c.buf, CHAIN_ORDER);
+	}
+}
+
+TEST(acpi, rejects_bad_rsdp)
+{
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, true))
+		return;
+	u8 *rsdp = c.buf + CHAIN_RSDP;
+	rsdp[RSDP_CHECKSUM] ^= 0x5a;
+	expect_error(&c, "RSDP checksum");
+	chain_fix(&c);
+	rsdp[RSDP_EXT_CHECKSUM] ^= 0x5a;
+	expect_error(&c, "RSDP extended checksum");
+	chain_fix(&c);
+	rsdp[0] = 'X';
+	chain_fix(&c);
+	expect_error(&c, "RSDP signature");
+	memcpy(rsdp, "RSD PTR ", 8);
+	chain_fix(&c);
+	size_t cuts[] = { 0, 8, RSDP_V1_LEN - 1, RSDP_V2_LEN - 1 };
+	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
+		int err = acpi_parse(rsdp, cuts[i], map_chain, &c, &info);
+		if (err != -EINVAL)
+			test_fail(__FILE__, __LINE__, "RSDP cut at %zu: expected -EINVAL, got %d",
+				  cuts[i], err);
+	}
+	free_pages(c.buf, CHAIN_ORDER);
+}
+
+TEST(acpi, rejects_bad_madt_checksum)
+{
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, false))
+		return;
+	c.buf[CHAIN_MADT + MADT_ENTRIES + 3] ^= 0x01;	/* an APIC id, checksum not fixed */
+	expect_error(&c, "MADT checksum");
+	free_pages(c.buf, CHAIN_ORDER);
+}
+
+TEST(acpi, rejects_bad_madt_entry_length)
+{
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, false))
+		return;
+	u8 *madt = c.buf + CHAIN_MADT;
+	u32 last = madt_last_entry(&c);
+	u8 first_len = madt[MADT_ENTRIES + 1], last_len = madt[last + 1];
+
+	madt[MADT_ENTRIES + 1] = 0;
+	chain_fix(&c);
+	expect_error(&c, "MADT entry of length 0");
+	madt[MADT_ENTRIES + 1] = 1;	/* shorter than an entry header */
+	chain_fix(&c);
+	expect_error(&c, "MADT entry of length 1");
+	madt[MADT_ENTRIES + 1] = first_len;
+
+	madt[last + 1] = (u8)(c.madt_len - last + 1);
+	chain_fix(&c);
+	expect_error(&c, "MADT entry past the end");
+	madt[last + 1] = last_len;
+
+	chain_fix(&c);
+	EXPECT_EQ(chain_parse(&c), 0);
+	free_pages(c.buf, CHAIN_ORDER);
+}
+
+TEST(acpi, rejects_truncated_madt)
+{
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, false))
+		return;
+	u8 *madt = c.buf + CHAIN_MADT;
+	u32 full = c.madt_len;
+
+	/* The length field cuts the table inside an entry, or inside the fixed part. */
+	u32 cuts[] = { HDR_LEN, MADT_ENTRIES - 1, MADT_ENTRIES + 1, MADT_ENTRIES + 5, full - 1 };
+	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
+		c.madt_len = cuts[i];
+		put_u32(madt + HDR_LENGTH, cuts[i]);
+		chain_fix(&c);
+		expect_error(&c, "MADT length cutting an entry");
+	}
+	c.madt_len = full;
+	put_u32(madt + HDR_LENGTH, full);
+	chain_fix(&c);
+	EXPECT_EQ(chain_parse(&c), 0);
+
+	/* The table runs into unmappable memory at several points. */
+	u64 limits[] = { CHAIN_MADT, CHAIN_MADT + 20, CHAIN_MADT + HDR_LEN, CHAIN_MADT + full - 1 };
+	for (unsigned i = 0; i < ARRAY_SIZE(limits); i++) {
+		c.map_limit = limits[i];
+		expect_error(&c, "MADT past the end of memory");
+	}
+	c.map_limit = CHAIN_SIZE;
+
+	/* Absurd lengths are refused before anything is mapped or summed. */
+	put_u32(madt + HDR_LENGTH, 0x7fffffffu);
+	expect_error(&c, "MADT with a huge length");
+	put_u32(madt + HDR_LENGTH, 10);
+	expect_error(&c, "MADT shorter than a header");
+	free_pages(c.buf, CHAIN_ORDER);
+}
+
+TEST(acpi, rejects_bad_root_table_length)
+{
+	struct chain c;
+	if (!boot_acpi())
+		return;
+	for (int x = 0; x < 2; x++) {
+		if (!chain_build(&c, x))
+			return;
+		u8 *root = c.buf + CHAIN_ROOT;
+		u32 good = get_u32(root + HDR_LENGTH);
+		u32 bad[] = { 0, HDR_LEN - 1, good + 1, good - 1, 0x10000000u };
+		for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+			put_u32(root + HDR_LENGTH, bad[i]);
+			chain_fix(&c);
+			expect_error(&c, x ? "XSDT length" : "RSDT length");
+		}
+		put_u32(root + HDR_LENGTH, good);
+		chain_fix(&c);
+		EXPECT_EQ(chain_parse(&c), 0);
+
+		/* An entry pointing nowhere: no MADT, an error, no fault. */
+		put_u32(root + HDR_LEN, 0xfffff000u);
+		if (x)
+			put_u32(root + HDR_LEN + 4, 0);
+		chain_fix(&c);
+		EXPECT_EQ(chain_parse(&c), -ENODEV);
+		free_pages(c.buf, CHAIN_ORDER);
+	}
+}

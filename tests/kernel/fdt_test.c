@@ -1,0 +1,288 @@
+/*
+ * FDT parser selftests: the blob the machine booted with parses to what boot put in
+ * boot_info, and damaged copies of it (truncated, bad magic, sizes, offsets,
+ * unterminated strings, property lengths past the end, a tree without memory)
+ * are refused with an error instead of a crash. Where the firmware blob is not a
+ * device tree (x86_64 boots from multiboot2) the tests skip.
+ */
+#include <grace/boot_info.h>
+#include <grace/errno.h>
+#include <grace/fdt.h>
+#include <grace/mm.h>
+#include <grace/string.h>
+#include <grace/test.h>
+
+/* Header field offsets (DTB version 17), to damage copies with. */
+#define HDR_MAGIC 0
+#define HDR_TOTALSIZE 4
+#define HDR_OFF_STRUCT 8
+#define HDR_OFF_STRINGS 12
+#define HDR_OFF_RSVMAP 16
+#define HDR_SIZE_STRINGS 32
+#define HDR_SIZE_STRUCT 36
+#define FDT_PROP_TOKEN 3
+
+struct fdt_copy {
+	u8 *buf;
+	unsigned order;
+	u32 size;
+};
+
+static u32 get_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+static void put_be32(u8 *p, u32 v)
+{
+	p[0] = (u8)(v >> 24);
+	p[1] = (u8)(v >> 16);
+	p[2] = (u8)(v >> 8);
+	p[3] = (u8)v;
+}
+
+/* The boot blob, or false (and the test skipped) when the machine has none. */
+static bool boot_fdt(void)
+{
+	if (!boot_info.fw_blob || boot_info.fw_blob_size < 8 ||
+	    !fdt_header_size(boot_info.fw_blob)) {
+		test_skip("the firmware blob is not a device tree on this machine");
+		return false;
+	}
+	return true;
+}
+
+/* A fresh copy of the boot blob in its own pages, to damage. */
+static bool copy_get(struct fdt_copy *c)
+{
+	c->size = boot_info.fw_blob_size;
+	c->order = 0;
+	while ((PAGE_SIZE << c->order) < c->size)
+		c->order++;
+	c->buf = alloc_pages(c->order);
+	if (!c->buf)
+		return test_fail(__FILE__, __LINE__, "no memory for a %u-byte copy", c->size);
+	memcpy(c->buf, boot_info.fw_blob, c->size);
+	return true;
+}
+
+static void copy_reset(struct fdt_copy *c)
+{
+	memcpy(c->buf, boot_info.fw_blob, c->size);
+}
+
+static void copy_put(struct fdt_copy *c)
+{
+	free_pages(c->buf, c->order);
+}
+
+/* fdt_open() on the copy must fail with -EINVAL and give a reason. */
+static void expect_rejected(struct fdt_copy *c, size_t len, const char *what)
+{
+	struct fdt fdt;
+	int err = fdt_open(&fdt, c->buf, len);
+	if (err != -EINVAL || !fdt.error)
+		test_fail(__FILE__, __LINE__, "%s: expected -EINVAL with a reason, got %d", what,
+			  err);
+}
+
+TEST(fdt, boot_blob_matches_boot_info)
+{
+	if (!boot_fdt())
+		return;
+	static struct fdt_machine m;
+	struct fdt fdt;
+	ASSERT_EQ(fdt_open(&fdt, boot_info.fw_blob, boot_info.fw_blob_size), 0);
+	u32 boot_hart = boot_info.cpus[boot_info.boot_cpu].hwid;
+	ASSERT_EQ(fdt_scan_machine(&fdt, boot_hart, &m), 0);
+
+	ASSERT_EQ(m.nr_mem, boot_info.nr_mem);
+	for (unsigned i = 0; i < m.nr_mem; i++) {
+		EXPECT_EQ(m.mem[i].base, boot_info.mem[i].base);
+		EXPECT_EQ(m.mem[i].size, boot_info.mem[i].size);
+		EXPECT_EQ(m.mem[i].node, boot_info.mem[i].node);
+	}
+	/* Boot reserves the firmware's ranges first, then adds the DTB itself. */
+	ASSERT_LE(m.nr_reserved, boot_info.nr_reserved);
+	for (unsigned i = 0; i < m.nr_reserved; i++) {
+		EXPECT_EQ(m.reserved[i].base, boot_info.reserved[i].base);
+		EXPECT_EQ(m.reserved[i].size, boot_info.reserved[i].size);
+	}
+	ASSERT_EQ(m.nr_harts, boot_info.nr_cpus);
+	EXPECT_EQ(m.nr_harts_found, boot_info.nr_cpus_found);
+	EXPECT_EQ(m.boot_index, boot_info.boot_cpu);
+	EXPECT_EQ(m.nr_nodes, boot_info.nr_nodes);
+	for (unsigned i = 0; i < m.nr_harts; i++) {
+		EXPECT_EQ(m.harts[i].hartid, boot_info.cpus[i].hwid);
+		EXPECT_EQ(m.harts[i].node, boot_info.cpus[i].node);
+	}
+	EXPECT_EQ(m.console.kind, boot_info.console.kind);
+	EXPECT_EQ(m.console.base, boot_info.console.base);
+	EXPECT_EQ(m.console.reg_shift, boot_info.console.reg_shift);
+	EXPECT_EQ(m.console.reg_io_width, boot_info.console.reg_io_width);
+	EXPECT_EQ(m.console.irq, boot_info.console.irq);
+	EXPECT_EQ(m.timebase_hz, boot_info.timer_hz);
+	EXPECT_EQ(strcmp(m.bootargs, boot_info.cmdline), 0);
+}
+
+TEST(fdt, walk_finds_cpus_and_chosen)
+{
+	if (!boot_fdt())
+		return;
+	struct fdt fdt;
+	ASSERT_EQ(fdt_open(&fdt, boot_info.fw_blob, boot_info.fw_blob_size), 0);
+	int cpus = fdt_path(&fdt, "/cpus", 5);
+	ASSERT_GE(cpus, 0);
+	unsigned n = 0;
+	for (int c = fdt_first_child(&fdt, cpus); c >= 0; c = fdt_next_sibling(&fdt, c)) {
+		const char *type = fdt_prop_string(&fdt, c, "device_type");
+		n += type && !strcmp(type, "cpu");
+	}
+	EXPECT_GE(n, boot_info.nr_cpus);
+	EXPECT_GE(fdt_path(&fdt, "/chosen", 7), 0);
+	EXPECT_EQ(fdt_path(&fdt, "/no-such-node", 13), -ENOENT);
+	EXPECT_EQ(fdt_path(&fdt, "relative", 8), -EINVAL);
+	EXPECT_EQ(fdt_node_by_phandle(&fdt, 0), -ENOENT);
+}
+
+TEST(fdt, rejects_truncated)
+{
+	if (!boot_fdt())
+		return;
+	struct fdt_copy c;
+	if (!copy_get(&c))
+		return;
+	u32 off_struct = get_be32(c.buf + HDR_OFF_STRUCT);
+	u32 size_struct = get_be32(c.buf + HDR_SIZE_STRUCT);
+
+	/* A buffer shorter than the header says. */
+	u32 cuts[] = {0, 1, 39, 40, off_struct, off_struct + 5, c.size / 2, c.size - 1};
+	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++)
+		expect_rejected(&c, cuts[i], "buffer cut short");
+
+	/* A structure block that stops early: the walk must run out cleanly at every point. */
+	for (u32 cut = 0; cut < size_struct; cut += cut < 256 ? 1 : 61) {
+		copy_reset(&c);
+		put_be32(c.buf + HDR_SIZE_STRUCT, cut);
+		expect_rejected(&c, c.size, "structure block cut short");
+	}
+	copy_put(&c);
+}
+
+TEST(fdt, rejects_bad_header)
+{
+	if (!boot_fdt())
+		return;
+	struct fdt_copy c;
+	if (!copy_get(&c))
+		return;
+	struct {
+		unsigned field;
+		u32 value;
+		const char *what;
+	} bad[] = {
+	    {HDR_MAGIC, 0xfeedd00d, "bad magic"},
+	    {HDR_TOTALSIZE, c.size + 1, "totalsize past the buffer"},
+	    {HDR_TOTALSIZE, 0xffffffff, "huge totalsize"},
+	    {HDR_TOTALSIZE, 8, "totalsize smaller than the header"},
+	    {HDR_OFF_STRUCT, c.size, "struct offset at the end"},
+	    {HDR_OFF_STRUCT, 0xfffffff0, "struct offset past the end"},
+	    {HDR_OFF_STRUCT, 2, "struct offset inside the header"},
+	    {HDR_SIZE_STRUCT, 0xffffff00, "struct size past the end"},
+	    {HDR_OFF_STRINGS, 0xfffffff0, "strings offset past the end"},
+	    {HDR_SIZE_STRINGS, c.size, "strings size past the end"},
+	    {HDR_OFF_RSVMAP, c.size, "reservation block at the end"},
+	    {HDR_OFF_RSVMAP, 44, "misaligned reservation block"},
+	};
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		copy_reset(&c);
+		put_be32(c.buf + bad[i].field, bad[i].value);
+		expect_rejected(&c, c.size, bad[i].what);
+	}
+	/* Misaligned structure block: shift the offset by 2. */
+	copy_reset(&c);
+	put_be32(c.buf + HDR_OFF_STRUCT, get_be32(c.buf + HDR_OFF_STRUCT) + 2);
+	expect_rejected(&c, c.size, "misaligned struct offset");
+	copy_put(&c);
+}
+
+/* Offset in the blob of the PROP token of /cpus's #address-cells (any property will do). */
+static u32 some_prop_token(const struct fdt_copy *c)
+{
+	struct fdt fdt;
+	if (fdt_open(&fdt, c->buf, c->size))
+		return 0;
+	int cpus = fdt_path(&fdt, "/cpus", 5);
+	const u8 *v = cpus >= 0 ? fdt_prop(&fdt, cpus, "#address-cells", NULL) : NULL;
+	return v ? (u32)(v - c->buf) - 12 : 0;
+}
+
+TEST(fdt, rejects_bad_strings_and_lengths)
+{
+	if (!boot_fdt())
+		return;
+	struct fdt_copy c;
+	if (!copy_get(&c))
+		return;
+	u32 prop = some_prop_token(&c);
+	ASSERT_NE(prop, 0);
+	ASSERT_EQ(get_be32(c.buf + prop), FDT_PROP_TOKEN);
+	u32 size_struct = get_be32(c.buf + HDR_SIZE_STRUCT);
+	u32 size_strings = get_be32(c.buf + HDR_SIZE_STRINGS);
+
+	u32 lens[] = {size_struct, 0x7ffffff0, 0xffffffff};
+	for (unsigned i = 0; i < ARRAY_SIZE(lens); i++) {
+		copy_reset(&c);
+		put_be32(c.buf + prop + 4, lens[i]);
+		expect_rejected(&c, c.size, "property length past the end");
+	}
+	u32 nameoffs[] = {size_strings, size_strings + 100, 0xffffffff};
+	for (unsigned i = 0; i < ARRAY_SIZE(nameoffs); i++) {
+		copy_reset(&c);
+		put_be32(c.buf + prop + 8, nameoffs[i]);
+		expect_rejected(&c, c.size, "property name offset past the strings");
+	}
+	/* Drop the strings block's last NUL: the last property name is then unterminated. */
+	copy_reset(&c);
+	put_be32(c.buf + HDR_SIZE_STRINGS, size_strings - 1);
+	expect_rejected(&c, c.size, "unterminated property name");
+
+	/* An unknown token where the property was. */
+	copy_reset(&c);
+	put_be32(c.buf + prop, 0x77);
+	expect_rejected(&c, c.size, "unknown token");
+
+	/* The root node's name runs to the end of a structure block that ends inside it. */
+	copy_reset(&c);
+	u32 off_struct = get_be32(c.buf + HDR_OFF_STRUCT);
+	c.buf[off_struct + 4] = 'x';
+	put_be32(c.buf + HDR_SIZE_STRUCT, 5);
+	expect_rejected(&c, c.size, "unterminated node name");
+	copy_put(&c);
+}
+
+TEST(fdt, tree_without_memory_is_an_error)
+{
+	if (!boot_fdt())
+		return;
+	static struct fdt_machine m;
+	struct fdt_copy c;
+	if (!copy_get(&c))
+		return;
+	struct fdt fdt;
+	ASSERT_EQ(fdt_open(&fdt, c.buf, c.size), 0);
+	/* Turn every memory node's device_type into something else. */
+	int depth = 0;
+	for (int n = fdt_root(&fdt); n >= 0; n = fdt_next_node(&fdt, n, &depth)) {
+		char *type = (char *)fdt_prop_string(&fdt, n, "device_type");
+		if (type && !strcmp(type, "memory"))
+			type[0] = 'x';
+	}
+	u32 boot_hart = boot_info.cpus[boot_info.boot_cpu].hwid;
+	EXPECT_EQ(fdt_scan_machine(&fdt, boot_hart, &m), -ENOENT);
+	/* And a boot hart the tree does not describe. */
+	copy_reset(&c);
+	ASSERT_EQ(fdt_open(&fdt, c.buf, c.size), 0);
+	EXPECT_EQ(fdt_scan_machine(&fdt, 0xfffffffe, &m), -ENODEV);
+	copy_put(&c);
+}
