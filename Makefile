@@ -101,7 +101,7 @@ gdb qemu-gdb: all
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 arch/$(ARCH)/qemu.sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
-SELECTORS := $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter command line,$(origin $(v))),$(v)))
+SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter command line,$(origin $(v))),$(v))))
 
 test: | $(DEPS_STAMP)
 ifeq ($(SELECTORS),)
