@@ -1,0 +1,470 @@
+/*
+ * grace_profile: a QEMU TCG plugin (API version 1, QEMU 7.2) that profiles Grace.
+ *
+ * Instruction mode (mode=insns): counts executed instructions per kernel symbol
+ * and per vCPU, and prints a readprofile-like table: count, symbol, share.
+ *
+ * Sharing mode (mode=sharing): also watches every memory access and counts cache
+ * lines (64 bytes) that move between CPUs. The counting rule, per line, keeping
+ * its last writer and the set of CPUs holding a copy:
+ *   - a read by CPU c that holds no copy, of a line last written by another CPU,
+ *     is one transfer (the line comes from that CPU's cache); c now holds a copy;
+ *   - a write by CPU c while any other CPU holds a copy, or to a line last written
+ *     by another CPU, is one transfer (the others' copies are invalidated); after
+ *     it c is the only holder and the last writer.
+ * Two CPUs passing a flag back and forth (each spins reading it, then writes it)
+ * cost 4 transfers per round trip under this rule: per hand-over, one read miss
+ * by the waiter and one invalidating write.
+ * Transfers are charged to the code symbol of the accessing instruction and, when
+ * the line belongs to a global or per-CPU variable, to that data symbol.
+ *
+ * The measurement window: the kernel's bench_phase_begin/end send short text
+ * messages ("begin <phase> <cpus>", "end <ops>", "percpu <base> <size>") by
+ * storing to bench_mark_channel[b] for each byte b, from inside bench_mark_send().
+ * Only stores made by that function's instructions are decoded, so no other
+ * access can look like a message. Counting happens only inside a window; the
+ * firmware and boot are never counted.
+ *
+ * Arguments: elf=<kernel.elf> (required), mode=insns|sharing, out=<file>,
+ * arch=<name>, percpu=on (per-CPU columns), top=<n> (table rows).
+ */
+#include "elf_syms.h"
+#include "qemu_plugin_api.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = GRACE_QEMU_PLUGIN_VERSION;
+
+#define MAX_VCPUS 64
+#define LINE_SHIFT 6			/* 64-byte cache lines */
+#define MSG_MAX 128
+#define LINE_LOCKS 1024			/* stripes for the line table */
+#define DEFAULT_TOP 25
+
+/* One translation block's instructions, split by the symbol each falls in. */
+struct tb_part {
+	int sym;			/* index into symtab, -1 for outside any symbol */
+	unsigned n;
+};
+
+struct tb_info {
+	unsigned nparts;
+	struct tb_part parts[];
+};
+
+struct line {
+	uint64_t tag;			/* line address + 1; 0 = empty slot */
+	uint64_t holders;		/* CPUs with a copy */
+	int last_writer;		/* -1 before any write */
+};
+
+struct stripe {
+	pthread_mutex_t lock;
+	struct line *slots;		/* open addressing, grows */
+	size_t cap, used;
+} __attribute__((aligned(64)));
+
+static struct {
+	struct symtab syms;
+	const char *elf, *out, *arch;
+	int sharing, percpu, top;
+	int nvcpus;
+	uint64_t channel, channel_end;	/* bench_mark_channel */
+	uint64_t sender, sender_end;	/* bench_mark_send */
+	uint64_t percpu_start;		/* __percpu_start of the template */
+	uint64_t percpu_base[MAX_VCPUS], percpu_size;
+	int npercpu;
+
+	volatile int counting;		/* inside a window */
+	char msg[MAX_VCPUS][MSG_MAX];	/* message being received, per vCPU */
+	unsigned msg_len[MAX_VCPUS];
+
+	/* Counters, per vCPU so the hot path needs no lock. Reset at each window. */
+	uint64_t *insns[MAX_VCPUS];	/* [nsyms + 1]: per symbol, last = unknown */
+	uint64_t *xfer_code[MAX_VCPUS];	/* transfers by accessing code symbol */
+	uint64_t *xfer_data[MAX_VCPUS];	/* transfers by data symbol */
+	uint64_t total_insns[MAX_VCPUS], total_xfers[MAX_VCPUS];
+
+	struct stripe stripes[LINE_LOCKS];
+	char phase[MSG_MAX];
+	int phase_cpus;
+	FILE *outf;
+	pthread_mutex_t out_lock;
+} P;
+
+static void say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	qemu_plugin_outs(buf);
+}
+
+/* ---- the line table ---- */
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct line *stripe_lookup(struct stripe *s, uint64_t tag)
+{
+	if (s->used * 2 >= s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 1024;
+		struct line *n = calloc(ncap, sizeof(*n));
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->slots[i].tag)
+				continue;
+			size_t j = hash64(s->slots[i].tag) & (ncap - 1);
+			while (n[j].tag)
+				j = (j + 1) & (ncap - 1);
+			n[j] = s->slots[i];
+		}
+		free(s->slots);
+		s->slots = n;
+		s->cap = ncap;
+	}
+	size_t j = hash64(tag) & (s->cap - 1);
+	while (s->slots[j].tag && s->slots[j].tag != tag)
+		j = (j + 1) & (s->cap - 1);
+	if (!s->slots[j].tag) {
+		s->slots[j] = (struct line){ tag, 0, -1 };
+		s->used++;
+	}
+	return &s->slots[j];
+}
+
+static void lines_reset(void)
+{
+	for (int i = 0; i < LINE_LOCKS; i++) {
+		pthread_mutex_lock(&P.stripes[i].lock);
+		free(P.stripes[i].slots);
+		P.stripes[i].slots = NULL;
+		P.stripes[i].cap = P.stripes[i].used = 0;
+		pthread_mutex_unlock(&P.stripes[i].lock);
+	}
+}
+
+/* Apply the counting rule (file header) to one access; returns 1 for a transfer. */
+static int line_access(unsigned cpu, uint64_t addr, int store)
+{
+	uint64_t tag = (addr >> LINE_SHIFT) + 1;
+	struct stripe *s = &P.stripes[hash64(tag) % LINE_LOCKS];
+	uint64_t me = 1ULL << cpu;
+	int xfer = 0;
+
+	pthread_mutex_lock(&s->lock);
+	struct line *l = stripe_lookup(s, tag);
+	if (store) {
+		xfer = (l->holders & ~me) || (l->last_writer >= 0 && l->last_writer != (int)cpu);
+		l->holders = me;
+		l->last_writer = (int)cpu;
+	} else {
+		xfer = !(l->holders & me) && l->last_writer >= 0 && l->last_writer != (int)cpu;
+		l->holders |= me;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return xfer;
+}
+
+/* ---- symbols ---- */
+
+static int sym_index(uint64_t addr)
+{
+	const struct sym *s = symtab_find(&P.syms, addr);
+	return s ? (int)(s - P.syms.syms) : -1;
+}
+
+/* The data symbol a line belongs to: a global, or a per-CPU variable in some CPU's copy. */
+static int data_sym_index(uint64_t addr)
+{
+	for (int i = 0; i < P.npercpu; i++)
+		if (addr >= P.percpu_base[i] && addr < P.percpu_base[i] + P.percpu_size) {
+			addr = P.percpu_start + (addr - P.percpu_base[i]);
+			break;
+		}
+	const struct sym *s = symtab_find(&P.syms, addr);
+	return s && !s->is_func && s->size ? (int)(s - P.syms.syms) : -1;
+}
+
+static size_t slot(int sym)
+{
+	return sym < 0 ? P.syms.n : (size_t)sym;
+}
+
+/* ---- messages from the kernel ---- */
+
+static void counters_reset(void)
+{
+	for (int c = 0; c < P.nvcpus; c++) {
+		memset(P.insns[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
+		memset(P.xfer_code[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
+		memset(P.xfer_data[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
+		P.total_insns[c] = P.total_xfers[c] = 0;
+	}
+	if (P.sharing)
+		lines_reset();
+}
+
+struct row {
+	uint64_t count;
+	size_t sym;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static const char *slot_name(size_t i)
+{
+	return i < P.syms.n ? P.syms.syms[i].name : "(unknown)";
+}
+
+/* Print one table, count symbol share%, sorted, from the per-vCPU arrays. */
+static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t total)
+{
+	size_t n = P.syms.n + 1, nrows = 0;
+	struct row *rows = calloc(n, sizeof(*rows));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sum = 0;
+		for (int c = 0; c < P.nvcpus; c++)
+			sum += per_cpu[c][i];
+		if (sum)
+			rows[nrows++] = (struct row){ sum, i };
+	}
+	qsort(rows, nrows, sizeof(*rows), by_count);
+	fprintf(f, "%s\n%14s  %-40s %7s", title, "count", "symbol", "share");
+	if (P.percpu)
+		for (int c = 0; c < P.nvcpus; c++)
+			fprintf(f, " %10s%-2d", "cpu", c);
+	fprintf(f, "\n");
+	for (size_t r = 0; r < nrows && r < (size_t)P.top; r++) {
+		fprintf(f, "%14llu  %-40s %6.2f%%", (unsigned long long)rows[r].count, slot_name(rows[r].sym),
+			total ? 100.0 * (double)rows[r].count / (double)total : 0.0);
+		if (P.percpu)
+			for (int c = 0; c < P.nvcpus; c++)
+				fprintf(f, " %12llu", (unsigned long long)per_cpu[c][rows[r].sym]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "%14llu  %-40s %6.2f%%\n\n", (unsigned long long)total, "total", 100.0);
+	free(rows);
+}
+
+static void phase_report(uint64_t ops)
+{
+	uint64_t insns = 0, xfers = 0;
+	for (int c = 0; c < P.nvcpus; c++) {
+		insns += P.total_insns[c];
+		xfers += P.total_xfers[c];
+	}
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "bench: profile arch=%s online=%d cpus=%d phase=%s ops=%llu insns_per_op=%.1f",
+			 P.arch, P.nvcpus, P.phase_cpus, P.phase, (unsigned long long)ops,
+			 ops ? (double)insns / (double)ops : 0.0);
+	if (P.sharing)
+		snprintf(line + n, sizeof(line) - n, " transfers_per_op=%.3f",
+			 ops ? (double)xfers / (double)ops : 0.0);
+
+	pthread_mutex_lock(&P.out_lock);
+	say("%s\n", line);
+	if (P.outf) {
+		fprintf(P.outf, "%s\n\n", line);
+		table_print(P.outf, "instructions by symbol:", P.insns, insns);
+		if (P.sharing) {
+			table_print(P.outf, "cache-line transfers by code:", P.xfer_code, xfers);
+			table_print(P.outf, "cache-line transfers by data:", P.xfer_data, xfers);
+		}
+		fflush(P.outf);
+	}
+	pthread_mutex_unlock(&P.out_lock);
+}
+
+static void message(unsigned cpu, const char *m)
+{
+	char name[MSG_MAX];
+	int cpus;
+	unsigned long long a, b;
+
+	if (sscanf(m, "begin %127s %d", name, &cpus) == 2) {
+		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
+		counters_reset();
+		snprintf(P.phase, sizeof(P.phase), "%s", name);
+		P.phase_cpus = cpus;
+		__atomic_store_n(&P.counting, 1, __ATOMIC_SEQ_CST);
+	} else if (sscanf(m, "end %llu", &a) == 1) {
+		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
+		phase_report(a);
+	} else if (sscanf(m, "percpu %llx %llx", &a, &b) == 2) {
+		if (P.npercpu < MAX_VCPUS) {
+			P.percpu_base[P.npercpu++] = a;
+			P.percpu_size = b;
+		}
+	} else {
+		say("grace_profile: cpu%u sent an unknown message '%s'\n", cpu, m);
+	}
+}
+
+/* A store by bench_mark_send(): its address within the channel is one byte of the message. */
+static void on_channel_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
+{
+	if (!qemu_plugin_mem_is_store(info) || vaddr < P.channel || vaddr >= P.channel_end || cpu >= MAX_VCPUS)
+		return;
+	char ch = (char)(vaddr - P.channel);
+	if (ch == '\0') {
+		P.msg[cpu][P.msg_len[cpu]] = '\0';
+		message(cpu, P.msg[cpu]);
+		P.msg_len[cpu] = 0;
+	} else if (P.msg_len[cpu] < MSG_MAX - 1) {
+		P.msg[cpu][P.msg_len[cpu]++] = ch;
+	}
+}
+
+/* ---- counting ---- */
+
+static void on_tb_exec(unsigned cpu, void *ud)
+{
+	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS)
+		return;
+	struct tb_info *tb = ud;
+	for (unsigned i = 0; i < tb->nparts; i++) {
+		P.insns[cpu][slot(tb->parts[i].sym)] += tb->parts[i].n;
+		P.total_insns[cpu] += tb->parts[i].n;
+	}
+}
+
+static void on_mem(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
+{
+	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS)
+		return;
+	if (line_access(cpu, vaddr, qemu_plugin_mem_is_store(info))) {
+		P.xfer_code[cpu][slot((int)(intptr_t)ud)]++;
+		P.xfer_data[cpu][slot(data_sym_index(vaddr))]++;
+		P.total_xfers[cpu]++;
+	}
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct tb_info *info = calloc(1, sizeof(*info) + n * sizeof(struct tb_part));
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t pc = qemu_plugin_insn_vaddr(insn);
+		int sym = sym_index(pc);
+		if (info->nparts && info->parts[info->nparts - 1].sym == sym)
+			info->parts[info->nparts - 1].n++;
+		else
+			info->parts[info->nparts++] = (struct tb_part){ sym, 1 };
+		if (pc >= P.sender && pc < P.sender_end)
+			qemu_plugin_register_vcpu_mem_cb(insn, on_channel_store, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_W, NULL);
+		else if (P.sharing)
+			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, (void *)(intptr_t)sym);
+	}
+	/* The TB info lives as long as QEMU may run the block: for the whole run. */
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, info);
+}
+
+static void on_plugin_exit(qemu_plugin_id_t id, void *ud)
+{
+	if (P.outf)
+		fclose(P.outf);
+}
+
+static int need_symbol(const char *name, uint64_t *start, uint64_t *end)
+{
+	const struct sym *s = symtab_by_name(&P.syms, name);
+	if (!s || !s->size) {
+		say("grace_profile: %s has no symbol '%s' with a size; is it a Grace kernel?\n", P.elf, name);
+		return -1;
+	}
+	*start = s->addr;
+	if (end)
+		*end = s->addr + s->size;
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+					   char **argv)
+{
+	if (info->version.cur < GRACE_QEMU_PLUGIN_VERSION || info->version.min > GRACE_QEMU_PLUGIN_VERSION) {
+		say("grace_profile: written for plugin API version %d; this QEMU offers %d..%d\n",
+		    GRACE_QEMU_PLUGIN_VERSION, info->version.min, info->version.cur);
+		return -1;
+	}
+	if (!info->system_emulation) {
+		say("grace_profile: needs system emulation (qemu-system-*)\n");
+		return -1;
+	}
+	P.arch = "unknown";
+	P.top = DEFAULT_TOP;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strncmp(a, "elf=", 4))
+			P.elf = a + 4;
+		else if (!strncmp(a, "out=", 4))
+			P.out = a + 4;
+		else if (!strncmp(a, "arch=", 5))
+			P.arch = a + 5;
+		else if (!strcmp(a, "mode=sharing"))
+			P.sharing = 1;
+		else if (!strcmp(a, "mode=insns"))
+			P.sharing = 0;
+		else if (!strcmp(a, "percpu=on"))
+			P.percpu = 1;
+		else if (!strncmp(a, "top=", 4) && atoi(a + 4) > 0)
+			P.top = atoi(a + 4);
+		else {
+			say("grace_profile: unknown argument '%s' (elf= out= arch= mode=insns|sharing percpu=on top=N)\n", a);
+			return -1;
+		}
+	}
+	if (!P.elf) {
+		say("grace_profile: elf=<kernel.elf> is required\n");
+		return -1;
+	}
+	char err[256];
+	if (symtab_load(P.elf, &P.syms, err, sizeof(err))) {
+		say("grace_profile: %s\n", err);
+		return -1;
+	}
+	uint64_t unused;
+	if (need_symbol("bench_mark_channel", &P.channel, &P.channel_end) ||
+	    need_symbol("bench_mark_send", &P.sender, &P.sender_end) ||
+	    need_symbol("percpu_self", &P.percpu_start, &unused))
+		return -1;
+
+	P.nvcpus = info->system.smp_vcpus;
+	if (P.nvcpus > MAX_VCPUS) {
+		say("grace_profile: %d vCPUs; at most %d\n", P.nvcpus, MAX_VCPUS);
+		return -1;
+	}
+	for (int c = 0; c < P.nvcpus; c++) {
+		P.insns[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
+		P.xfer_code[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
+		P.xfer_data[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
+	}
+	for (int i = 0; i < LINE_LOCKS; i++)
+		pthread_mutex_init(&P.stripes[i].lock, NULL);
+	pthread_mutex_init(&P.out_lock, NULL);
+	if (P.out && !(P.outf = fopen(P.out, "w"))) {
+		say("grace_profile: cannot write %s\n", P.out);
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);
+	return 0;
+}
