@@ -1,0 +1,99 @@
+/*
+ * Known workloads for checking the QEMU profiling plugin (tests/run --plugin-tests
+ * runs this under the plugin and checks what it reports; alone it just runs):
+ *
+ *   calls     one CPU calls profile_known_function() PROFILE_CALLS times: the
+ *             function must top the profile with exactly PROFILE_CALLS times its
+ *             per-call instruction count;
+ *   pingpong  two CPUs pass a flag on one cache line back and forth: a fixed
+ *             number of transfers per round trip (4 under the plugin's rule);
+ *   percpu    every CPU increments its own padded counter: about 0 transfers.
+ */
+#include <grace/bench.h>
+#include <grace/percpu.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/time.h>
+#include <asm/cpu.h>
+
+#define PROFILE_CALLS 2000
+#define PROFILE_KNOWN_LOOPS 64		/* makes the function the hottest code of the phase */
+#define PROFILE_ROUND_TRIPS 500
+#define PROFILE_PERCPU_INCS 2000
+
+static volatile u64 profile_sink;
+
+u64 __noinline profile_known_function(u64 x)
+{
+	for (int i = 0; i < PROFILE_KNOWN_LOOPS; i++)
+		x = x * 3 + (u64)i;
+	profile_sink = x;
+	return x;
+}
+
+static struct {
+	u32 flag __cacheline_aligned;	/* the ping-pong line: even = CPU a's turn, odd = b's */
+	unsigned a, b;
+	struct smp_sync start;
+} pp;
+
+static void pingpong_worker(void *arg)
+{
+	unsigned me = smp_processor_id();
+	if (me != pp.a && me != pp.b)
+		return;
+	u32 parity = me == pp.a ? 0 : 1;
+	smp_sync_wait(&pp.start, 2);
+	/* Marked from inside, so the window holds the hand-overs and not the fan-out. */
+	if (me == pp.a)
+		bench_phase_begin("pingpong", 2);
+	for (u32 i = 0; i < PROFILE_ROUND_TRIPS; i++) {
+		u32 want = 2 * i + parity;
+		while (__atomic_load_n(&pp.flag, __ATOMIC_ACQUIRE) != want)
+			cpu_relax();
+		__atomic_store_n(&pp.flag, want + 1, __ATOMIC_RELEASE);
+	}
+	if (me == pp.a)
+		bench_phase_end(PROFILE_ROUND_TRIPS);
+}
+
+struct padded_counter {
+	u64 n;
+} __cacheline_aligned;
+
+static struct padded_counter percpu_counters[MAX_CPUS];
+static struct smp_sync percpu_start;
+
+static void percpu_worker(void *arg)
+{
+	struct padded_counter *c = &percpu_counters[smp_processor_id()];
+	smp_sync_wait(&percpu_start, num_online_cpus());
+	for (int i = 0; i < PROFILE_PERCPU_INCS; i++)
+		WRITE_ONCE(c->n, c->n + 1);
+}
+
+BENCH(profile_selftest)
+{
+	u64 x = 1;
+	bench_phase_begin("calls", 1);
+	for (int i = 0; i < PROFILE_CALLS; i++)
+		x = profile_known_function(x);
+	bench_phase_end(PROFILE_CALLS);
+	bench_report("profile_selftest", 1, "phase=calls calls=%u", PROFILE_CALLS);
+
+	if (num_online_cpus() >= 2) {
+		struct cpumask pair;
+		smp_pick_cpus(2, &pair);
+		pp.a = smp_processor_id();
+		cpumask_clear_cpu(&pair, pp.a);
+		pp.b = cpumask_next(&pair, 0);
+		smp_run_on(2, pingpong_worker, NULL);
+		bench_report("profile_selftest", 2, "phase=pingpong round_trips=%u", PROFILE_ROUND_TRIPS);
+	}
+
+	unsigned n = num_online_cpus();
+	bench_phase_begin("percpu", n);
+	smp_run_all(percpu_worker, NULL);
+	bench_phase_end((u64)n * PROFILE_PERCPU_INCS);
+	bench_report("profile_selftest", n, "phase=percpu increments=%llu", (u64)n * PROFILE_PERCPU_INCS);
+}
