@@ -7,8 +7,16 @@
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
 #include <grace/test.h>
+#include <grace/time.h>
 
 #define SEQ_WRITES 20000
+/*
+ * The writer goes on until the readers, together, have read this often: on a
+ * loaded 2-core host a reader's vCPU may not run at all during the first writes.
+ */
+#define SEQ_MIN_READS 2000
+#define SEQ_MAX_NS (20 * NSEC_PER_SEC)
+#define SEQ_READS_BATCH 64
 #define SEQ_WIDE_LOOPS 20	/* between the two halves of a write, to make tearing visible */
 
 struct seq_test {
@@ -18,7 +26,9 @@ struct seq_test {
 	u32 writer_done;
 	bool checked;		/* readers use the seqlock (true) or read raw (false) */
 	unsigned writer;	/* the CPU that writes: the one running the test */
-	u64 reads, torn;
+	u64 writes;		/* by the writer */
+	/* Added up by the readers as they go, on a line of their own. */
+	u64 reads __cacheline_aligned, torn;
 };
 
 static void seq_worker(void *arg)
@@ -27,7 +37,9 @@ static void seq_worker(void *arg)
 	smp_sync_wait(&t->start, num_online_cpus());
 
 	if (smp_processor_id() == t->writer) {
-		for (u64 i = 1; i <= SEQ_WRITES; i++) {
+		u64 i = 0, deadline = arch_clock_ns() + SEQ_MAX_NS;
+		while (i < SEQ_WRITES || (READ_ONCE(t->reads) < SEQ_MIN_READS && arch_clock_ns() < deadline)) {
+			i++;
 			write_seqlock(&t->lock);
 			WRITE_ONCE(t->a, i);
 			for (int j = 0; j < SEQ_WIDE_LOOPS; j++)
@@ -35,10 +47,11 @@ static void seq_worker(void *arg)
 			WRITE_ONCE(t->b, ~i);
 			write_sequnlock(&t->lock);
 		}
+		t->writes = i;
 		smp_store_release(&t->writer_done, 1);
 		return;
 	}
-	u64 reads = 0, torn = 0;
+	u64 reads = 0;
 	while (!smp_load_acquire(&t->writer_done)) {
 		u64 a, b;
 		if (t->checked) {
@@ -52,11 +65,13 @@ static void seq_worker(void *arg)
 			a = READ_ONCE(t->a);
 			b = READ_ONCE(t->b);
 		}
-		reads++;
-		torn += b != ~a;
+		if (b != ~a)
+			__atomic_fetch_add(&t->torn, 1, __ATOMIC_RELAXED);
+		/* Publish in batches, so counting does not bounce a line on every read. */
+		if (++reads % SEQ_READS_BATCH == 0)
+			__atomic_fetch_add(&t->reads, SEQ_READS_BATCH, __ATOMIC_RELAXED);
 	}
-	__atomic_fetch_add(&t->reads, reads, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&t->torn, torn, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->reads, reads % SEQ_READS_BATCH, __ATOMIC_RELAXED);
 }
 
 static struct seq_test seq_test;
@@ -75,9 +90,9 @@ TEST(seqlock, readers_never_see_torn_pair)
 		return;
 	}
 	seq_run(true);
-	EXPECT_GT(seq_test.reads, 0);
+	EXPECT_GE(seq_test.reads, SEQ_MIN_READS);
 	EXPECT_EQ(seq_test.torn, 0);
-	EXPECT_EQ(seq_test.lock.count.seq, 2 * SEQ_WRITES);
+	EXPECT_EQ(seq_test.lock.count.seq, 2 * seq_test.writes);
 }
 
 TEST(seqlock, negative_control_raw_reads_tear)
@@ -86,10 +101,10 @@ TEST(seqlock, negative_control_raw_reads_tear)
 		test_skip("needs a reader CPU beside the writer");
 		return;
 	}
-	u64 torn = 0;
-	for (int round = 0; round < 10 && !torn; round++) {
+	u64 torn = 0, deadline = arch_clock_ns() + SEQ_MAX_NS;
+	do {
 		seq_run(false);
 		torn = seq_test.torn;
-	}
+	} while (!torn && arch_clock_ns() < deadline);
 	EXPECT_GT(torn, 0);
 }

@@ -22,7 +22,11 @@
 #define LOCK_TEST_TOTAL 800
 #define LOCK_TEST_MIN_PER_CPU 8
 #define RACE_WINDOW_LOOPS 50		/* read-delay-write: wide enough to lose updates without a lock */
-#define NEGATIVE_CONTROL_ROUNDS 20
+/*
+ * Races need two vCPUs running at the same moment, which a loaded 2-core host
+ * grants only now and then: repeat a round until one shows, for up to this long.
+ */
+#define RACE_RETRY_NS (20 * NSEC_PER_SEC)
 
 static unsigned iters_per_cpu(void)
 {
@@ -110,11 +114,11 @@ TEST(spinlock, negative_control_loses_updates)
 		test_skip("needs two CPUs to race");
 		return;
 	}
-	u64 lost = 0;
-	for (int round = 0; round < NEGATIVE_CONTROL_ROUNDS && !lost; round++) {
+	u64 lost = 0, deadline = arch_clock_ns() + RACE_RETRY_NS;
+	do {
 		counter_run(&counter_test, false);
 		lost = (u64)counter_test.iters * num_online_cpus() - counter_test.counter;
-	}
+	} while (!lost && arch_clock_ns() < deadline);
 	EXPECT_GT(lost, 0);
 }
 
@@ -243,6 +247,22 @@ static void adapt_worker(void *arg)
 	}
 }
 
+/* Contend t->hot from every CPU once, from freshly reset delay tables. */
+static void adapt_round(struct adapt_test *t)
+{
+	t->start = (struct smp_sync){ 0 };
+	spin_delay_reset();
+	smp_run_all(adapt_worker, t);
+}
+
+static unsigned adapt_max_peak(struct adapt_test *t)
+{
+	unsigned cpu, max = 0;
+	for_each_online_cpu(cpu)
+		max = MAX(max, spin_delay_peak_of_cpu(cpu, t->hot));
+	return max;
+}
+
 TEST(spinlock, backoff_adapts_per_lock)
 {
 	static struct adapt_test t;
@@ -263,8 +283,11 @@ TEST(spinlock, backoff_adapts_per_lock)
 
 	bool saved = spinlock_backoff;
 	spinlock_backoff = true;
-	spin_delay_reset();
-	smp_run_all(adapt_worker, &t);
+	/* Waiting only happens while holder and waiter run at once: retry until it did. */
+	u64 deadline = arch_clock_ns() + RACE_RETRY_NS;
+	do
+		adapt_round(&t);
+	while (adapt_max_peak(&t) == SPIN_DELAY_MIN && arch_clock_ns() < deadline);
 	spinlock_backoff = saved;
 
 	unsigned max = 0;
@@ -293,8 +316,7 @@ TEST(spinlock, plain_mode_does_not_tune)
 	t = (struct adapt_test){ .iters = long_hold_iters() };
 	t.hot = &t.locks[0];
 	spin_lock_set_plain(t.hot, true);
-	spin_delay_reset();
-	smp_run_all(adapt_worker, &t);
+	adapt_round(&t);
 	for_each_online_cpu(cpu)
 		EXPECT_EQ(spin_delay_peak_of_cpu(cpu, t.hot), SPIN_DELAY_MIN);
 }
