@@ -5,6 +5,7 @@
 #   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
 #   make gdb                          boot with QEMU waiting for gdb on :1234
+#   make ... DEBUG=1                  slab debugging (red zones, poison), in build/<arch>-debug
 
 ARCH ?= riscv64
 SMP ?= 8
@@ -19,7 +20,17 @@ ifeq ($(filter $(ARCH),riscv64 x86_64),)
 $(error ARCH must be riscv64 or x86_64, not '$(ARCH)')
 endif
 
+# DEBUG=1: slab red zones, poison and double-free checks (include/grace/slab.h), built
+# apart in build/<arch>-debug so switching does not rebuild the normal tree.
+DEBUG ?=
+ifeq ($(DEBUG),1)
+BUILD := build/$(ARCH)-debug
+DEBUG_CFLAGS := -DGRACE_DEBUG=1
+export GRACE_BUILD_SUFFIX := -debug
+else
 BUILD := build/$(ARCH)
+DEBUG_CFLAGS :=
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -39,9 +50,9 @@ OBJCOPY := $(CROSS_COMPILE)objcopy
 
 CFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
-	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common \
+	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common -fno-strict-aliasing \
 	-ffunction-sections -fno-toplevel-reorder -MMD -MP \
-	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS)
+	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS) $(DEBUG_CFLAGS)
 ASFLAGS := -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
 
@@ -133,6 +144,6 @@ profile: all $(PLUGIN)
 plugin: $(PLUGIN)
 
 clean:
-	rm -rf build/riscv64 build/x86_64 build/tools
+	rm -rf build/riscv64 build/x86_64 build/riscv64-debug build/x86_64-debug build/tools
 
 -include $(OBJS:.o=.d)

@@ -4,6 +4,7 @@
  */
 #include <grace/boot_info.h>
 #include <grace/mm.h>
+#include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/string.h>
@@ -28,7 +29,8 @@ void percpu_setup(unsigned nr_cpus)
 		order++;
 
 	for (unsigned cpu = 0; cpu < nr_cpus; cpu++) {
-		char *copy = alloc_pages(order);
+		/* On the CPU's own node: it is the memory that CPU touches most. */
+		char *copy = alloc_pages_node(cpu_to_node(cpu), order);
 		if (!copy)
 			panic("percpu: no memory for CPU %u's area (%zu bytes)", cpu, size);
 		/* The boot CPU has been using the template; every copy starts from it. */

@@ -1,32 +1,31 @@
 /*
- * The early page allocator: power-of-two blocks carved from boot_info's RAM, minus
- * the reserved ranges and the kernel image. Freed blocks, and the gaps that
- * alignment leaves, go on a free list per order and are reused; blocks are never
- * split or merged. The memory issue
- * replaces this with the buddy allocator behind the same alloc_pages/free_pages.
+ * The boot-time feeder: which physical memory is ours, and the few allocations
+ * needed before the buddy allocator can run (its own struct page array).
+ *
+ * It starts from boot_info's RAM and takes out the reserved ranges (firmware,
+ * DTB, multiboot2 data, modules, low memory), the kernel image and physical page
+ * 0; what is left is a list of free ranges, each inside one RAM range and so on
+ * one NUMA node. early_alloc() bumps the start of a range. Then early_release()
+ * gives every byte still free to the buddy, and this allocator is gone: memory
+ * it handed out stays allocated for good (page descriptors), nothing else is lost.
+ *
+ * Runs on the boot CPU alone, before any other CPU or interrupt: no lock.
  */
 #include <grace/boot_info.h>
 #include <grace/mm.h>
 #include <grace/printk.h>
-#include <grace/spinlock.h>
-#include <grace/string.h>
+#include "mm_internal.h"
 
-#define MAX_ORDER 11		/* up to 8 MiB blocks; enough for per-CPU areas and stacks */
-#define MAX_FREE_RANGES (MAX_MEM_RANGES + MAX_RESERVED + 1)
+#define MAX_FREE_RANGES (MAX_MEM_RANGES + MAX_RESERVED + 2)
 
 struct free_range {
-	phys_addr_t cur, end;	/* [cur, end) not yet handed out */
+	phys_addr_t cur, end; /* [cur, end) not yet handed out */
+	int node;
 };
 
-struct free_block {
-	struct free_block *next;
-};
-
-static struct free_range ranges[MAX_FREE_RANGES];	/* under early_lock */
+static struct free_range ranges[MAX_FREE_RANGES];
 static unsigned nr_ranges;
-static struct free_block *free_lists[MAX_ORDER + 1];	/* under early_lock */
-static u64 free_bytes;					/* under early_lock */
-static DEFINE_SPINLOCK(early_lock);
+static bool released;
 
 /* Remove [base, base + size) from every range, splitting one when the hole is inside it. */
 static void ranges_subtract(phys_addr_t base, u64 size)
@@ -38,13 +37,13 @@ static void ranges_subtract(phys_addr_t base, u64 size)
 			continue;
 		if (base > r->cur && end < r->end) {
 			if (nr_ranges == MAX_FREE_RANGES) {
-				/* No slot for the upper part: lose it rather than hand out reserved memory. */
+				/* No slot for the upper part: lose it, never hand out reserved. */
 				pr_warn("mm: too many holes, dropping [%llx, %llx)\n",
 					(unsigned long long)end, (unsigned long long)r->end);
 				r->end = base;
 				continue;
 			}
-			ranges[nr_ranges++] = (struct free_range){ end, r->end };
+			ranges[nr_ranges++] = (struct free_range){end, r->end, r->node};
 			r->end = base;
 		} else if (base <= r->cur) {
 			r->cur = end < r->end ? end : r->end;
@@ -54,103 +53,73 @@ static void ranges_subtract(phys_addr_t base, u64 size)
 	}
 }
 
-void mm_early_init(void)
+void early_init(void)
 {
 	for (unsigned i = 0; i < boot_info.nr_mem && nr_ranges < MAX_FREE_RANGES; i++) {
-		phys_addr_t base = ALIGN_UP(boot_info.mem[i].base, PAGE_SIZE);
-		phys_addr_t end = ALIGN_DOWN(boot_info.mem[i].base + boot_info.mem[i].size, PAGE_SIZE);
+		const struct mem_range *m = &boot_info.mem[i];
+		phys_addr_t base = ALIGN_UP(m->base, PAGE_SIZE);
+		phys_addr_t end = ALIGN_DOWN(m->base + m->size, PAGE_SIZE);
+		int node = m->node >= 0 && (unsigned)m->node < nr_nodes ? m->node : 0;
 		if (end > base)
-			ranges[nr_ranges++] = (struct free_range){ base, end };
+			ranges[nr_ranges++] = (struct free_range){base, end, node};
 	}
-	for (unsigned i = 0; i < boot_info.nr_reserved; i++)
-		ranges_subtract(ALIGN_DOWN(boot_info.reserved[i].base, PAGE_SIZE),
-				ALIGN_UP(boot_info.reserved[i].size + (boot_info.reserved[i].base & (PAGE_SIZE - 1)),
-					 PAGE_SIZE));
-	ranges_subtract(ALIGN_DOWN(boot_info.kernel_start, PAGE_SIZE),
-			ALIGN_UP(boot_info.kernel_end, PAGE_SIZE) - ALIGN_DOWN(boot_info.kernel_start, PAGE_SIZE));
+	for (unsigned i = 0; i < boot_info.nr_reserved; i++) {
+		const struct mem_range *r = &boot_info.reserved[i];
+		phys_addr_t base = ALIGN_DOWN(r->base, PAGE_SIZE);
+		ranges_subtract(base, ALIGN_UP(r->base + r->size, PAGE_SIZE) - base);
+	}
+	phys_addr_t kbase = ALIGN_DOWN(boot_info.kernel_start, PAGE_SIZE);
+	ranges_subtract(kbase, ALIGN_UP(boot_info.kernel_end, PAGE_SIZE) - kbase);
 	/* Physical page 0 would look like NULL to code that stores physical addresses. */
 	ranges_subtract(0, PAGE_SIZE);
 
+	u64 free = 0;
 	for (unsigned i = 0; i < nr_ranges; i++)
 		if (ranges[i].end > ranges[i].cur)
-			free_bytes += ranges[i].end - ranges[i].cur;
-	if (!free_bytes)
+			free += ranges[i].end - ranges[i].cur;
+	if (!free)
 		panic("mm: no usable memory after reservations (%u RAM ranges)", boot_info.nr_mem);
-	printk("mm: %llu MiB free in %u ranges\n", (unsigned long long)(free_bytes >> 20), nr_ranges);
 }
 
-static void free_block_locked(phys_addr_t pa, unsigned order)
+/* The span of RAM, for sizing the page descriptor array: [*lo, *hi) in page frames. */
+void early_ram_span(u64 *lo, u64 *hi)
 {
-	struct free_block *b = phys_to_virt(pa);
-	b->next = free_lists[order];
-	free_lists[order] = b;
-}
-
-/*
- * Aligning a block up leaves a gap below it; hand the gap to the free lists as the
- * largest aligned blocks that fit, so no memory is lost and free_bytes stays exact.
- */
-static void early_free_gap_locked(phys_addr_t start, phys_addr_t end)
-{
-	while (start < end) {
-		unsigned order = 0;
-		while (order < MAX_ORDER && IS_ALIGNED(start, (u64)PAGE_SIZE << (order + 1)) &&
-		       start + ((u64)PAGE_SIZE << (order + 1)) <= end)
-			order++;
-		free_block_locked(start, order);
-		start += (u64)PAGE_SIZE << order;
+	*lo = ~0ULL;
+	*hi = 0;
+	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
+		const struct mem_range *m = &boot_info.mem[i];
+		u64 first = m->base >> PAGE_SHIFT, last = (m->base + m->size) >> PAGE_SHIFT;
+		if (last <= first)
+			continue;
+		*lo = MIN(*lo, first);
+		*hi = MAX(*hi, last);
 	}
+	if (*hi == 0)
+		*lo = 0;
 }
 
-static void *alloc_from_ranges_locked(unsigned order)
+/* size bytes (rounded up to pages), page-aligned, never freed; 0 when nothing fits. */
+phys_addr_t early_alloc(u64 size)
 {
-	u64 size = (u64)PAGE_SIZE << order;
+	BUG_ON(released);
+	size = ALIGN_UP(size, PAGE_SIZE);
 	for (unsigned i = 0; i < nr_ranges; i++) {
 		struct free_range *r = &ranges[i];
-		phys_addr_t start = ALIGN_UP(r->cur, size);
-		if (start + size > r->end || start < r->cur)
-			continue;
-		early_free_gap_locked(r->cur, start);
-		free_bytes -= size;
-		r->cur = start + size;
-		return phys_to_virt(start);
+		if (r->end - r->cur >= size && r->end > r->cur) {
+			phys_addr_t pa = r->cur;
+			r->cur += size;
+			return pa;
+		}
 	}
-	return NULL;
+	return 0;
 }
 
-void *alloc_pages(unsigned order)
+/* Hand what is left to the buddy; after this, early_alloc() is a bug. */
+void early_release(void (*give)(phys_addr_t start, phys_addr_t end, int node))
 {
-	if (order > MAX_ORDER)
-		return NULL;
-	unsigned long flags = spin_lock_irqsave(&early_lock);
-	void *p = free_lists[order];
-	if (p) {
-		free_lists[order] = free_lists[order]->next;
-		free_bytes -= (u64)PAGE_SIZE << order;
-	} else {
-		p = alloc_from_ranges_locked(order);
-	}
-	spin_unlock_irqrestore(&early_lock, flags);
-	if (p)
-		memset(p, 0, (size_t)PAGE_SIZE << order);
-	return p;
-}
-
-void free_pages(void *addr, unsigned order)
-{
-	if (!addr)
-		return;
-	BUG_ON(order > MAX_ORDER || !IS_ALIGNED((uintptr_t)addr, PAGE_SIZE << order));
-	unsigned long flags = spin_lock_irqsave(&early_lock);
-	free_block_locked(virt_to_phys(addr), order);
-	free_bytes += (u64)PAGE_SIZE << order;
-	spin_unlock_irqrestore(&early_lock, flags);
-}
-
-u64 mm_free_bytes(void)
-{
-	unsigned long flags = spin_lock_irqsave(&early_lock);
-	u64 n = free_bytes;
-	spin_unlock_irqrestore(&early_lock, flags);
-	return n;
+	for (unsigned i = 0; i < nr_ranges; i++)
+		if (ranges[i].end > ranges[i].cur)
+			give(ranges[i].cur, ranges[i].end, ranges[i].node);
+	nr_ranges = 0;
+	released = true;
 }

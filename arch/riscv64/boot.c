@@ -75,6 +75,7 @@ static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 
 	boot_info.nr_cpus_found = m->nr_harts_found;
 	boot_info.boot_cpu = m->boot_index;
 	boot_info.nr_nodes = m->nr_nodes;
+	memcpy(boot_info.node_distance, m->distance, sizeof(m->distance));
 
 	strlcpy(boot_info.cmdline, m->bootargs, CMDLINE_MAX);
 	boot_info.console = m->console;

@@ -41,21 +41,31 @@ if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 		exit 1
 	fi
 	total=$(mem_mib "$MEM")
-	cpu=0
 	node=0
 	while [ "$node" -lt "$NUMA" ]; do
-		# The last node takes the remainders.
+		# Node i gets CPUs [i*SMP/NUMA, (i+1)*SMP/NUMA), as on x86_64, so counts differ by
+		# at most one; the last node takes the memory remainder. (QEMU's riscv virt board
+		# refuses a node without harts, hence NUMA <= SMP above.)
+		first=$((node * SMP / NUMA))
+		next=$(((node + 1) * SMP / NUMA))
 		if [ "$node" -eq $((NUMA - 1)) ]; then
-			ncpu=$((SMP - cpu))
 			nmem=$((total - total / NUMA * (NUMA - 1)))
 		else
-			ncpu=$((SMP / NUMA))
 			nmem=$((total / NUMA))
 		fi
 		set -- "$@" -object "memory-backend-ram,id=mem$node,size=${nmem}M" \
-			-numa "node,nodeid=$node,cpus=$cpu-$((cpu + ncpu - 1)),memdev=mem$node"
-		cpu=$((cpu + ncpu))
+			-numa "node,nodeid=$node,cpus=$first-$((next - 1)),memdev=mem$node"
 		node=$((node + 1))
+	done
+	# Distances (the DT /distance-map): a line of nodes, 10 more per hop.
+	src=0
+	while [ "$src" -lt "$NUMA" ]; do
+		dst=$((src + 1))
+		while [ "$dst" -lt "$NUMA" ]; do
+			set -- "$@" -numa "dist,src=$src,dst=$dst,val=$((10 + 10 * (dst - src)))"
+			dst=$((dst + 1))
+		done
+		src=$((src + 1))
 	done
 fi
 

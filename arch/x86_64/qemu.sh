@@ -67,6 +67,16 @@ if [ -n "$NUMA" ]; then
 		fi
 		i=$(( i + 1 ))
 	done
+	# Distances (ACPI SLIT): a line of nodes, 10 more per hop, so "nearest" means something.
+	i=0
+	while [ "$i" -lt "$NUMA" ]; do
+		j=$(( i + 1 ))
+		while [ "$j" -lt "$NUMA" ]; do
+			numa_args="$numa_args -numa dist,src=$i,dst=$j,val=$(( 10 + 10 * (j - i) ))"
+			j=$(( j + 1 ))
+		done
+		i=$(( i + 1 ))
+	done
 fi
 
 gdb_args=""

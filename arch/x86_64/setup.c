@@ -185,6 +185,19 @@ static void boot_split_ram_by_node(void)
 	}
 }
 
+/* The SLIT is by proximity domain; boot_info's table is by node. numa_init() checks it. */
+static void boot_node_distances(void)
+{
+	for (unsigned a = 0; a < boot_info.nr_nodes; a++) {
+		u32 da = node_domain[a];
+		for (unsigned b = 0; b < boot_info.nr_nodes; b++) {
+			u32 db = node_domain[b];
+			if (da < acpi.slit_localities && db < acpi.slit_localities)
+				boot_info.node_distance[a][b] = acpi.slit[da][db];
+		}
+	}
+}
+
 static void boot_print_nodes(void)
 {
 	for (unsigned n = 0; n < boot_info.nr_nodes; n++) {
@@ -275,6 +288,7 @@ static void boot_parse_acpi(void)
 		boot_split_ram_by_node();
 		if (boot_info.nr_nodes == 0)
 			boot_info.nr_nodes = 1;
+		boot_node_distances();
 		boot_print_nodes();
 	}
 }

@@ -33,5 +33,6 @@ static inline u64 acpi_u64(const u8 *p)
 /* The body of a table after header length and checksum were validated; len = table length. */
 int acpi_parse_madt(const u8 *t, u32 len, struct acpi_info *out);
 int acpi_parse_srat(const u8 *t, u32 len, struct acpi_info *out);
+int acpi_parse_slit(const u8 *t, u32 len, struct acpi_info *out);
 
 #endif

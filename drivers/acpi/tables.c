@@ -131,7 +131,7 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 	}
 
 	/* Find the tables first: the SRAT's CPU entries refer to the MADT's, in either order. */
-	u64 madt_pa = 0, srat_pa = 0;
+	u64 madt_pa = 0, srat_pa = 0, slit_pa = 0;
 	for (u32 off = ACPI_HEADER_LEN; off < root_len; off += entry_size) {
 		u64 pa = xsdt ? acpi_u64(root + off) : acpi_u32(root + off);
 		const u8 *h = pa ? map(ctx, pa, ACPI_HEADER_LEN) : NULL;
@@ -144,6 +144,8 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 			madt_pa = pa;
 		else if (!memcmp(h, "SRAT", 4) && !srat_pa)
 			srat_pa = pa;
+		else if (!memcmp(h, "SLIT", 4) && !slit_pa)
+			slit_pa = pa;
 	}
 	if (!madt_pa) {
 		pr_err("acpi: no MADT: cannot find the CPUs and I/O APICs\n");
@@ -166,5 +168,8 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 			return err;
 		out->has_srat = true;
 	}
+	/* Distances are a refinement: a bad SLIT leaves the defaults, it does not stop the boot. */
+	if (slit_pa && (t = acpi_map_table(map, ctx, slit_pa, "SLIT", &len)))
+		acpi_parse_slit(t, len, out);
 	return 0;
 }

@@ -328,6 +328,35 @@ static void scan_test_dev(struct scan *s, int depth, int node)
 		pr_warn("fdt: %s: no usable reg, power-off device skipped\n", node_name(s, node));
 }
 
+/*
+ * /distance-map (binding numa-distance-map-v1): distance-matrix is (from, to,
+ * distance) triplets of cells. A pair given one way only holds both ways. Whether
+ * the table is complete and sane is numa_init()'s call, once nr_nodes is known.
+ */
+static void scan_distance_map(struct scan *s, int node)
+{
+	u32 len;
+	const u8 *p = fdt_prop(s->fdt, node, "distance-matrix", &len);
+	if (!p || len % 12) {
+		pr_warn("fdt: %s: no usable distance-matrix, default distances\n",
+			node_name(s, node));
+		return;
+	}
+	u8 (*d)[MAX_NODES] = s->m->distance;
+	for (u32 off = 0; off < len; off += 12) {
+		u64 from = fdt_cells(p + off, 1), to = fdt_cells(p + off + 4, 1);
+		u64 dist = fdt_cells(p + off + 8, 1);
+		if (from >= MAX_NODES || to >= MAX_NODES || dist == 0 || dist > 254) {
+			pr_warn("fdt: distance-map entry (%llu, %llu, %llu) skipped\n", from,
+				to, dist);
+			continue;
+		}
+		d[from][to] = (u8)dist;
+		if (!d[to][from])
+			d[to][from] = (u8)dist;
+	}
+}
+
 static void scan_node(struct scan *s, int depth, int node)
 {
 	const struct fdt *fdt = s->fdt;
@@ -350,6 +379,10 @@ static void scan_node(struct scan *s, int depth, int node)
 	if (depth == 1 && type && !strcmp(type, "memory")) {
 		scan_ranges_of(s, depth, node, m->mem, &m->nr_mem, MAX_MEM_RANGES,
 			       node_numa(s, node), "memory");
+		return;
+	}
+	if (depth == 1 && fdt_prop_has_string(fdt, node, "compatible", "numa-distance-map-v1")) {
+		scan_distance_map(s, node);
 		return;
 	}
 	if (depth == 2 && !strcmp(parent, "reserved-memory")) {

@@ -19,6 +19,7 @@
 #define ACPI_MAX_OVERRIDES 16
 #define ACPI_MAX_MEM_AFFINITY 16
 #define ACPI_NO_DOMAIN 0xffffffffu
+#define ACPI_MAX_LOCALITIES 16		/* SLIT rows kept; more domains: default distances */
 
 /* Interrupt source override flags (MPS INTI flags). */
 #define ACPI_POLARITY_MASK 0x3
@@ -69,6 +70,8 @@ struct acpi_info {
 	bool has_srat;
 	struct acpi_mem_affinity mem_affinity[ACPI_MAX_MEM_AFFINITY];
 	unsigned nr_mem_affinity;
+	u8 slit[ACPI_MAX_LOCALITIES][ACPI_MAX_LOCALITIES];	/* by proximity domain */
+	unsigned slit_localities;	/* 0: no SLIT */
 };
 
 /* Return a virtual pointer to physical [pa, pa + len), or NULL if that is not table memory. */

@@ -48,6 +48,7 @@ struct boot_info {
 	unsigned nr_cpus_found;		/* usable CPUs described, before the MAX_CPUS cut */
 
 	unsigned nr_nodes;		/* 1 when the firmware describes no NUMA */
+	u8 node_distance[MAX_NODES][MAX_NODES];	/* DT distance-map or ACPI SLIT; 0: none */
 
 	char cmdline[CMDLINE_MAX];
 	struct console_desc console;

@@ -103,6 +103,7 @@ struct fdt_machine {
 	unsigned nr_harts_found; /* usable harts described, before the MAX_CPUS cut */
 	unsigned boot_index;	 /* harts[boot_index].hartid == the boot hart */
 	unsigned nr_nodes;
+	u8 distance[MAX_NODES][MAX_NODES]; /* /distance-map; 0 where it says nothing */
 	bool sstc; /* every usable hart has Sstc */
 	u64 timebase_hz;
 

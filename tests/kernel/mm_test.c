@@ -1,14 +1,20 @@
-/* Early page allocator selftests: aligned, zeroed, disjoint blocks, also from all CPUs at once. */
+/*
+ * Page allocator interface selftests: blocks aligned and zeroed, also when reused;
+ * bad requests refused; bad frees (double, wrong order, not a block) reported and
+ * refused without corrupting the free lists; disjoint blocks from all CPUs at once.
+ */
 #include <grace/mm.h>
+#include <grace/page.h>
 #include <grace/percpu.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
 #include <grace/string.h>
 #include <grace/test.h>
+#include "mm_test_util.h"
 
 TEST(mm, alloc_aligned_zeroed_reused)
 {
-	u64 before = mm_free_bytes();
+	u64 before = mm_test_buddy_free();
 	for (unsigned order = 0; order <= 4; order++) {
 		u8 *p = alloc_pages(order);
 		ASSERT_TRUE(p != NULL);
@@ -20,14 +26,35 @@ TEST(mm, alloc_aligned_zeroed_reused)
 		EXPECT_TRUE(zero);
 		memset(p, 0xab, size);
 		free_pages(p, order);
-		/* The freed block comes back, zeroed again. */
+		/* A reused block is zeroed again (order 0 comes back from this CPU's list). */
 		u8 *q = alloc_pages(order);
-		EXPECT_TRUE(q == p);
+		ASSERT_TRUE(q != NULL);
+		if (order == 0)
+			EXPECT_TRUE(q == p);
+		EXPECT_EQ(q[0], 0);
 		EXPECT_EQ(q[size - 1], 0);
 		free_pages(q, order);
 	}
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(mm_test_buddy_free(), before);
 	EXPECT_TRUE(alloc_pages(64) == NULL);
+	EXPECT_TRUE(alloc_pages(MAX_ORDER + 1) == NULL);
+}
+
+TEST(mm, bad_free_reported_and_refused)
+{
+	u64 before = mm_test_buddy_free(), bad = mm_bad_free_count();
+	u8 *p = alloc_pages(2);
+	ASSERT_TRUE(p != NULL);
+	free_pages(p, 1);	      /* wrong order */
+	free_pages(p + PAGE_SIZE, 0); /* not the start of the block */
+	free_pages(p + 8, 2);	      /* not even page-aligned */
+	EXPECT_EQ(mm_bad_free_count(), bad + 3);
+	free_pages(p, 2);
+	free_pages(p, 2); /* double free */
+	EXPECT_EQ(mm_bad_free_count(), bad + 4);
+	/* Refused frees left the lists intact: the count is exact. */
+	EXPECT_EQ(mm_test_buddy_free(), before);
+	free_pages(NULL, 0);
 }
 
 #define MM_PAGES_PER_CPU 8
@@ -70,7 +97,7 @@ static void mm_worker(void *arg)
 TEST(mm, concurrent_alloc_disjoint)
 {
 	static struct mm_test t;
-	t = (struct mm_test){ 0 };
+	t = (struct mm_test){0};
 	smp_run_all(mm_worker, &t);
 	EXPECT_EQ(t.failures, 0);
 	EXPECT_EQ(t.overlaps, 0);

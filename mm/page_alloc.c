@@ -1,0 +1,247 @@
+/*
+ * The page allocator's front: alloc_pages, alloc_pages_node, free_pages, the page descriptor array,
+ * and bringing it all up at boot (mm_early_init).
+ *
+ * An allocation tries the nodes in the order numa_fallback_order() gives (the
+ * requested node, then the nearest), on each first the CPU's per-CPU list (order 0
+ * and HUGE_ORDER) and then the zone's buddy lists. When every node fails it drains
+ * every CPU's per-CPU lists of those nodes (pages may sit there, or sit there as
+ * halves of the block we need) and tries once more before returning NULL: out of
+ * memory is NULL, never a panic, and never while a free page of those nodes is
+ * parked somewhere.
+ *
+ * Locks: this file takes none itself; see mm_internal.h for pcp -> zone.
+ */
+#include <grace/boot_info.h>
+#include <grace/ksyms.h>
+#include <grace/mm.h>
+#include <grace/numa.h>
+#include <grace/printk.h>
+#include <grace/string.h>
+#include "mm_internal.h"
+
+struct page *mem_map;
+u64 mem_map_base_pfn, mem_map_pages;
+static atomic_long_t bad_frees;
+
+static struct page *alloc_from_node(int node, unsigned order, unsigned flags)
+{
+	struct page *page = NULL;
+	if (!(flags & ALLOC_NOPCP) && (order == 0 || order == HUGE_ORDER))
+		page = pcp_alloc(node, order);
+	if (!page)
+		page = buddy_alloc(&zones[node], order);
+	return page;
+}
+
+/* A block leaving the allocator: the head says it is allocated, the rest is the owner's. */
+static void page_prep(struct page *page, unsigned order)
+{
+	page->flags = PG_HEAD;
+	page->order = (u8)order;
+	page->next = page->prev = NULL;
+	page->inuse = 0;
+	atomic_set(&page->refcount, 1);
+	spin_lock_init(&page->ptl);
+	page->private = 0;
+	page->freelist = NULL;
+}
+
+struct page *alloc_page_block(int node, unsigned order, unsigned flags)
+{
+	if (order > MAX_ORDER)
+		return NULL;
+	if (node == NUMA_NO_NODE)
+		node = numa_this_node();
+	if (node < 0 || (unsigned)node >= nr_nodes)
+		return NULL;
+
+	int nodes[MAX_NODES];
+	unsigned n = numa_fallback_order(node, nodes);
+	if (flags & ALLOC_STRICT)
+		n = 1;
+	struct page *page = NULL;
+	for (int attempt = 0; attempt < 2 && !page; attempt++) {
+		for (unsigned i = 0; i < n && !page; i++)
+			page = alloc_from_node(nodes[i], order, flags);
+		/* Nothing parked on the per-CPU lists of those nodes either: out of memory. */
+		if (!page && pcp_drain_nodes(nodes, n) == 0)
+			break;
+	}
+	if (!page)
+		return NULL;
+	page_prep(page, order);
+	if (!(flags & ALLOC_NOZERO))
+		memset(page_address(page), 0, PAGE_SIZE << order);
+	return page;
+}
+
+static const char *bad_free_reason(const void *addr, unsigned order, const struct page *page)
+{
+	if (!IS_ALIGNED((uintptr_t)addr, PAGE_SIZE))
+		return "not page-aligned";
+	if (!page)
+		return "not RAM";
+	if (order > MAX_ORDER)
+		return "order out of range";
+	if (page->flags & (PG_BUDDY | PG_PCP))
+		return "already free (double free?)";
+	if (!(page->flags & PG_HEAD))
+		return "not the start of an allocated block";
+	return "order differs from the allocation";
+}
+
+static void report_bad_free(const void *addr, unsigned order, const struct page *page,
+			    uintptr_t caller)
+{
+	uintptr_t off = 0;
+	const char *fn = ksym_lookup(caller, &off, NULL);
+	atomic_long_add(&bad_frees, 1);
+	pr_err("mm: bad free_pages(%p, order %u) from %s+0x%lx: %s (flags %x, order %u)\n", addr,
+	       order, fn ? fn : "?", (unsigned long)off, bad_free_reason(addr, order, page),
+	       page ? page->flags : 0, page ? page->order : 0);
+}
+
+static void free_block_checked(struct page *page, unsigned order, const void *addr,
+			       uintptr_t caller)
+{
+	if (!page || order > MAX_ORDER || !(page->flags & PG_HEAD) || page->order != order ||
+	    (page->flags & (PG_BUDDY | PG_PCP | PG_RESERVED))) {
+		report_bad_free(addr, order, page, caller);
+		return; /* leak it rather than corrupt the free lists */
+	}
+	page->flags = 0;
+	if (!pcp_free(page, order))
+		buddy_free(&zones[page->node], page, order);
+}
+
+void free_page_block(struct page *page, unsigned order)
+{
+	if (page)
+		free_block_checked(page, order, page_address(page),
+				   (uintptr_t)__builtin_return_address(0));
+}
+
+void *alloc_pages_flags(int node, unsigned order, unsigned flags)
+{
+	struct page *page = alloc_page_block(node, order, flags);
+	return page ? page_address(page) : NULL;
+}
+
+void *alloc_pages(unsigned order)
+{
+	return alloc_pages_flags(NUMA_NO_NODE, order, 0);
+}
+
+void *alloc_pages_node(int node, unsigned order)
+{
+	return alloc_pages_flags(node, order, 0);
+}
+
+void *alloc_pages_strict_node(int node, unsigned order)
+{
+	return alloc_pages_flags(node, order, ALLOC_STRICT);
+}
+
+void free_pages(void *addr, unsigned order)
+{
+	if (!addr)
+		return;
+	uintptr_t caller = (uintptr_t)__builtin_return_address(0);
+	struct page *page = IS_ALIGNED((uintptr_t)addr, PAGE_SIZE) ? virt_to_page(addr) : NULL;
+	free_block_checked(page, order, addr, caller);
+}
+
+u64 mm_bad_free_count(void)
+{
+	return (u64)atomic_long_read(&bad_frees);
+}
+
+u64 buddy_free_pages(int node)
+{
+	if (node < 0 || (unsigned)node >= nr_nodes)
+		return 0;
+	struct zone *z = &zones[node];
+	unsigned long flags = spin_lock_irqsave(&z->lock);
+	u64 n = z->nr_free;
+	spin_unlock_irqrestore(&z->lock, flags);
+	return n;
+}
+
+u64 node_free_blocks(int node, unsigned order)
+{
+	if (node < 0 || (unsigned)node >= nr_nodes || order > MAX_ORDER)
+		return 0;
+	struct zone *z = &zones[node];
+	u64 n = 0;
+	unsigned long flags = spin_lock_irqsave(&z->lock);
+	for (unsigned o = order; o <= MAX_ORDER; o++)
+		n += z->free[o].nr << (o - order);
+	spin_unlock_irqrestore(&z->lock, flags);
+	return n;
+}
+
+u64 node_free_pages(int node)
+{
+	return buddy_free_pages(node) + ((unsigned)node < nr_nodes ? pcp_pages(node) : 0);
+}
+
+u64 node_managed_pages(int node)
+{
+	return (unsigned)node < nr_nodes ? zones[node].managed : 0;
+}
+
+u64 mm_free_bytes(void)
+{
+	u64 pages = 0;
+	for (unsigned n = 0; n < nr_nodes; n++)
+		pages += node_free_pages((int)n);
+	return pages << PAGE_SHIFT;
+}
+
+/* One descriptor per page frame of RAM's span; all reserved until the buddy gets them. */
+static void mem_map_init(void)
+{
+	u64 lo, hi;
+	early_ram_span(&lo, &hi);
+	u64 bytes = (hi - lo) * sizeof(struct page);
+	phys_addr_t pa = early_alloc(bytes);
+	if (!pa)
+		panic("mm: no room for %llu KiB of page descriptors", bytes >> 10);
+	mem_map = phys_to_virt(pa);
+	mem_map_base_pfn = lo;
+	mem_map_pages = hi - lo;
+	memset(mem_map, 0, bytes); /* an all-zero ptl is an unlocked spinlock */
+	for (u64 i = 0; i < mem_map_pages; i++)
+		mem_map[i].flags = PG_RESERVED;
+	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
+		const struct mem_range *m = &boot_info.mem[i];
+		int node = m->node >= 0 && (unsigned)m->node < nr_nodes ? m->node : 0;
+		for (u64 pfn = m->base >> PAGE_SHIFT; pfn < (m->base + m->size) >> PAGE_SHIFT;
+		     pfn++)
+			mem_map[pfn - lo].node = (u8)node;
+	}
+}
+
+void mm_early_init(void)
+{
+	numa_init();
+	early_init();
+	mem_map_init();
+	for (unsigned n = 0; n < MAX_NODES; n++) {
+		spin_lock_init(&zones[n].lock);
+		zones[n].node = (int)n;
+	}
+	early_release(buddy_add_range);
+
+	u64 managed = 0;
+	for (unsigned n = 0; n < nr_nodes; n++)
+		managed += zones[n].managed;
+	printk("mm: buddy allocator: %llu MiB in %u node%s, orders 0-%u; %llu KiB of page "
+	       "descriptors\n",
+	       (unsigned long long)(managed >> (20 - PAGE_SHIFT)), nr_nodes,
+	       nr_nodes > 1 ? "s" : "", MAX_ORDER,
+	       (unsigned long long)((mem_map_pages * sizeof(struct page)) >> 10));
+	numa_print();
+	slab_init();
+}
