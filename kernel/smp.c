@@ -12,15 +12,16 @@
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/mm.h>
+#include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/time.h>
+#include <grace/vmap.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
 
-#define CPU_STACK_ORDER 2		/* 16 KiB kernel stacks */
 #define CPU_START_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)	/* 64 vCPUs on 2 host cores are slow to start */
 #define RUN_ALL_WARN_NS (30ULL * 1000 * 1000 * 1000)
 
@@ -242,17 +243,19 @@ void smp_boot(void)
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
 		if (cpu == self)
 			continue;
-		char *stack = alloc_pages(CPU_STACK_ORDER);
+		/* A stack with a guard page below it (mm/vmap.c), in the CPU's own node. */
+		char *stack = stack_alloc_node(cpu_to_node(cpu));
 		if (!stack) {
 			pr_err("smp: no memory for CPU %u's stack\n", cpu);
 			continue;
 		}
 		WRITE_ONCE(cpu_state[cpu], CPU_BOOTING);
-		int err = arch_cpu_start(cpu, (uintptr_t)stack + (PAGE_SIZE << CPU_STACK_ORDER));
+		int err = arch_cpu_start(cpu, (uintptr_t)stack + KERNEL_STACK_SIZE);
 		if (err) {
 			pr_err("smp: CPU %u (hwid %u) failed to start: %s\n", cpu, boot_info.cpus[cpu].hwid,
 			       errno_name(err));
 			WRITE_ONCE(cpu_state[cpu], CPU_ABANDONED);
+			/* The stack stays: a start that reported an error may still have begun. */
 			continue;
 		}
 		started++;

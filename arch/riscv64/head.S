@@ -95,7 +95,7 @@ boot_entry:
 	mv	t2, s3
 3:	srli	t3, t2, 12
 	slli	t3, t3, PTE_PPN_SHIFT
-	ori	t3, t3, PTE_KERNEL
+	ori	t3, t3, PTE_BOOT
 	sd	t3, 0(t0)
 	addi	t0, t0, 8
 	li	t4, PMD_SIZE
@@ -149,7 +149,7 @@ map_early_gigapage:
 	li	t1, DIRECT_MAP_SIZE >> PGD_SHIFT
 	bgeu	t0, t1, 1f
 	slli	t1, t0, PGD_SHIFT - 12 + PTE_PPN_SHIFT
-	ori	t1, t1, PTE_KERNEL
+	ori	t1, t1, PTE_BOOT
 	addi	t0, t0, DIRECT_MAP_PGD_INDEX
 	slli	t0, t0, 3
 	add	t0, s5, t0
@@ -220,8 +220,15 @@ kernel_va_pa_offset:
 boot_lottery:				/* in .data, not .bss: the winner clears bss */
 	.word	0
 
+	/*
+	 * The boot hart's stack, above a guard page that mmu.c leaves unmapped: an
+	 * overflow faults instead of silently overwriting the rest of bss.
+	 */
 	.bss
-	.balign 16
+	.balign 4096
+	.globl boot_stack_guard
+boot_stack_guard:
+	.space	4096
 boot_stack:
 	.space	BOOT_STACK_SIZE
 boot_emergency_stack:

@@ -1,20 +1,27 @@
 /*
  * Kernel page tables (Sv39; why Sv39 is in asm/memory.h).
  *
- * head.S starts on boot_pgd: the image at KERNEL_VIRT_BASE in 2 MiB pages, plus
- * gigapages over the GiBs holding the image and the DTB. mmu_init() then builds
- * kernel_pgd, which every hart uses: the same image mapping, the direct map of
- * exactly the RAM the device tree describes (1 GiB leaves where a whole aligned
- * GiB is RAM, 2 MiB leaves at the edges), and the ioremap window. Page-table
- * pages come from a small static pool, because this runs before the page
- * allocator exists (and the allocator hands out direct-map addresses).
- *
- * Everything is mapped read/write/execute with large pages for now; the memory
- * issue replaces this with W^X and 4 KiB granularity where needed.
+ * head.S starts on boot_pgd: the image at KERNEL_VIRT_BASE in read/write/execute
+ * 2 MiB pages, plus gigapages over the GiBs holding the image and the DTB.
+ * mmu_init() then builds kernel_pgd, which every hart uses, with W^X:
+ *   - the image, section by section (linker/riscv64.ld): text read-only and
+ *     executable, rodata read-only, data and bss read-write, each with 4 KiB
+ *     pages in the 2 MiB regions sections share and 2 MiB pages elsewhere; the
+ *     page below the boot stack is left out as its guard page;
+ *   - the direct map of exactly the RAM the device tree describes (1 GiB leaves
+ *     where a whole aligned GiB is RAM, 2 MiB leaves at the edges), read-write,
+ *     never executable;
+ *   - the ioremap window (device registers, never executable) and the vmap area
+ *     (kernel stacks, mm/vmap.c), each with its root entry made here, so that the
+ *     kernel half of the root never changes after boot and the copies in every
+ *     address space (arch_mm_init_root) stay valid.
+ * Page-table pages come from a small static pool, because this runs before the
+ * page allocator exists (and the allocator hands out direct-map addresses).
  */
 #include <grace/boot_info.h>
 #include <grace/cpumask.h>
 #include <grace/errno.h>
+#include <grace/kmap.h>
 #include <grace/printk.h>
 #include <grace/spinlock.h>
 #include <asm/csr.h>
@@ -23,11 +30,13 @@
 #include "sbi.h"
 
 /*
- * Page-table pages for the direct map's partial GiBs (at most two per RAM range)
- * and the ioremap window's 4 KiB mappings (one per 2 MiB of small mappings).
- * A QEMU virt machine uses 1 to 3; a board with many RAM ranges a few more.
+ * Page-table pages for the direct map's partial GiBs (at most two per RAM range),
+ * the ioremap window's 4 KiB mappings (one per 2 MiB of small mappings) and the
+ * image (one level-1 table, plus a 4 KiB table for each 2 MiB region where two
+ * sections meet: about five). A QEMU virt machine uses about 10; a board with
+ * many RAM ranges a few more.
  */
-#define PT_POOL_PAGES 24
+#define PT_POOL_PAGES 32
 
 #define PGD_INDEX(va) (((va) >> PGD_SHIFT) & (PTES_PER_TABLE - 1))
 #define PMD_INDEX(va) (((va) >> PMD_SHIFT) & (PTES_PER_TABLE - 1))
@@ -37,18 +46,20 @@ pte_t boot_pgd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
 pte_t boot_kernel_pmd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
 static pte_t kernel_pgd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
 static pte_t ioremap_pmd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
+static pte_t vmap_pmd[PTES_PER_TABLE] __aligned(PAGE_SIZE);
 static pte_t pt_pool[PT_POOL_PAGES][PTES_PER_TABLE] __aligned(PAGE_SIZE);
 
 static DEFINE_SPINLOCK(mmu_lock); /* protects pt_pool_used, ioremap_next, the tables */
 static unsigned pt_pool_used;
 static uintptr_t ioremap_next = IOREMAP_BASE;
 
-extern char _start_image[], _end[];
+extern char _text[], __start_rodata[], __end_rodata[], _end[];
+extern char boot_stack_guard[]; /* head.S: the page below the boot stack */
 
 /* Every table lives in the image, so its virtual address follows from the image offset. */
 static pte_t *table_of(pte_t pte)
 {
-	return (pte_t *)(uintptr_t)(pte_pa(pte) + kernel_va_pa_offset);
+	return (pte_t *)(uintptr_t)(pte_phys(pte) + kernel_va_pa_offset);
 }
 
 static pte_t *pt_alloc_locked(void)
@@ -79,7 +90,7 @@ static int direct_map_range(phys_addr_t pa, u64 size)
 	while (p < end) {
 		pte_t *e = &kernel_pgd[PGD_INDEX(PAGE_OFFSET + p)];
 		if (IS_ALIGNED(p, PGD_SIZE) && end - p >= PGD_SIZE && !(*e & PTE_V)) {
-			*e = pte_make(p, PTE_KERNEL);
+			*e = pte_make(p, PTE_KERNEL_DATA);
 			p += PGD_SIZE;
 			continue;
 		}
@@ -90,10 +101,31 @@ static int direct_map_range(phys_addr_t pa, u64 size)
 		pte_t *pmd = pmd_get_locked(e);
 		if (!pmd)
 			return -ENOMEM;
-		pmd[PMD_INDEX(PAGE_OFFSET + p)] = pte_make(p, PTE_KERNEL);
+		pmd[PMD_INDEX(PAGE_OFFSET + p)] = pte_make(p, PTE_KERNEL_DATA);
 		p += PMD_SIZE;
 	}
 	return 0;
+}
+
+/* The image, [from, to) with prot; 2 MiB pages where a whole aligned 2 MiB allows. */
+static int map_image_range(const char *from, const char *to, unsigned prot)
+{
+	if (to <= from)
+		return 0;
+	return kmap_range(kernel_pgd, (uintptr_t)from, virt_to_phys(from), (u64)(to - from), prot,
+			  true, true, pt_alloc_locked);
+}
+
+static int map_image(void)
+{
+	int err = map_image_range(_text, __start_rodata, PROT_READ | PROT_EXEC);
+	if (!err)
+		err = map_image_range(__start_rodata, __end_rodata, PROT_READ);
+	if (!err)
+		err = map_image_range(__end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE);
+	if (!err)
+		err = map_image_range(boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE);
+	return err;
 }
 
 u64 mmu_kernel_satp(void)
@@ -101,15 +133,40 @@ u64 mmu_kernel_satp(void)
 	return SATP_MODE_SV39 | virt_to_phys(kernel_pgd) >> PAGE_SHIFT;
 }
 
+pte_t *arch_kernel_root(void)
+{
+	return kernel_pgd;
+}
+
+void arch_mm_init_root(pte_t *root)
+{
+	/* The kernel half: root entries for USER_VA_END's sign-extended mirror and up. */
+	for (unsigned i = PTES_PER_TABLE / 2; i < PTES_PER_TABLE; i++)
+		root[i] = kernel_pgd[i];
+}
+
+void arch_switch_mm(phys_addr_t root)
+{
+	u64 satp = root ? SATP_MODE_SV39 | root >> PAGE_SHIFT : mmu_kernel_satp();
+	/* No ASIDs: every switch drops the old user translations. */
+	csr_write(satp, satp);
+	local_flush_tlb_all();
+}
+
 int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 {
 	/* Runs on the boot hart alone, before any other user of the lock. */
-	kernel_pgd[PGD_INDEX(KERNEL_VIRT_BASE)] = boot_pgd[PGD_INDEX(KERNEL_VIRT_BASE)];
 	kernel_pgd[PGD_INDEX(IOREMAP_BASE)] = pte_make(virt_to_phys(ioremap_pmd), PTE_TABLE);
+	kernel_pgd[PGD_INDEX(VMAP_BASE)] = pte_make(virt_to_phys(vmap_pmd), PTE_TABLE);
+	int err = map_image();
+	if (err) {
+		pr_err("mm: cannot map the kernel image: %s\n", errno_name(err));
+		return err;
+	}
 
 	for (unsigned i = 0; i < boot_info.nr_mem;) {
 		struct mem_range *r = &boot_info.mem[i];
-		int err = direct_map_range(r->base, r->size);
+		err = direct_map_range(r->base, r->size);
 		if (!err) {
 			i++;
 			continue;
@@ -120,7 +177,7 @@ int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 		boot_info.mem[i] = boot_info.mem[--boot_info.nr_mem];
 	}
 	/* The DTB is normally in RAM, hence mapped already; a loader may have put it elsewhere. */
-	int err = direct_map_range(dtb_pa, dtb_size);
+	err = direct_map_range(dtb_pa, dtb_size);
 	if (err)
 		return err;
 
@@ -152,7 +209,7 @@ void *ioremap(phys_addr_t pa, size_t size)
 		phys_addr_t p = start + off;
 		pte_t *e = &ioremap_pmd[PMD_INDEX(v)];
 		if (IS_ALIGNED(p, PMD_SIZE) && len - off >= PMD_SIZE && !(*e & PTE_V)) {
-			*e = pte_make(p, PTE_DEVICE);
+			*e = pte_make(p, PTE_KERNEL_DATA);
 			off += PMD_SIZE;
 			continue;
 		}
@@ -164,7 +221,7 @@ void *ioremap(phys_addr_t pa, size_t size)
 			       (unsigned long long)pa);
 			return NULL;
 		}
-		pt[PTE_INDEX(v)] = pte_make(p, PTE_DEVICE);
+		pt[PTE_INDEX(v)] = pte_make(p, PTE_KERNEL_DATA);
 		off += PAGE_SIZE;
 	}
 	ioremap_next = va + len;
@@ -177,19 +234,21 @@ void *ioremap(phys_addr_t pa, size_t size)
 	return (void *)(va + (uintptr_t)(pa - start));
 }
 
+/*
+ * Walks the tables this hart is using (the kernel half is the same in all), so
+ * it also works on boot_pgd before mmu_init() and on an mm's tables.
+ */
 bool mmu_kernel_range_ok(uintptr_t va, size_t len)
 {
 	uintptr_t end = va + len;
-	if (end < va)
+	if (end < va || va < PAGE_OFFSET)
 		return false;
-	if (va >= (uintptr_t)_start_image && end <= (uintptr_t)_end)
-		return true;
-	if (va < PAGE_OFFSET || end > PAGE_OFFSET + DIRECT_MAP_SIZE)
+	/* Device registers: reading them may have side effects. */
+	if (va < IOREMAP_BASE + IOREMAP_SIZE && end > IOREMAP_BASE)
 		return false;
-	phys_addr_t pa = va - PAGE_OFFSET, pend = end - PAGE_OFFSET;
-	for (unsigned i = 0; i < boot_info.nr_mem; i++)
-		if (pa >= boot_info.mem[i].base &&
-		    pend <= boot_info.mem[i].base + boot_info.mem[i].size)
-			return true;
-	return false;
+	const pte_t *root = phys_to_virt((csr_read(satp) & ((1ULL << 44) - 1)) << PAGE_SHIFT);
+	for (uintptr_t p = ALIGN_DOWN(va, PAGE_SIZE); p < end; p += PAGE_SIZE)
+		if (!kmap_lookup(root, p, NULL))
+			return false;
+	return true;
 }

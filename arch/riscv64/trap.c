@@ -1,10 +1,18 @@
 /*
  * Trap handling in C: trap_handler() sorts what trap_entry.S saved into interrupts
- * (timer, software = IPI, external = PLIC) and exceptions (die), and the two debug
- * helpers generic code asks for, arch_dump_regs() and arch_unwind().
+ * (timer, software = IPI, external = PLIC) and exceptions: page faults go to
+ * handle_page_fault(), then to the exception fixup table, and only then to die();
+ * access faults (PMP, bus errors) may have a fixup too; every other exception
+ * dies. Also the two debug helpers
+ * generic code asks for, arch_dump_regs() and arch_unwind().
  */
 #include <grace/arch.h>
+#include <grace/extable.h>
+#include <grace/fault.h>
 #include <grace/printk.h>
+#include <grace/vmap.h>
+#include <asm/irq.h>
+#include <asm/memory.h>
 #include "hart.h"
 #include "pgtable.h"
 #include "riscv.h"
@@ -18,7 +26,16 @@ BUILD_BUG_ON(offsetof(struct regs, frame_ra) != REGS_FRAME_RA);
 BUILD_BUG_ON(sizeof(struct regs) != REGS_SIZE || REGS_SIZE % 16);
 BUILD_BUG_ON(offsetof(struct regs, t6) != REGS_X(31));
 
-extern char _text[], _etext[];
+extern char _text[], _etext[], __start_rodata[], __end_rodata[];
+extern char boot_stack_guard[];
+
+/* scause exception codes that the fault path sorts out. */
+#define EXC_INST_ACCESS 1
+#define EXC_LOAD_ACCESS 5
+#define EXC_STORE_ACCESS 7
+#define EXC_INST_PAGE_FAULT 12
+#define EXC_LOAD_PAGE_FAULT 13
+#define EXC_STORE_PAGE_FAULT 15
 
 /* scause exception codes, from the privileged spec. */
 static const char *const exception_names[] = {
@@ -85,20 +102,118 @@ static void trap_interrupt(unsigned long code, struct regs *regs)
 	irq_exit();
 }
 
+bool fixup_exception(struct regs *regs)
+{
+	const struct exception_table_entry *e = search_exception_table(regs->sepc, EX_TYPE_INSN);
+	if (!e && (regs->scause == EXC_INST_PAGE_FAULT || regs->scause == EXC_INST_ACCESS))
+		/* A call whose target could not be fetched (probe_exec): match ra. */
+		e = search_exception_table(regs->ra, EX_TYPE_CALL);
+	if (!e)
+		return false;
+	regs->sepc = e->fixup;
+	return true;
+}
+
+static bool is_boot_stack_guard(uintptr_t va)
+{
+	return va - (uintptr_t)boot_stack_guard < PAGE_SIZE;
+}
+
+/* What the faulting address is, for the report: the usual suspects first. */
+static const char *fault_addr_kind(uintptr_t va)
+{
+	if (vmap_is_guard(va) || is_boot_stack_guard(va))
+		return " (a stack guard page: kernel stack overflow?)";
+	if (va < PAGE_SIZE)
+		return " (NULL pointer dereference?)";
+	if (va >= (uintptr_t)_text && va < (uintptr_t)__start_rodata)
+		return " (kernel text: read-only)";
+	if (va >= (uintptr_t)__start_rodata && va < (uintptr_t)__end_rodata)
+		return " (kernel rodata: read-only)";
+	if (va >= PAGE_OFFSET && va < PAGE_OFFSET + DIRECT_MAP_SIZE)
+		return " (direct map: not executable)";
+	return "";
+}
+
+static void __noreturn fault_die(struct regs *regs, const char *access)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "%s: kernel %s at %016lx%s", cause_name(regs->scause), access,
+		 regs->stval, fault_addr_kind(regs->stval));
+	die(what, regs);
+}
+
+/*
+ * A page fault: the address space may resolve it (demand paging); else the
+ * fixup table may cover the instruction; else it is a kernel bug. The handler
+ * runs with interrupts on if the faulting code had them on, so that a fault
+ * waiting for a page-table lock still takes the TLB-shootdown IPI its holder
+ * may be waiting on.
+ */
+static void trap_page_fault(struct regs *regs, unsigned access)
+{
+	bool irqs = regs->sstatus & SSTATUS_SPIE;
+	if (irqs)
+		arch_irq_enable();
+	int err = handle_page_fault(regs, regs->stval, access);
+	if (irqs)
+		arch_irq_disable();
+	if (!err || fixup_exception(regs))
+		return;
+	fault_die(regs, access == FAULT_EXEC	? "execute"
+			: access == FAULT_WRITE ? "write"
+						: "read");
+}
+
+static void trap_exception(struct regs *regs)
+{
+	switch (regs->scause) {
+	case EXC_INST_PAGE_FAULT:
+		trap_page_fault(regs, FAULT_EXEC);
+		return;
+	case EXC_LOAD_PAGE_FAULT:
+		trap_page_fault(regs, FAULT_READ);
+		return;
+	case EXC_STORE_PAGE_FAULT:
+		trap_page_fault(regs, FAULT_WRITE);
+		return;
+	case EXC_INST_ACCESS:
+	case EXC_LOAD_ACCESS:
+	case EXC_STORE_ACCESS:
+		/* Physical memory protection or a bus error: no mapping to fix, maybe a fixup. */
+		if (fixup_exception(regs))
+			return;
+		fault_die(regs, regs->scause == EXC_INST_ACCESS	 ? "execute"
+				: regs->scause == EXC_STORE_ACCESS ? "write"
+								   : "read");
+	default:
+		die(cause_name(regs->scause), regs);
+	}
+}
+
 void trap_handler(struct regs *regs)
 {
 	struct riscv_hart *hart = this_hart();
 
 	regs->outer = hart->trap_regs;
 	hart->trap_regs = regs;
-	if (hart->trap_depth >= TRAP_DEPTH_MAX)
+	if (hart->trap_depth >= TRAP_DEPTH_MAX) {
+		/* The usual way here: the trap entry faulted saving to a stack's guard page. */
+		if (vmap_is_guard(regs->stval) || is_boot_stack_guard(regs->stval)) {
+			char what[120];
+			snprintf(what, sizeof(what),
+				 "kernel stack overflow: the trap entry hit a guard page at %016lx",
+				 regs->stval);
+			die(what, regs);
+		}
 		die("kernel traps nested too deep: stack pointer bad?", regs);
+	}
 	if (regs->scause & SCAUSE_INTERRUPT)
 		trap_interrupt(regs->scause & ~SCAUSE_INTERRUPT, regs);
 	else if (riscv_early_boot)
 		riscv_early_trap(cause_name(regs->scause), regs);
 	else
-		die(cause_name(regs->scause), regs);
+		trap_exception(regs);
 	hart->trap_regs = regs->outer;
 }
 

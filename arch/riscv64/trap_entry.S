@@ -7,7 +7,9 @@
  * any register, park the registers we need there, count the nesting there, and when traps nest past TRAP_DEPTH_MAX
  * (a fault while saving to a bad stack faults again, forever) switch to the
  * hart's emergency stack. Then save every register in a struct regs, load the
- * per-CPU base into tp from the struct, and call trap_handler(regs).
+ * per-CPU base into tp from the struct, and call trap_handler(regs). On the way
+ * out the whole saved sstatus comes back, so the interrupted code keeps its own
+ * SPP/SPIE and its user-access window (SUM), which the handler runs without.
  */
 #include <asm/csr.h>
 #include <asm/regs.h>
@@ -79,6 +81,12 @@ trap_entry:
 	addi	s0, sp, REGS_SIZE		/* frame record just below s0: backtraces cross the trap */
 	csrr	t0, sstatus
 	sd	t0, REGS_SSTATUS(sp)
+	/*
+	 * The handler runs without user access (sstatus.SUM) even when the
+	 * interrupted code had it open; the sstatus restore below reopens it.
+	 */
+	li	t0, SSTATUS_SUM
+	csrc	sstatus, t0
 	csrr	t0, scause
 	sd	t0, REGS_SCAUSE(sp)
 	csrr	t0, stval

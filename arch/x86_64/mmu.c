@@ -1,15 +1,22 @@
 /*
- * Kernel page tables for x86_64 (4-level paging, 2 MiB leaves).
+ * Kernel page tables for x86_64 (4-level paging).
  *
  * The boot tables (boot.S) map the first 4 GiB everywhere, MMIO holes included,
- * and keep an identity map. mmu_init() replaces them with:
- *   - the kernel image at KERNEL_VMA + physical;
+ * read/write/execute, and keep an identity map. mmu_init() replaces them with W^X
+ * tables:
+ *   - the kernel image at KERNEL_VMA + physical, section by section
+ *     (linker/x86_64.ld): text read-only and executable, rodata read-only, data
+ *     and bss read-write and not executable, with 4 KiB pages in the 2 MiB
+ *     regions sections share and 2 MiB pages elsewhere; the page below the boot
+ *     stack (boot_stack_guard) is left out as its guard page;
  *   - the direct map at PAGE_OFFSET: every RAM and ACPI range of the memory map,
  *     rounded out to 2 MiB, including RAM above 4 GiB, not executable;
+ *   - the vmap area (kernel stacks, mm/vmap.c), whose PML4 entry is made here so
+ *     that the kernel half of the PML4 never changes after boot and the copies in
+ *     every address space (arch_mm_init_root) stay valid;
  *   - nothing at virtual 0, so a NULL dereference faults.
  * ioremap() and the ACPI table mapper add 2 MiB pages to the direct map on demand
- * (uncached for devices). The image is mapped read-write-execute for now: the
- * memory issue redoes these tables with W^X and 4 KiB pages where needed.
+ * (uncached for devices, never executable).
  *
  * The boot tables stay in use as the AP trampoline's page tables: their identity
  * map lets the trampoline turn paging on, and their kernel entries are pointed at
@@ -17,22 +24,15 @@
  */
 #include <grace/boot_info.h>
 #include <grace/compiler.h>
+#include <grace/errno.h>
+#include <grace/kmap.h>
+#include <grace/pgtable.h>
 #include <grace/printk.h>
 #include <grace/spinlock.h>
 #include <asm/memory.h>
 #include <asm/x86.h>
 #include "x86_64.h"
 
-#define PTE_PRESENT (1ULL << 0)
-#define PTE_WRITE (1ULL << 1)
-#define PTE_PWT (1ULL << 3)
-#define PTE_PCD (1ULL << 4)
-#define PTE_LARGE (1ULL << 7)
-#define PTE_GLOBAL (1ULL << 8)
-#define PTE_NX (1ULL << 63)
-#define PTE_ADDR_MASK 0x000ffffffffff000ULL
-
-#define PT_ENTRIES 512
 #define PML4_INDEX(va) (((va) >> 39) & 511)
 #define PDPT_INDEX(va) (((va) >> 30) & 511)
 #define PD_INDEX(va) (((va) >> 21) & 511)
@@ -44,10 +44,18 @@
 #define PD_POOL_PAGES 64
 #define DIRECT_MAP_MAX (PD_POOL_PAGES * GiB)
 
+/*
+ * The image's tables: a PDPT and a page directory for its GiB, plus a page table
+ * for each 2 MiB region where two sections (or the boot stack's guard) meet,
+ * about five for a kernel of a few MiB.
+ */
+#define IMAGE_POOL_PAGES 16
+
 typedef u64 pt_page[PT_ENTRIES] __aligned(PAGE_SIZE);
 
-static pt_page kernel_pml4, image_pdpt, image_pd, dm_pdpt;
-static pt_page guard_pt;		/* 4 KiB pages around the boot stack's guard page */
+static pt_page kernel_pml4, dm_pdpt, vmap_pdpt;
+static pt_page image_pool[IMAGE_POOL_PAGES];
+static unsigned image_pool_used;
 static pt_page pd_pool[PD_POOL_PAGES];
 static unsigned pd_pool_used;
 static u64 *dm_pd[PD_POOL_PAGES];	/* the page directory of each GiB, or NULL */
@@ -56,24 +64,41 @@ static DEFINE_SPINLOCK(mmu_lock);
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 
 extern u64 boot_pml4[];			/* boot.S, identity-mapped physical address */
-extern char _kernel_phys_start[], _end[];
+extern char _text[], __start_rodata[], __end_rodata[], _end[];
+extern char boot_stack_guard[];		/* boot.S: the page below the boot stack */
+
 static u64 table_entry(const void *table)
 {
 	return virt_to_phys(table) | PTE_PRESENT | PTE_WRITE;
 }
 
-extern char boot_stack_guard[];		/* boot.S: the page below the boot stack */
-
-/* Map the 2 MiB around the boot stack with 4 KiB pages, leaving its guard page out. */
-static void mmu_guard_boot_stack(void)
+/* Boot only (one CPU): bss is zero, so the tables start empty. */
+static pte_t *image_pt_alloc(void)
 {
-	phys_addr_t guard = virt_to_phys(boot_stack_guard);
-	phys_addr_t region = ALIGN_DOWN(guard, LARGE_PAGE_SIZE);
-	for (unsigned i = 0; i < PT_ENTRIES; i++) {
-		phys_addr_t p = region + (phys_addr_t)i * PAGE_SIZE;
-		guard_pt[i] = p == guard ? 0 : p | PTE_PRESENT | PTE_WRITE | PTE_GLOBAL;
-	}
-	image_pd[PD_INDEX(region)] = table_entry(guard_pt);
+	if (image_pool_used == IMAGE_POOL_PAGES)
+		return NULL;
+	return image_pool[image_pool_used++];
+}
+
+/* The image, [from, to) with prot; 2 MiB pages where a whole aligned 2 MiB allows. */
+static int map_image_range(const char *from, const char *to, unsigned prot)
+{
+	if (to <= from)
+		return 0;
+	return kmap_range(kernel_pml4, (uintptr_t)from, virt_to_phys(from), (u64)(to - from), prot,
+			  true, true, image_pt_alloc);
+}
+
+static int map_image(void)
+{
+	int err = map_image_range(_text, __start_rodata, PROT_READ | PROT_EXEC);
+	if (!err)
+		err = map_image_range(__start_rodata, __end_rodata, PROT_READ);
+	if (!err)
+		err = map_image_range(__end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE);
+	if (!err)
+		err = map_image_range(boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE);
+	return err;
 }
 
 /* Map the 2 MiB page at pa into the direct map; false when out of table space. */
@@ -127,16 +152,33 @@ void *ioremap(phys_addr_t pa, size_t size)
 	return mmu_map_phys(pa, size, true);
 }
 
+pte_t *arch_kernel_root(void)
+{
+	return kernel_pml4;
+}
+
+void arch_mm_init_root(pte_t *root)
+{
+	/* The kernel half: PML4 entries 256-511 (addresses with bit 47 set). */
+	for (unsigned i = PT_ENTRIES / 2; i < PT_ENTRIES; i++)
+		root[i] = kernel_pml4[i];
+}
+
+void arch_switch_mm(phys_addr_t root)
+{
+	/* Loading CR3 also flushes every non-global translation: the old user half. */
+	write_cr3(root ? root : x86_kernel_cr3);
+}
+
 void mmu_init(void)
 {
-	/* The image: from physical 0 (so .boot is covered) to _end, in 2 MiB pages. */
-	phys_addr_t image_end = ALIGN_UP(virt_to_phys(_end), LARGE_PAGE_SIZE);
-	if (image_end > GiB)
+	if (virt_to_phys(_end) > GiB)
 		x86_fatal("mmu: the kernel image does not fit in its 1 GiB window");
-	for (phys_addr_t p = 0; p < image_end; p += LARGE_PAGE_SIZE)
-		image_pd[PD_INDEX(p)] = p | PTE_PRESENT | PTE_WRITE | PTE_LARGE | PTE_GLOBAL;
-	image_pdpt[PDPT_INDEX(KERNEL_VMA)] = table_entry(image_pd);
-	mmu_guard_boot_stack();
+	int err = map_image();
+	if (err) {
+		pr_err("mmu: cannot map the kernel image: %s\n", errno_name(err));
+		x86_fatal("mmu: cannot map the kernel image");
+	}
 
 	/* The direct map: RAM, and RAM-like ACPI areas, from boot_info and the reserved list. */
 	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
@@ -158,7 +200,7 @@ void mmu_init(void)
 	}
 
 	kernel_pml4[PML4_INDEX(PAGE_OFFSET)] = table_entry(dm_pdpt);
-	kernel_pml4[PML4_INDEX(KERNEL_VMA)] = table_entry(image_pdpt);
+	kernel_pml4[PML4_INDEX(VMAP_BASE)] = table_entry(vmap_pdpt);
 	x86_kernel_cr3 = virt_to_phys(kernel_pml4);
 	write_cr3(x86_kernel_cr3);
 
@@ -167,8 +209,8 @@ void mmu_init(void)
 	 * their identity map (entry 0) for the AP trampoline.
 	 */
 	u64 *boot = phys_to_virt((phys_addr_t)(uintptr_t)boot_pml4);
-	boot[PML4_INDEX(PAGE_OFFSET)] = kernel_pml4[PML4_INDEX(PAGE_OFFSET)];
-	boot[PML4_INDEX(KERNEL_VMA)] = kernel_pml4[PML4_INDEX(KERNEL_VMA)];
+	for (unsigned i = PT_ENTRIES / 2; i < PT_ENTRIES; i++)
+		boot[i] = kernel_pml4[i];
 	x86_trampoline_cr3 = (uintptr_t)boot_pml4;
 }
 

@@ -2,18 +2,41 @@
  * Trap dispatch (called from entry.S with the saved registers), the register dump
  * for die(), and the frame-pointer unwinder for backtraces.
  *
- * Exceptions the kernel does not handle (all of them, for now) go to die(). Device
- * interrupts, the timer and the IPI are wrapped in irq_enter()/irq_exit() and end
- * with an EOI to the local APIC; the spurious vector needs none.
+ * Page faults go to handle_page_fault(), then to the exception fixup table, and
+ * only then to die(); a general protection fault (a non-canonical address) may
+ * have a fixup too; every other exception dies. A double fault is almost always
+ * a kernel stack overflow into a guard page (the #PF could not push its frame),
+ * and says so. Device interrupts, the timer and the IPI are wrapped in
+ * irq_enter()/irq_exit() and end with an EOI to the local APIC; the spurious
+ * vector needs none.
  */
 #include <grace/arch.h>
+#include <grace/extable.h>
+#include <grace/fault.h>
 #include <grace/ksyms.h>
 #include <grace/printk.h>
+#include <grace/vmap.h>
+#include <asm/irq.h>
+#include <asm/memory.h>
+#include <asm/pgtable.h>
 #include <asm/x86.h>
 #include "x86_64.h"
 
 #define NR_EXCEPTIONS 32
+#define VEC_DOUBLE_FAULT 8
+#define VEC_GENERAL_PROTECTION 13
 #define VEC_PAGE_FAULT 14
+
+/* #PF error code bits */
+#define PF_PRESENT (1u << 0)	/* a protection violation, not a missing page */
+#define PF_WRITE (1u << 1)
+#define PF_USER (1u << 2)
+#define PF_INSN (1u << 4)	/* an instruction fetch (with EFER.NXE) */
+
+#define RFLAGS_IF (1u << 9)
+
+extern char _text[], __start_rodata[], __end_rodata[];
+extern char boot_stack_guard[];
 
 static const char *const exception_names[NR_EXCEPTIONS] = {
 	[0] = "divide error",
@@ -41,6 +64,80 @@ static const char *const exception_names[NR_EXCEPTIONS] = {
 	[30] = "security exception",
 };
 
+bool fixup_exception(struct regs *regs)
+{
+	const struct exception_table_entry *e = search_exception_table(regs->rip, EX_TYPE_INSN);
+	if (e) {
+		regs->rip = e->fixup;
+		return true;
+	}
+	/*
+	 * A call whose target could not be fetched (probe_exec): RIP is the target
+	 * and the return address is on top of the stack; pop it and continue.
+	 */
+	if (regs->vector == VEC_PAGE_FAULT && (regs->error & PF_INSN) && regs->rip == regs->cr2 &&
+	    mmu_range_readable(regs->rsp, sizeof(u64))) {
+		e = search_exception_table(*(const uintptr_t *)regs->rsp, EX_TYPE_CALL);
+		if (e) {
+			regs->rsp += sizeof(u64);
+			regs->rip = e->fixup;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool is_stack_guard(uintptr_t va)
+{
+	return vmap_is_guard(va) || va - (uintptr_t)boot_stack_guard < PAGE_SIZE;
+}
+
+/* What the faulting address is, for the report: the usual suspects first. */
+static const char *fault_addr_kind(uintptr_t va)
+{
+	if (is_stack_guard(va))
+		return " (a stack guard page: kernel stack overflow?)";
+	if (va < PAGE_SIZE)
+		return " (NULL pointer dereference?)";
+	if (va >= (uintptr_t)_text && va < (uintptr_t)__start_rodata)
+		return " (kernel text: read-only)";
+	if (va >= (uintptr_t)__start_rodata && va < (uintptr_t)__end_rodata)
+		return " (kernel rodata: read-only)";
+	if (va >= PAGE_OFFSET && va < VMAP_BASE)
+		return " (direct map: not executable)";
+	return "";
+}
+
+/*
+ * A page fault: the address space may resolve it (demand paging); else the
+ * fixup table may cover the instruction; else it is a kernel bug. The handler
+ * runs with interrupts on if the faulting code had them on, so that a fault
+ * waiting for a page-table lock still takes the TLB-shootdown IPI its holder
+ * may be waiting on.
+ */
+static void x86_page_fault(struct regs *regs)
+{
+	unsigned access = regs->error & PF_WRITE  ? FAULT_WRITE
+			: regs->error & PF_INSN	  ? FAULT_EXEC
+						  : FAULT_READ;
+	bool irqs = regs->rflags & RFLAGS_IF;
+	if (irqs)
+		arch_irq_enable();
+	int err = handle_page_fault(regs, regs->cr2, access);
+	if (irqs)
+		arch_irq_disable();
+	if (!err || fixup_exception(regs))
+		return;
+
+	char what[160];
+	snprintf(what, sizeof(what), "page fault: kernel %s at %016llx, %s%s",
+		 access == FAULT_EXEC ? "execute" : access == FAULT_WRITE ? "write" : "read",
+		 (unsigned long long)regs->cr2,
+		 regs->error & PF_PRESENT ? "protection violation" : "not mapped",
+		 fault_addr_kind(regs->cr2));
+	die(what, regs);
+}
+
 void x86_trap(struct regs *regs)
 {
 	unsigned vector = (unsigned)regs->vector;
@@ -48,6 +145,17 @@ void x86_trap(struct regs *regs)
 	if (vector < NR_EXCEPTIONS) {
 		regs->cr2 = read_cr2();
 		regs->gs_base = rdmsr(MSR_GS_BASE);
+		if (vector == VEC_PAGE_FAULT) {
+			x86_page_fault(regs);
+			return;
+		}
+		if (vector == VEC_GENERAL_PROTECTION && fixup_exception(regs))
+			return;
+		/* CR2 still holds the address of the #PF that could not be delivered. */
+		if (vector == VEC_DOUBLE_FAULT && is_stack_guard(regs->cr2))
+			die("double fault: kernel stack overflow (the stack's guard page was hit, "
+			    "see CR2)",
+			    regs);
 		const char *name = exception_names[vector];
 		die(name ? name : "reserved exception", regs);
 	}

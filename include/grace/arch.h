@@ -8,6 +8,7 @@
  *   asm/cpu.h     cpu_relax()
  *   asm/io.h      mmio_read8..64/mmio_write8..64; x86_64 also inb/outb (ARCH_HAS_PORT_IO)
  *   asm/memory.h  PAGE_SIZE, PAGE_OFFSET, phys_to_virt(), virt_to_phys()
+ *   asm/pgtable.h page-table entries, TLB flushes, user access (see grace/pgtable.h)
  *   asm/regs.h    struct regs (the trap frame), regs_pc(), regs_fp()
  *
  * Boot: the arch's entry code sets up a stack, the MMU (kernel image at its link

@@ -5,6 +5,8 @@
  *   0xffffffc000000000  direct map: physical address P at PAGE_OFFSET + P, for P
  *                       below DIRECT_MAP_SIZE; only RAM (and the DTB) is mapped
  *   0xffffffe000000000  ioremap window (IOREMAP_SIZE): device registers
+ *   0xffffffe040000000  vmap area (VMAP_BASE in asm/pgtable.h): kernel stacks
+ *                       with guard pages
  *   0xffffffff80000000  the kernel image (KERNEL_VIRT_BASE, -mcmodel=medany reaches
  *                       it PC-relative), mapped to wherever the loader put it
  *
