@@ -17,7 +17,7 @@ static unsigned nr_args;
 
 /* The parameters some part of Grace reads; anything else gets a warning. */
 static const char *const known_keys[] = {
-	"test", "bench", "spinlock", "quiet", "bench_ms", "profile",
+	"test", "bench", "spinlock", "quiet", "bench_ms", "profile", "ptlock",
 };
 
 static bool cmdline_known(const char *key)

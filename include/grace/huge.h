@@ -1,0 +1,23 @@
+/*
+ * The huge-page allocator (mm/huge.c): 2 MiB blocks (HUGE_ORDER) for PMD leaves,
+ * from the faulting CPU's node first, then the other nodes nearest first. The
+ * fault path falls back to 4 KiB pages when this returns NULL.
+ */
+#ifndef GRACE_HUGE_H
+#define GRACE_HUGE_H
+
+#include <grace/mm.h>
+
+#define HUGE_SIZE (PAGE_SIZE << HUGE_ORDER)
+
+/* A zeroed 2 MiB block; node NUMA_NO_NODE = this CPU's node. NULL if no node has one. */
+void *huge_alloc(int node);
+void huge_free(void *block);
+
+/* Per-CPU counts summed over CPUs: blocks from the preferred node, from another, none. */
+struct huge_stats {
+	u64 local, remote, failed;
+};
+void huge_stats_sum(struct huge_stats *out);
+
+#endif

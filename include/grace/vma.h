@@ -1,0 +1,42 @@
+/*
+ * Virtual memory areas: the ranges of an mm's user half that may be faulted in,
+ * with their protection. Kept in a sorted array under mm->vma_lock (mm/vma.c).
+ */
+#ifndef GRACE_VMA_H
+#define GRACE_VMA_H
+
+#include <grace/mm_types.h>
+
+/* Lowest mappable address: page 0 and its neighbours stay unmapped so NULL faults. */
+#define VMA_MIN_ADDR (64 * KiB)
+/* A sanity bound on the array (64 pages of VMAs); more is -ENOMEM. */
+#define VMA_MAX_COUNT 8192
+
+/*
+ * Map [start, start + len) with prot (PROT_READ|PROT_WRITE|PROT_EXEC; any of them
+ * also allows reads, as every mapped page is readable; 0 allows no access) and
+ * flags (VMA_*; VMA_ANON is implied). Nothing is allocated until a fault. Returns 0,
+ * -EINVAL (unaligned, empty, wrapping, outside [VMA_MIN_ADDR, USER_VA_END), unknown
+ * bits), -EEXIST (overlaps a VMA) or -ENOMEM.
+ */
+int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned flags);
+
+/*
+ * Unmap [start, start + len): VMAs are trimmed or split, the pages and emptied
+ * tables freed after one batched TLB shootdown. Unmapping a hole is not an error.
+ * Returns 0, -EINVAL (bad range), -EBUSY (an edge would cut a 2 MiB page that is
+ * mapped; Grace does not split huge pages), -ENOMEM (a split needs a bigger array).
+ * Call with interrupts enabled: the shootdown waits for other CPUs to answer.
+ */
+int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
+
+/* The VMA containing addr, or NULL. Caller holds mm->vma_lock (either side). */
+struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);
+
+/* A copy of the VMA containing addr; false if none. Takes the lock itself. */
+bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out);
+
+/* Free the VMA array (mm teardown; no other user). */
+void vma_free_all(struct mm *mm);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * What the address-space files (mm/mm.c, vma.c, fault.c, huge.c, pagetable.c,
+ * tlb.c) share and nobody else needs: the allocation wrapper that fault injection
+ * hooks into, and the per-CPU fault counters.
+ */
+#ifndef MM_AS_INTERNAL_H
+#define MM_AS_INTERNAL_H
+
+#include <grace/fault.h>
+#include <grace/mm.h>
+#include <grace/percpu.h>
+
+/* True when fault injection says this allocation must fail (see mm_inject_alloc_failures). */
+bool mm_inject_fail(void);
+
+/* alloc_pages_flags() behind the injection hook: every page the address-space code takes. */
+static inline void *mm_alloc_pages(int node, unsigned order, unsigned flags)
+{
+	if (unlikely(mm_inject_fail()))
+		return NULL;
+	return alloc_pages_flags(node, order, flags);
+}
+
+/*
+ * Zero a page-aligned block with 64-bit stores. The page allocator zeroes with the
+ * generic byte-wise memset, which under QEMU costs more guest instructions than
+ * the rest of a fault together; fault pages are taken ALLOC_NOZERO and cleared
+ * here instead (Linux has clear_page/clear_huge_page for the same reason).
+ */
+static inline void mm_clear_block(void *block, size_t bytes)
+{
+	u64 *p = block, *end = p + bytes / sizeof(u64);
+	for (; p < end; p += 8) {
+		p[0] = 0;
+		p[1] = 0;
+		p[2] = 0;
+		p[3] = 0;
+		p[4] = 0;
+		p[5] = 0;
+		p[6] = 0;
+		p[7] = 0;
+	}
+}
+
+/* Each CPU counts its own; only fault_stats_sum() reads the others'. */
+DECLARE_PER_CPU(struct fault_stats, fault_stats);
+#define fault_stat_inc(field) (this_cpu(fault_stats).field++)
+
+#endif

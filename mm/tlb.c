@@ -1,0 +1,159 @@
+/*
+ * TLB shootdown for address spaces (the scheme is described in grace/tlb.h).
+ *
+ * Which CPUs are asked: those in mm->cpus when the flush starts. mm_switch() sets
+ * a CPU's bit before it loads the mm's tables and clears it after it has switched
+ * away (which flushed its user TLB entries), so the mask is exactly the CPUs that
+ * have run the mm since their last flush. The flusher's barrier between clearing
+ * entries and reading the mask pairs with mm_switch()'s barrier between setting
+ * the bit and loading the tables: a CPU the flusher does not see will walk the
+ * cleared tables.
+ *
+ * One IPI per CPU: smp_call() without waiting to every target, then one wait on a
+ * counter the targets decrement. The caller holds no lock while it waits (unmap
+ * drops the VMA lock first), because a CPU spinning for that lock with interrupts
+ * off could never answer.
+ */
+#include <grace/atomic.h>
+#include <grace/huge.h>
+#include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/smp.h>
+#include <grace/tlb.h>
+#include <asm/cpu.h>
+#include <asm/irq.h>
+#include "as_internal.h"
+
+struct tlb_flush {
+	const struct tlb_gather *g;
+	u32 pending; /* targets that have not flushed yet */
+};
+
+static DEFINE_PER_CPU(u64, tlb_ipis);
+
+u64 tlb_flush_ipis(unsigned cpu)
+{
+	return READ_ONCE(per_cpu(tlb_ipis, cpu));
+}
+
+void tlb_gather_init(struct tlb_gather *g, struct mm *mm)
+{
+	*g = (struct tlb_gather){.mm = mm};
+}
+
+static void gather_va(struct tlb_gather *g, uintptr_t va)
+{
+	if (g->flush_all)
+		return;
+	if (g->nr_vas == TLB_FLUSH_MAX_PAGES) {
+		g->flush_all = true;
+		return;
+	}
+	g->vas[g->nr_vas++] = va;
+}
+
+/* Chain a block to free through its head page's private field (ours while allocated). */
+static void chain(struct page **list, void *block)
+{
+	struct page *page = virt_to_page(block);
+	page->private = (uintptr_t)*list;
+	*list = page;
+}
+
+void tlb_gather_leaf(struct tlb_gather *g, uintptr_t va, pte_t old, int level)
+{
+	void *block = phys_to_virt(pte_phys(old));
+
+	gather_va(g, va);
+	if (level == PT_LEVEL_PTE) {
+		chain(&g->pages, block);
+		g->nr_pages++;
+	} else if (level == PT_LEVEL_PMD) {
+		chain(&g->huge, block);
+		g->nr_huge++;
+	} else {
+		/* Faults never make leaves above the PMD; leak rather than free a wrong size. */
+		pr_err("tlb: unexpected level-%d leaf at %lx, not freeing it\n", level, va);
+	}
+}
+
+void tlb_gather_table(struct tlb_gather *g, pte_t *table)
+{
+	/* A freed table may sit in a CPU's paging-structure cache: only a full flush drops it. */
+	g->flush_all = true;
+	virt_to_page(table)->flags &= ~PG_PGTABLE;
+	chain(&g->pages, table);
+	g->nr_tables++;
+}
+
+static void flush_local(const struct tlb_gather *g)
+{
+	if (g->flush_all) {
+		arch_flush_tlb_all();
+		return;
+	}
+	for (unsigned i = 0; i < g->nr_vas; i++)
+		arch_flush_tlb_page(g->vas[i]);
+}
+
+/* IPI handler: flush whether or not we still run the mm; a spare flush is harmless. */
+static void flush_ipi(void *arg)
+{
+	struct tlb_flush *f = arg;
+	flush_local(f->g);
+	this_cpu(tlb_ipis)++;
+	/* Release: our flush is done before the flusher may free the pages. */
+	__atomic_fetch_sub(&f->pending, 1, __ATOMIC_RELEASE);
+}
+
+static void flush_cpus(struct tlb_gather *g)
+{
+	struct tlb_flush f = {.g = g, .pending = 0};
+	struct cpumask targets;
+	unsigned cpu, self;
+
+	/* The cleared entries before the mask read; pairs with the barrier in mm_switch(). */
+	smp_mb();
+	unsigned long flags = arch_irq_save();
+	self = smp_processor_id();
+	/* A snapshot, word by word: CPUs joining later walk the cleared tables anyway. */
+	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+		targets.bits[i] = READ_ONCE(g->mm->cpus.bits[i]);
+	if (cpumask_test(&targets, self))
+		flush_local(g);
+	cpumask_clear_cpu(&targets, self);
+	arch_irq_restore(flags);
+
+	f.pending = cpumask_weight(&targets);
+	if (!f.pending)
+		return;
+	for_each_cpu(cpu, &targets)
+		if (smp_call(cpu, flush_ipi, &f, false)) {
+			/* Gone offline: it runs nothing, so nothing of ours is cached there. */
+			__atomic_fetch_sub(&f.pending, 1, __ATOMIC_RELAXED);
+		}
+	/* Interrupts stay enabled: another CPU may be waiting for our flush meanwhile. */
+	while (__atomic_load_n(&f.pending, __ATOMIC_ACQUIRE))
+		cpu_relax();
+}
+
+static void free_list(struct page *page, unsigned order)
+{
+	while (page) {
+		struct page *next = (struct page *)page->private;
+		page->private = 0;
+		free_pages(page_address(page), order);
+		page = next;
+	}
+}
+
+void tlb_finish(struct tlb_gather *g)
+{
+	if (g->nr_vas || g->flush_all)
+		flush_cpus(g);
+	free_list(g->pages, 0);
+	free_list(g->huge, HUGE_ORDER);
+	g->pages = g->huge = NULL;
+	g->nr_vas = 0;
+	g->flush_all = false;
+}

@@ -1,0 +1,69 @@
+/*
+ * Helpers shared by the address-space selftests (vma, fault, tlb, ptlock, huge
+ * suites): user-half accesses that report a fault instead of dying, the
+ * per-CPU 1 GiB slots the concurrency tests map in, and lookups of what a page
+ * table holds.
+ */
+#ifndef TESTS_AS_TEST_H
+#define TESTS_AS_TEST_H
+
+#include <grace/errno.h>
+#include <grace/extable.h>
+#include <grace/fault.h>
+#include <grace/huge.h>
+#include <grace/mm.h>
+#include <grace/mm_types.h>
+#include <grace/pagetable.h>
+#include <grace/percpu.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/test.h>
+#include <grace/vma.h>
+
+/*
+ * CPU cpu's own slot: 1 GiB aligned, so that two CPUs' slots are mapped by
+ * different PMD tables (one PMD table covers 1 GiB) and take different split
+ * locks. Slots 1..64 lie below 65 GiB, inside Sv39's 256 GiB user half.
+ */
+static inline uintptr_t as_slot(unsigned cpu)
+{
+	return (uintptr_t)(cpu + 1) * GiB;
+}
+
+/* Read or write a u64 of the current mm's user half: 0, or -EFAULT if the fault was not resolved.
+ */
+static inline int user_read_u64(uintptr_t va, u64 *val)
+{
+	arch_user_access_begin();
+	int ret = probe_read_u64((const void *)va, val);
+	arch_user_access_end();
+	return ret;
+}
+
+static inline int user_write_u64(uintptr_t va, u64 val)
+{
+	arch_user_access_begin();
+	int ret = probe_write_u64((void *)va, val);
+	arch_user_access_end();
+	return ret;
+}
+
+/* The physical address va maps to in mm (0 if none) and the leaf's level (-1 if none). */
+static inline phys_addr_t as_pa(struct mm *mm, uintptr_t va, int *level)
+{
+	pte_t pte;
+	int l;
+	if (pt_lookup(mm, va, &pte, &l)) {
+		if (level)
+			*level = -1;
+		return 0;
+	}
+	if (level)
+		*level = l;
+	return pte_phys(pte) + (va & (pt_level_size(l) - 1));
+}
+
+/* Both page-table lock modes, for tests that must hold in each. */
+static const enum ptlock_mode as_ptlock_modes[] = {PTLOCK_SPLIT, PTLOCK_MM};
+
+#endif

@@ -1,0 +1,610 @@
+/*
+ * Page-fault selftests: first touch of each CPU's own region and of shared pages
+ * from every CPU at once (in both page-table lock modes), huge pages where the
+ * VMA allows them, zeroed pages, faults after unmap, -EFAULT outside a VMA and
+ * for writes to a read-only one, -ENOMEM without leaks, and node-local memory.
+ * Work is sized by a fixed total, split over the CPUs.
+ */
+#include <grace/numa.h>
+#include <grace/printk.h>
+#include "as_test.h"
+
+#define FAULT_TOTAL_PAGES 1024 /* 4 KiB pages first-touched over all CPUs (4 MiB) */
+#define FAULT_SHARED_PAGES 16  /* pages every CPU touches at once */
+#define FAULT_HUGE_CPUS 8      /* CPUs that each allocate a 2 MiB page in the huge tests */
+
+static u64 tag(unsigned cpu, u64 i)
+{
+	return 0x6661756c74000000ULL ^ ((u64)cpu << 32) ^ i;
+}
+
+/* ---- every CPU first-touches its own region ---- */
+
+struct own_region {
+	struct mm *mm;
+	struct smp_sync start;
+	unsigned pages; /* per CPU */
+	u32 errors;
+};
+
+static void own_region_worker(void *arg)
+{
+	struct own_region *t = arg;
+	unsigned cpu = smp_processor_id();
+	uintptr_t base = as_slot(cpu);
+
+	mm_switch(t->mm);
+	int err =
+	    vma_map(t->mm, base, (size_t)t->pages * PAGE_SIZE, PROT_READ | PROT_WRITE, VMA_NOHUGE);
+	EXPECT_EQ(err, 0);
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; !err && i < t->pages; i++)
+		if (user_write_u64(base + (uintptr_t)i * PAGE_SIZE + 8 * (i % 512), tag(cpu, i)))
+			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; !err && i < t->pages; i++) {
+		u64 v = 0;
+		if (user_read_u64(base + (uintptr_t)i * PAGE_SIZE + 8 * (i % 512), &v) ||
+		    v != tag(cpu, i))
+			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	}
+	mm_switch(NULL);
+}
+
+static int cmp_pa(const void *a, const void *b)
+{
+	phys_addr_t x = *(const phys_addr_t *)a, y = *(const phys_addr_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Insertion sort: the arrays here are at most a few thousand entries, once per test. */
+static void sort_pas(phys_addr_t *pa, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++) {
+		phys_addr_t v = pa[i];
+		unsigned j = i;
+		while (j > 0 && cmp_pa(&pa[j - 1], &v) > 0) {
+			pa[j] = pa[j - 1];
+			j--;
+		}
+		pa[j] = v;
+	}
+}
+
+TEST(fault, own_region_first_touch)
+{
+	unsigned cpus = num_online_cpus();
+	static struct own_region t;
+
+	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++) {
+		u64 before = mm_free_bytes();
+		t = (struct own_region){.pages = MAX(FAULT_TOTAL_PAGES / cpus, 1u)};
+		t.mm = mm_create_ptlock(as_ptlock_modes[m]);
+		ASSERT_TRUE(t.mm != NULL);
+		smp_run_all(own_region_worker, &t);
+		EXPECT_EQ(t.errors, 0);
+
+		/* Every page mapped exactly once, and no two addresses share a page. */
+		struct pt_counts c;
+		pt_count(t.mm, &c);
+		EXPECT_EQ(c.pages_4k, (u64)t.pages * cpus);
+		EXPECT_EQ(c.pages_huge, 0);
+		unsigned n = t.pages * cpus, k = 0;
+		phys_addr_t *pas = alloc_pages(4); /* 64 KiB: room for 8192 addresses */
+		ASSERT_TRUE(pas != NULL);
+		unsigned cpu;
+		for_each_online_cpu(cpu)
+			for (unsigned i = 0; i < t.pages && k < 8192; i++)
+				pas[k++] =
+				    as_pa(t.mm, as_slot(cpu) + (uintptr_t)i * PAGE_SIZE, NULL);
+		EXPECT_EQ(k, n);
+		sort_pas(pas, k);
+		unsigned dups = 0, unmapped = 0;
+		for (unsigned i = 0; i < k; i++) {
+			unmapped += pas[i] == 0;
+			dups += i && pas[i] == pas[i - 1];
+		}
+		EXPECT_EQ(unmapped, 0);
+		EXPECT_EQ(dups, 0);
+		free_pages(pas, 4);
+
+		mm_destroy(t.mm);
+		EXPECT_EQ(mm_free_bytes(), before);
+	}
+}
+
+/* ---- every CPU touches the same pages at once ---- */
+
+struct shared_pages {
+	struct mm *mm;
+	uintptr_t base;
+	unsigned racers; /* CPUs 0..racers-1 take part */
+	struct smp_sync start, written;
+	u32 errors;
+};
+
+static void shared_pages_worker(void *arg)
+{
+	struct shared_pages *t = arg;
+	unsigned cpu = smp_processor_id(), n = t->racers;
+
+	if (cpu >= n)
+		return;
+	mm_switch(t->mm);
+	smp_sync_wait(&t->start, n);
+	/* Each CPU writes its own u64 of every page, starting at a different page. */
+	for (unsigned k = 0; k < FAULT_SHARED_PAGES; k++) {
+		unsigned i = (k + cpu) % FAULT_SHARED_PAGES;
+		if (user_write_u64(t->base + (uintptr_t)i * PAGE_SIZE + 8 * cpu, tag(cpu, i)))
+			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	}
+	smp_sync_wait(&t->written, n);
+	/*
+	 * Had two CPUs installed different pages at one address, someone's write is
+	 * missing. Each page is checked by one CPU (fixed total work at any CPU count).
+	 */
+	for (unsigned i = cpu; i < FAULT_SHARED_PAGES; i += n)
+		for (unsigned c = 0; c < n; c++) {
+			u64 v = 0;
+			if (user_read_u64(t->base + (uintptr_t)i * PAGE_SIZE + 8 * c, &v) ||
+			    v != tag(c, i))
+				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		}
+	mm_switch(NULL);
+}
+
+static void shared_pages_run(enum ptlock_mode mode, bool huge)
+{
+	static struct shared_pages t;
+	u64 before = mm_free_bytes();
+	struct fault_stats s0, s1;
+
+	/*
+	 * Every racer for a 2 MiB page allocates and zeroes one before it finds out it
+	 * lost: cap them, so the work stays fixed as CPUs grow (and fits MEM=96M).
+	 */
+	t = (struct shared_pages){.base = as_slot(0), .racers = num_online_cpus()};
+	if (huge)
+		t.racers = MIN(t.racers, FAULT_HUGE_CPUS);
+	t.mm = mm_create_ptlock(mode);
+	ASSERT_TRUE(t.mm != NULL);
+	ASSERT_EQ(vma_map(t.mm, t.base, HUGE_SIZE, PROT_READ | PROT_WRITE, huge ? 0 : VMA_NOHUGE),
+		  0);
+	fault_stats_sum(&s0);
+	smp_run_all(shared_pages_worker, &t);
+	fault_stats_sum(&s1);
+	EXPECT_EQ(t.errors, 0);
+
+	struct pt_counts c;
+	pt_count(t.mm, &c);
+	int level;
+	as_pa(t.mm, t.base, &level);
+	if (huge && level == PT_LEVEL_PMD) {
+		EXPECT_EQ(c.pages_huge, 1);
+		EXPECT_EQ(c.pages_4k, 0);
+		EXPECT_EQ(s1.mapped_huge - s0.mapped_huge, 1);
+	} else {
+		EXPECT_TRUE(!huge || s1.huge_fallback > s0.huge_fallback);
+		EXPECT_EQ(c.pages_4k, FAULT_SHARED_PAGES);
+		EXPECT_EQ(s1.mapped_4k - s0.mapped_4k, FAULT_SHARED_PAGES);
+	}
+	mm_destroy(t.mm);
+	/* Racing CPUs freed what they allocated: nothing leaked. */
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+TEST(fault, same_pages_all_cpus)
+{
+	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++) {
+		shared_pages_run(as_ptlock_modes[m], false);
+		shared_pages_run(as_ptlock_modes[m], true);
+	}
+}
+
+/* ---- huge pages where aligned, 4 KiB where not ---- */
+
+struct huge_region {
+	struct mm *mm;
+	struct smp_sync start;
+	unsigned cpus; /* the first `cpus` CPUs take part */
+	u32 errors, huge, local;
+};
+
+static void huge_region_worker(void *arg)
+{
+	struct huge_region *t = arg;
+	unsigned cpu = smp_processor_id();
+	uintptr_t base = as_slot(cpu);
+
+	if (cpu >= t->cpus)
+		return;
+	mm_switch(t->mm);
+	EXPECT_EQ(vma_map(t->mm, base, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	if (user_write_u64(base + HUGE_SIZE - 8, tag(cpu, 0)))
+		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	int level;
+	phys_addr_t pa = as_pa(t->mm, base, &level);
+	if (level == PT_LEVEL_PMD) {
+		__atomic_fetch_add(&t->huge, 1, __ATOMIC_RELAXED);
+		if (page_node(phys_to_page(pa)) == cpu_to_node(cpu))
+			__atomic_fetch_add(&t->local, 1, __ATOMIC_RELAXED);
+	}
+	/* The rest of the 2 MiB is there already: no more faults, and it reads zero. */
+	u64 v = 1;
+	if (user_read_u64(base + PAGE_SIZE, &v) || v != 0)
+		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	mm_switch(NULL);
+}
+
+TEST(fault, huge_when_aligned)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t base = as_slot(0);
+	int level;
+
+	mm_switch(mm);
+	/* Aligned 4 MiB: two 2 MiB leaves. */
+	ASSERT_EQ(vma_map(mm, base, 2 * HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_write_u64(base, 1), 0);
+	EXPECT_EQ(user_write_u64(base + HUGE_SIZE + 4 * PAGE_SIZE, 2), 0);
+	as_pa(mm, base, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+	as_pa(mm, base + HUGE_SIZE, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+
+	/* 2 MiB starting 4 KiB past alignment holds no aligned 2 MiB: 4 KiB pages. */
+	uintptr_t odd = base + 4 * HUGE_SIZE + PAGE_SIZE;
+	ASSERT_EQ(vma_map(mm, odd, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_write_u64(odd + HUGE_SIZE - PAGE_SIZE, 3), 0);
+	as_pa(mm, odd + HUGE_SIZE - PAGE_SIZE, &level);
+	EXPECT_EQ(level, PT_LEVEL_PTE);
+
+	/* A VMA ending 4 KiB short of the next 2 MiB: huge first half, 4 KiB in the tail. */
+	uintptr_t mixed = base + 8 * HUGE_SIZE;
+	ASSERT_EQ(vma_map(mm, mixed, 2 * HUGE_SIZE - PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_write_u64(mixed, 4), 0);
+	EXPECT_EQ(user_write_u64(mixed + HUGE_SIZE, 5), 0);
+	as_pa(mm, mixed, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+	as_pa(mm, mixed + HUGE_SIZE, &level);
+	EXPECT_EQ(level, PT_LEVEL_PTE);
+
+	/* VMA_NOHUGE: 4 KiB even where aligned. */
+	uintptr_t nohuge = base + 12 * HUGE_SIZE;
+	ASSERT_EQ(vma_map(mm, nohuge, HUGE_SIZE, PROT_READ | PROT_WRITE, VMA_NOHUGE), 0);
+	EXPECT_EQ(user_write_u64(nohuge, 6), 0);
+	as_pa(mm, nohuge, &level);
+	EXPECT_EQ(level, PT_LEVEL_PTE);
+
+	struct pt_counts c;
+	pt_count(mm, &c);
+	EXPECT_EQ(c.pages_huge, 3);
+	EXPECT_EQ(c.pages_4k, 3);
+	mm_switch(NULL);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+
+	/* Now the first few CPUs at once, one 2 MiB page each in its own slot. */
+	static struct huge_region t;
+	before = mm_free_bytes();
+	t = (struct huge_region){.cpus = MIN(num_online_cpus(), FAULT_HUGE_CPUS)};
+	t.mm = mm_create();
+	ASSERT_TRUE(t.mm != NULL);
+	smp_run_all(huge_region_worker, &t);
+	EXPECT_EQ(t.errors, 0);
+	EXPECT_EQ(t.huge, t.cpus);
+	mm_destroy(t.mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+/* ---- pages read as zero, even where freed pages were dirty ---- */
+
+static bool range_reads_zero(uintptr_t va, size_t len)
+{
+	bool zero = true;
+	arch_user_access_begin();
+	for (size_t off = 0; off < len; off += sizeof(u64))
+		zero &= *(volatile u64 *)(va + off) == 0;
+	arch_user_access_end();
+	return zero;
+}
+
+static void fill(uintptr_t va, size_t len, u64 v)
+{
+	arch_user_access_begin();
+	for (size_t off = 0; off < len; off += sizeof(u64))
+		*(volatile u64 *)(va + off) = v;
+	arch_user_access_end();
+}
+
+TEST(fault, pages_read_zero)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t small = as_slot(0), huge = as_slot(1);
+	size_t small_len = 8 * PAGE_SIZE;
+
+	mm_switch(mm);
+	for (int round = 0; round < 2; round++) {
+		ASSERT_EQ(vma_map(mm, small, small_len, PROT_READ | PROT_WRITE, VMA_NOHUGE), 0);
+		ASSERT_EQ(vma_map(mm, huge, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+		/* Fault everything in with a probe first: plain accesses below must not fail. */
+		for (size_t off = 0; off < small_len; off += PAGE_SIZE)
+			ASSERT_EQ(user_write_u64(small + off, 0), 0);
+		ASSERT_EQ(user_write_u64(huge, 0), 0);
+		EXPECT_TRUE(range_reads_zero(small, small_len));
+		EXPECT_TRUE(range_reads_zero(huge, HUGE_SIZE));
+		/* Dirty them, then give them back: the next round's pages must be zero again. */
+		fill(small, small_len, ~0ULL);
+		fill(huge, HUGE_SIZE, ~0ULL);
+		EXPECT_EQ(vma_unmap(mm, small, small_len), 0);
+		EXPECT_EQ(vma_unmap(mm, huge, HUGE_SIZE), 0);
+	}
+	mm_switch(NULL);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+/* ---- unmap, then touch faults again ---- */
+
+TEST(fault, unmap_then_touch_faults_again)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t va = as_slot(0);
+	struct fault_stats s0, s1;
+	u64 v = 1;
+
+	mm_switch(mm);
+	ASSERT_EQ(vma_map(mm, va, 4 * PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_write_u64(va, 42), 0);
+	EXPECT_EQ(vma_unmap(mm, va, 4 * PAGE_SIZE), 0);
+	EXPECT_TRUE(as_pa(mm, va, NULL) == 0);
+	/* No VMA now: the access fails, and nothing got mapped. */
+	EXPECT_EQ(user_read_u64(va, &v), -EFAULT);
+	EXPECT_TRUE(as_pa(mm, va, NULL) == 0);
+
+	ASSERT_EQ(vma_map(mm, va, 4 * PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	fault_stats_sum(&s0);
+	EXPECT_EQ(user_read_u64(va, &v), 0);
+	fault_stats_sum(&s1);
+	EXPECT_EQ(v, 0); /* a new zero page, not the old 42 */
+	EXPECT_EQ(s1.mapped_4k - s0.mapped_4k, 1);
+
+	/* Unmapping one page of the middle splits the VMA; only that page faults again. */
+	EXPECT_EQ(user_write_u64(va + 2 * PAGE_SIZE, 7), 0);
+	EXPECT_EQ(vma_unmap(mm, va + PAGE_SIZE, PAGE_SIZE), 0);
+	EXPECT_EQ(user_read_u64(va + PAGE_SIZE, &v), -EFAULT);
+	EXPECT_EQ(user_read_u64(va + 2 * PAGE_SIZE, &v), 0);
+	EXPECT_EQ(v, 7);
+	mm_switch(NULL);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+/* ---- -EFAULT outside a VMA and for forbidden accesses ---- */
+
+TEST(fault, outside_vma_efault)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t va = as_slot(0);
+	u64 v;
+
+	mm_switch(mm);
+	ASSERT_EQ(vma_map(mm, va, PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_read_u64(va + PAGE_SIZE, &v), -EFAULT);
+	EXPECT_EQ(user_write_u64(va - PAGE_SIZE, 1), -EFAULT);
+	EXPECT_EQ(user_read_u64(0, &v), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, va + PAGE_SIZE, FAULT_READ), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, USER_VA_END, FAULT_READ), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, va, 0), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, va, 0x80), -EFAULT);
+	/* The VMA itself works, and the failed accesses mapped nothing else. */
+	EXPECT_EQ(user_write_u64(va, 1), 0);
+	struct pt_counts c;
+	pt_count(mm, &c);
+	EXPECT_EQ(c.pages_4k, 1);
+	mm_switch(NULL);
+	mm_destroy(mm);
+}
+
+TEST(fault, write_readonly_efault)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t va = as_slot(0);
+	u64 v = 1;
+
+	mm_switch(mm);
+	ASSERT_EQ(vma_map(mm, va, 2 * PAGE_SIZE, PROT_READ, 0), 0);
+	/* A write before any read: no page appears. */
+	EXPECT_EQ(user_write_u64(va + PAGE_SIZE, 1), -EFAULT);
+	EXPECT_TRUE(as_pa(mm, va + PAGE_SIZE, NULL) == 0);
+	/* A read maps a zero page; a write to it still fails and leaves it zero. */
+	EXPECT_EQ(user_read_u64(va, &v), 0);
+	EXPECT_EQ(v, 0);
+	EXPECT_EQ(user_write_u64(va, 1), -EFAULT);
+	EXPECT_EQ(user_read_u64(va, &v), 0);
+	EXPECT_EQ(v, 0);
+	EXPECT_EQ(mm_fault(mm, va, FAULT_WRITE), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, va, FAULT_EXEC), -EFAULT);
+	mm_switch(NULL);
+	mm_destroy(mm);
+}
+
+/*
+ * A kernel access the hardware refuses whatever the tables say (RISC-V: a user page
+ * outside a user-access window, or executing one) must fail, not fault forever.
+ * x86 without SMAP/SMEP allows both: then the access simply works.
+ */
+TEST(fault, impossible_access_fails_not_loops)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t va = as_slot(0);
+	u64 v = 1;
+
+	mm_switch(mm);
+	ASSERT_EQ(vma_map(mm, va, PAGE_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC, 0), 0);
+	/* A return instruction to call: copied from kernel text. */
+	arch_user_access_begin();
+	for (unsigned i = 0; i < 16; i++)
+		((volatile u8 *)va)[i] = ((const u8 *)probe_ret_insn)[i];
+	arch_user_access_end();
+	int ret = probe_read_u64((const void *)va, &v); /* no user-access window */
+	EXPECT_TRUE(ret == 0 || ret == -EFAULT);
+	ret = probe_exec((const void *)va);
+	EXPECT_TRUE(ret == 0 || ret == -EFAULT);
+	mm_switch(NULL);
+	mm_destroy(mm);
+}
+
+/* ---- out of memory: -ENOMEM, nothing leaked ---- */
+
+TEST(fault, oom_enomem_no_leak)
+{
+	uintptr_t va = as_slot(0);
+	unsigned skip;
+
+	/* Fail every allocation after the first `skip` the fault makes: each level's error path. */
+	for (skip = 0; skip < 16; skip++) {
+		u64 before = mm_free_bytes();
+		struct mm *mm = mm_create();
+		ASSERT_TRUE(mm != NULL);
+		ASSERT_EQ(vma_map(mm, va, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+		mm_inject_alloc_failures(skip, ~0u);
+		int ret = mm_fault(mm, va, FAULT_WRITE);
+		mm_inject_alloc_failures(0, 0);
+		EXPECT_TRUE(ret == 0 || ret == -ENOMEM);
+		if (ret == -ENOMEM)
+			EXPECT_TRUE(as_pa(mm, va, NULL) == 0);
+		mm_destroy(mm);
+		EXPECT_EQ(mm_free_bytes(), before);
+		if (ret == 0)
+			break;
+	}
+	/* Every table between the root and the PMD level, then the 2 MiB page. */
+	EXPECT_EQ(skip, PT_TOP_LEVEL);
+
+	/* The huge page alone fails: the fault falls back to a 4 KiB page. */
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	ASSERT_EQ(vma_map(mm, va, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	mm_inject_alloc_failures(skip - 1, 1);
+	EXPECT_EQ(mm_fault(mm, va, FAULT_WRITE), 0);
+	mm_inject_alloc_failures(0, 0);
+	int level;
+	as_pa(mm, va, &level);
+	EXPECT_EQ(level, PT_LEVEL_PTE);
+	mm_destroy(mm);
+}
+
+/* A list of blocks chained through their own first word, to hold memory hostage. */
+static void *hog_all(void)
+{
+	void *list = NULL;
+	for (int order = MAX_ORDER; order >= 0; order--)
+		for (;;) {
+			void **b = alloc_pages_flags(NUMA_NO_NODE, order, ALLOC_NOZERO);
+			if (!b)
+				break;
+			b[0] = list;
+			b[1] = (void *)(uintptr_t)order;
+			list = b;
+		}
+	return list;
+}
+
+static void hog_free(void *list)
+{
+	while (list) {
+		void **b = list;
+		list = b[0];
+		free_pages(b, (unsigned)(uintptr_t)b[1]);
+	}
+}
+
+TEST(fault, real_oom_enomem_then_recovers)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t va = as_slot(0);
+	ASSERT_EQ(vma_map(mm, va, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+
+	void *hog = hog_all();
+	EXPECT_TRUE(hog != NULL);
+	EXPECT_EQ(mm_fault(mm, va, FAULT_WRITE), -ENOMEM);
+	hog_free(hog);
+	EXPECT_EQ(mm_fault(mm, va, FAULT_WRITE), 0);
+	EXPECT_TRUE(as_pa(mm, va, NULL) != 0);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+/* ---- NUMA: a node-1 CPU's fault gets node-1 memory ---- */
+
+struct numa_local {
+	struct mm *mm;
+	u32 checked, remote_huge, remote_small, errors;
+};
+
+static void numa_local_worker(void *arg)
+{
+	struct numa_local *t = arg;
+	unsigned cpu = smp_processor_id();
+	int node = cpu_to_node(cpu), level;
+	uintptr_t base = as_slot(cpu);
+
+	/* One CPU per node is enough, and keeps the memory used small at 64 CPUs. */
+	for (unsigned other = 0; other < cpu; other++)
+		if (cpumask_test(&cpu_online_mask, other) && cpu_to_node(other) == node)
+			return;
+	mm_switch(t->mm);
+	bool has_huge = node_free_pages(node) >= 2 * (1u << HUGE_ORDER);
+	if (vma_map(t->mm, base, 2 * HUGE_SIZE, PROT_READ | PROT_WRITE, 0) ||
+	    vma_map(t->mm, base + 4 * HUGE_SIZE, PAGE_SIZE, PROT_READ | PROT_WRITE, 0) ||
+	    user_write_u64(base, 1) || user_write_u64(base + 4 * HUGE_SIZE, 1)) {
+		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		mm_switch(NULL);
+		return;
+	}
+	phys_addr_t pa = as_pa(t->mm, base, &level);
+	if (has_huge && (level != PT_LEVEL_PMD || page_node(phys_to_page(pa)) != node))
+		__atomic_fetch_add(&t->remote_huge, 1, __ATOMIC_RELAXED);
+	pa = as_pa(t->mm, base + 4 * HUGE_SIZE, &level);
+	if (page_node(phys_to_page(pa)) != node)
+		__atomic_fetch_add(&t->remote_small, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->checked, 1, __ATOMIC_RELAXED);
+	mm_switch(NULL);
+}
+
+TEST(fault, numa_node_local)
+{
+	static struct numa_local t;
+	unsigned cpu, nodes_with_cpus = 0;
+	bool seen[MAX_NODES] = {false};
+
+	if (nr_nodes < 2) {
+		test_skip("one NUMA node");
+		return;
+	}
+	for_each_online_cpu(cpu)
+		if (!seen[cpu_to_node(cpu)]) {
+			seen[cpu_to_node(cpu)] = true;
+			nodes_with_cpus++;
+		}
+	t = (struct numa_local){0};
+	t.mm = mm_create();
+	ASSERT_TRUE(t.mm != NULL);
+	smp_run_all(numa_local_worker, &t);
+	EXPECT_EQ(t.errors, 0);
+	EXPECT_EQ(t.checked, nodes_with_cpus);
+	EXPECT_EQ(t.remote_huge, 0);
+	EXPECT_EQ(t.remote_small, 0);
+	mm_destroy(t.mm);
+}

@@ -1,0 +1,212 @@
+/*
+ * VMA selftests: map, find and unmap with their errors; trimming and splitting on
+ * partial unmaps; an array grown past one page; -EBUSY instead of cutting a 2 MiB
+ * page; -ENOMEM without leaks; maps from every CPU at once.
+ */
+#include "as_test.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+
+TEST(vma, map_find_errors)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	struct vma v;
+
+	EXPECT_EQ(vma_map(mm, a, 4 * PAGE_SIZE, RW, 0), 0);
+	EXPECT_EQ(vma_map(mm, a + 8 * PAGE_SIZE, PAGE_SIZE, PROT_READ, VMA_NOHUGE), 0);
+
+	EXPECT_TRUE(vma_lookup(mm, a, &v));
+	EXPECT_EQ(v.start, a);
+	EXPECT_EQ(v.end, a + 4 * PAGE_SIZE);
+	EXPECT_EQ(v.prot, RW);
+	EXPECT_TRUE(vma_lookup(mm, a + 4 * PAGE_SIZE - 1, &v));
+	EXPECT_FALSE(vma_lookup(mm, a + 4 * PAGE_SIZE, &v));
+	EXPECT_FALSE(vma_lookup(mm, a - 1, &v));
+	EXPECT_TRUE(vma_lookup(mm, a + 8 * PAGE_SIZE, &v));
+	EXPECT_EQ(v.prot, PROT_READ);
+	EXPECT_TRUE(v.flags & VMA_NOHUGE);
+	EXPECT_TRUE(v.flags & VMA_ANON);
+
+	/* Overlaps, at either end or covering. */
+	EXPECT_EQ(vma_map(mm, a + 3 * PAGE_SIZE, 2 * PAGE_SIZE, RW, 0), -EEXIST);
+	EXPECT_EQ(vma_map(mm, a - PAGE_SIZE, 2 * PAGE_SIZE, RW, 0), -EEXIST);
+	EXPECT_EQ(vma_map(mm, a - PAGE_SIZE, 16 * PAGE_SIZE, RW, 0), -EEXIST);
+	/* The gap between them fits exactly. */
+	EXPECT_EQ(vma_map(mm, a + 4 * PAGE_SIZE, 4 * PAGE_SIZE, RW, 0), 0);
+
+	/* Bad input. */
+	EXPECT_EQ(vma_map(mm, a + 1, PAGE_SIZE, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, 100, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, 0, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, 0, PAGE_SIZE, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, USER_VA_END - PAGE_SIZE, 2 * PAGE_SIZE, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, USER_VA_END, PAGE_SIZE, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, -PAGE_SIZE, RW, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, PAGE_SIZE, 0x100, 0), -EINVAL);
+	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, PAGE_SIZE, RW, 0x100), -EINVAL);
+	EXPECT_EQ(vma_unmap(mm, a + 1, PAGE_SIZE), -EINVAL);
+	EXPECT_EQ(vma_unmap(mm, a, 0), -EINVAL);
+	EXPECT_EQ(mm->nr_vmas, 3);
+
+	/* Unmapping a hole is fine and changes nothing. */
+	EXPECT_EQ(vma_unmap(mm, a + 100 * PAGE_SIZE, PAGE_SIZE), 0);
+	EXPECT_EQ(mm->nr_vmas, 3);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+TEST(vma, unmap_trims_and_splits)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	struct vma v;
+
+	ASSERT_EQ(vma_map(mm, a, 16 * PAGE_SIZE, RW, 0), 0);
+	/* A hole in the middle splits it in two. */
+	EXPECT_EQ(vma_unmap(mm, a + 4 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
+	EXPECT_EQ(mm->nr_vmas, 2);
+	EXPECT_TRUE(vma_lookup(mm, a + 3 * PAGE_SIZE, &v));
+	EXPECT_EQ(v.end, a + 4 * PAGE_SIZE);
+	EXPECT_FALSE(vma_lookup(mm, a + 5 * PAGE_SIZE, &v));
+	EXPECT_TRUE(vma_lookup(mm, a + 6 * PAGE_SIZE, &v));
+	EXPECT_EQ(v.start, a + 6 * PAGE_SIZE);
+	EXPECT_EQ(v.end, a + 16 * PAGE_SIZE);
+	/* Trim the head of one and the tail of the other at once. */
+	EXPECT_EQ(vma_unmap(mm, a + 2 * PAGE_SIZE, 6 * PAGE_SIZE), 0);
+	EXPECT_TRUE(vma_lookup(mm, a, &v));
+	EXPECT_EQ(v.end, a + 2 * PAGE_SIZE);
+	EXPECT_TRUE(vma_lookup(mm, a + 8 * PAGE_SIZE, &v));
+	EXPECT_EQ(v.start, a + 8 * PAGE_SIZE);
+	EXPECT_FALSE(vma_lookup(mm, a + 7 * PAGE_SIZE, &v));
+	/* One unmap over both removes them. */
+	EXPECT_EQ(vma_unmap(mm, a, 16 * PAGE_SIZE), 0);
+	EXPECT_EQ(mm->nr_vmas, 0);
+	mm_destroy(mm);
+}
+
+#define VMA_MANY 600 /* more than one page of struct vma: the array grows twice */
+
+TEST(vma, many_vmas_grow_array)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	struct vma v;
+
+	/* Mapped from the top down: every insert lands at the front of the array. */
+	for (int i = VMA_MANY - 1; i >= 0; i--)
+		ASSERT_EQ(vma_map(mm, a + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE, RW, 0), 0);
+	EXPECT_EQ(mm->nr_vmas, VMA_MANY);
+	EXPECT_GE(mm->vma_order, 1);
+	for (unsigned i = 0; i < VMA_MANY; i++) {
+		uintptr_t va = a + (uintptr_t)i * 2 * PAGE_SIZE;
+		EXPECT_TRUE(vma_lookup(mm, va, &v) && v.start == va);
+		EXPECT_FALSE(vma_lookup(mm, va + PAGE_SIZE, &v));
+	}
+	EXPECT_EQ(mm_fault(mm, a + 2 * PAGE_SIZE * 300, FAULT_WRITE), 0);
+	EXPECT_EQ(vma_unmap(mm, a, 2 * PAGE_SIZE * VMA_MANY), 0);
+	EXPECT_EQ(mm->nr_vmas, 0);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
+
+TEST(vma, unmap_never_cuts_huge_page)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	int level;
+
+	ASSERT_EQ(vma_map(mm, a, 2 * HUGE_SIZE, RW, 0), 0);
+	ASSERT_EQ(mm_fault(mm, a, FAULT_WRITE), 0);
+	as_pa(mm, a, &level);
+	if (level != PT_LEVEL_PMD) {
+		mm_destroy(mm);
+		test_skip("no free 2 MiB block");
+		return;
+	}
+	EXPECT_EQ(vma_unmap(mm, a + PAGE_SIZE, PAGE_SIZE), -EBUSY);
+	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE - PAGE_SIZE, 2 * PAGE_SIZE), -EBUSY);
+	EXPECT_EQ(mm->nr_vmas, 1);
+	as_pa(mm, a, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+	/* The second 2 MiB was never faulted: cutting it is fine. */
+	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE + PAGE_SIZE, PAGE_SIZE), 0);
+	EXPECT_EQ(vma_unmap(mm, a, HUGE_SIZE), 0);
+	EXPECT_TRUE(as_pa(mm, a, NULL) == 0);
+	mm_destroy(mm);
+}
+
+TEST(vma, oom_no_leak)
+{
+	u64 before = mm_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+
+	/* The first map allocates the array: make that fail. */
+	mm_inject_alloc_failures(0, 1);
+	EXPECT_EQ(vma_map(mm, a, PAGE_SIZE, RW, 0), -ENOMEM);
+	mm_inject_alloc_failures(0, 0);
+	EXPECT_EQ(mm->nr_vmas, 0);
+	EXPECT_EQ(vma_map(mm, a, 16 * PAGE_SIZE, RW, 0), 0);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+
+	/* mm_create itself: no mm page, or no root table. */
+	for (unsigned skip = 0; skip < 2; skip++) {
+		mm_inject_alloc_failures(skip, 1);
+		EXPECT_TRUE(mm_create() == NULL);
+		mm_inject_alloc_failures(0, 0);
+		EXPECT_EQ(mm_free_bytes(), before);
+	}
+}
+
+struct vma_concurrent {
+	struct mm *mm;
+	struct smp_sync start;
+	u32 errors;
+};
+
+#define VMA_CONCURRENT_TOTAL 256 /* map/unmap pairs over all CPUs */
+
+static void vma_concurrent_worker(void *arg)
+{
+	struct vma_concurrent *t = arg;
+	unsigned cpu = smp_processor_id(), n = MAX(VMA_CONCURRENT_TOTAL / num_online_cpus(), 1u);
+	uintptr_t base = as_slot(cpu);
+	struct vma v;
+
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t va = base + (uintptr_t)(i % 8) * PAGE_SIZE;
+		if (vma_map(t->mm, va, PAGE_SIZE, RW, 0) || !vma_lookup(t->mm, va, &v) ||
+		    v.start != va || mm_fault(t->mm, va, FAULT_WRITE))
+			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		if (i % 8 == 7 && vma_unmap(t->mm, base, 8 * PAGE_SIZE))
+			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+	}
+}
+
+TEST(vma, concurrent_map_unmap)
+{
+	static struct vma_concurrent t;
+	u64 before = mm_free_bytes();
+
+	t = (struct vma_concurrent){0};
+	t.mm = mm_create();
+	ASSERT_TRUE(t.mm != NULL);
+	smp_run_all(vma_concurrent_worker, &t);
+	EXPECT_EQ(t.errors, 0);
+	/* Each CPU left at most its last partial round mapped, all inside its own slot. */
+	for (unsigned i = 0; i < t.mm->nr_vmas; i++)
+		EXPECT_LT(t.mm->vmas[i].end - ALIGN_DOWN(t.mm->vmas[i].start, GiB),
+			  8 * PAGE_SIZE + 1);
+	mm_destroy(t.mm);
+	EXPECT_EQ(mm_free_bytes(), before);
+}
