@@ -48,7 +48,9 @@ struct page {
 	spinlock_t ptl;	   /* page-table pages: the split page-table lock */
 	uintptr_t private; /* for the owner's use; slab: its struct kmem_cache * */
 	void *freelist;	   /* slab: first free object (under the cache's node lock) */
-};
+} __cacheline_aligned;	/* one line each: the split ptl locks of two page tables never share one */
+
+BUILD_BUG_ON(sizeof(struct page) != CACHE_LINE_SIZE);
 
 extern struct page *mem_map; /* [0, mem_map_pages): pfn mem_map_base_pfn + i */
 extern u64 mem_map_base_pfn, mem_map_pages;
