@@ -112,3 +112,29 @@ pte_t kmap_unmap_page(pte_t *root, uintptr_t va)
 	WRITE_ONCE(*e, 0);
 	return old;
 }
+
+extern char _text[], __start_rodata[], __end_rodata[], _end[];
+extern char boot_stack_guard[];
+
+/* [from, to) of the image with prot; 2 MiB pages where a whole aligned 2 MiB allows. */
+static int kmap_image_range(pte_t *root, const char *from, const char *to, unsigned prot,
+			    kmap_alloc_fn alloc)
+{
+	if (to <= from)
+		return 0;
+	return kmap_range(root, (uintptr_t)from, virt_to_phys(from), (u64)(to - from), prot, true,
+			  true, alloc);
+}
+
+int kmap_image(pte_t *root, kmap_alloc_fn alloc)
+{
+	int err = kmap_image_range(root, _text, __start_rodata, PROT_READ | PROT_EXEC, alloc);
+	if (!err)
+		err = kmap_image_range(root, __start_rodata, __end_rodata, PROT_READ, alloc);
+	if (!err)
+		err = kmap_image_range(root, __end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE, alloc);
+	if (!err)
+		err = kmap_image_range(root, boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE,
+				       alloc);
+	return err;
+}

@@ -53,8 +53,6 @@ static DEFINE_SPINLOCK(mmu_lock); /* protects pt_pool_used, ioremap_next, the ta
 static unsigned pt_pool_used;
 static uintptr_t ioremap_next = IOREMAP_BASE;
 
-extern char _text[], __start_rodata[], __end_rodata[], _end[];
-extern char boot_stack_guard[]; /* head.S: the page below the boot stack */
 
 /* Every table lives in the image, so its virtual address follows from the image offset. */
 static pte_t *table_of(pte_t pte)
@@ -107,27 +105,6 @@ static int direct_map_range(phys_addr_t pa, u64 size)
 	return 0;
 }
 
-/* The image, [from, to) with prot; 2 MiB pages where a whole aligned 2 MiB allows. */
-static int map_image_range(const char *from, const char *to, unsigned prot)
-{
-	if (to <= from)
-		return 0;
-	return kmap_range(kernel_pgd, (uintptr_t)from, virt_to_phys(from), (u64)(to - from), prot,
-			  true, true, pt_alloc_locked);
-}
-
-static int map_image(void)
-{
-	int err = map_image_range(_text, __start_rodata, PROT_READ | PROT_EXEC);
-	if (!err)
-		err = map_image_range(__start_rodata, __end_rodata, PROT_READ);
-	if (!err)
-		err = map_image_range(__end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE);
-	if (!err)
-		err = map_image_range(boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE);
-	return err;
-}
-
 u64 mmu_kernel_satp(void)
 {
 	return SATP_MODE_SV39 | virt_to_phys(kernel_pgd) >> PAGE_SHIFT;
@@ -158,7 +135,7 @@ int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 	/* Runs on the boot hart alone, before any other user of the lock. */
 	kernel_pgd[PGD_INDEX(IOREMAP_BASE)] = pte_make(virt_to_phys(ioremap_pmd), PTE_TABLE);
 	kernel_pgd[PGD_INDEX(VMAP_BASE)] = pte_make(virt_to_phys(vmap_pmd), PTE_TABLE);
-	int err = map_image();
+	int err = kmap_image(kernel_pgd, pt_alloc_locked);
 	if (err) {
 		pr_err("mm: cannot map the kernel image: %s\n", errno_name(err));
 		return err;

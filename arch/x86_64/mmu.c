@@ -64,8 +64,7 @@ static DEFINE_SPINLOCK(mmu_lock);
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 
 extern u64 boot_pml4[];			/* boot.S, identity-mapped physical address */
-extern char _text[], __start_rodata[], __end_rodata[], _end[];
-extern char boot_stack_guard[];		/* boot.S: the page below the boot stack */
+extern char _end[];
 
 static u64 table_entry(const void *table)
 {
@@ -78,27 +77,6 @@ static pte_t *image_pt_alloc(void)
 	if (image_pool_used == IMAGE_POOL_PAGES)
 		return NULL;
 	return image_pool[image_pool_used++];
-}
-
-/* The image, [from, to) with prot; 2 MiB pages where a whole aligned 2 MiB allows. */
-static int map_image_range(const char *from, const char *to, unsigned prot)
-{
-	if (to <= from)
-		return 0;
-	return kmap_range(kernel_pml4, (uintptr_t)from, virt_to_phys(from), (u64)(to - from), prot,
-			  true, true, image_pt_alloc);
-}
-
-static int map_image(void)
-{
-	int err = map_image_range(_text, __start_rodata, PROT_READ | PROT_EXEC);
-	if (!err)
-		err = map_image_range(__start_rodata, __end_rodata, PROT_READ);
-	if (!err)
-		err = map_image_range(__end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE);
-	if (!err)
-		err = map_image_range(boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE);
-	return err;
 }
 
 /* Map the 2 MiB page at pa into the direct map; false when out of table space. */
@@ -174,7 +152,7 @@ void mmu_init(void)
 {
 	if (virt_to_phys(_end) > GiB)
 		x86_fatal("mmu: the kernel image does not fit in its 1 GiB window");
-	int err = map_image();
+	int err = kmap_image(kernel_pml4, image_pt_alloc);
 	if (err) {
 		pr_err("mmu: cannot map the kernel image: %s\n", errno_name(err));
 		x86_fatal("mmu: cannot map the kernel image");

@@ -27,6 +27,13 @@ int kmap_range(pte_t *root, uintptr_t va, phys_addr_t pa, u64 size, unsigned pro
 	       bool allow_top, kmap_alloc_fn alloc);
 
 /*
+ * Map the kernel image at its link address, W^X section by section: text read and
+ * execute, rodata read-only, data and bss read-write; the page boot_stack_guard
+ * (each arch's boot stack guard, in bss) stays unmapped. 0 or kmap_range's error.
+ */
+int kmap_image(pte_t *root, kmap_alloc_fn alloc);
+
+/*
  * Remove the 4 KiB leaf mapping va; returns the old entry (0 if none). Tables stay.
  * The caller flushes TLBs.
  */
