@@ -8,6 +8,7 @@
 #include <grace/errno.h>
 #include <grace/extable.h>
 #include <grace/fault.h>
+#include <asm/irq.h>
 
 BUILD_BUG_ON(EXTABLE_EFAULT != EFAULT);
 
@@ -28,4 +29,14 @@ const struct exception_table_entry *search_exception_table(uintptr_t insn, u64 t
 __attribute__((weak)) int handle_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 {
 	return -EFAULT;
+}
+
+bool kernel_fault_resolved(struct regs *regs, uintptr_t addr, unsigned access, bool irqs_were_on)
+{
+	if (irqs_were_on)
+		arch_irq_enable();
+	int err = handle_page_fault(regs, addr, access);
+	if (irqs_were_on)
+		arch_irq_disable();
+	return !err || fixup_exception(regs);
 }

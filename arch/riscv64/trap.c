@@ -152,13 +152,7 @@ static void __noreturn fault_die(struct regs *regs, const char *access)
  */
 static void trap_page_fault(struct regs *regs, unsigned access)
 {
-	bool irqs = regs->sstatus & SSTATUS_SPIE;
-	if (irqs)
-		arch_irq_enable();
-	int err = handle_page_fault(regs, regs->stval, access);
-	if (irqs)
-		arch_irq_disable();
-	if (!err || fixup_exception(regs))
+	if (kernel_fault_resolved(regs, regs->stval, access, regs->sstatus & SSTATUS_SPIE))
 		return;
 	fault_die(regs, access == FAULT_EXEC	? "execute"
 			: access == FAULT_WRITE ? "write"

@@ -120,13 +120,7 @@ static void x86_page_fault(struct regs *regs)
 	unsigned access = regs->error & PF_WRITE  ? FAULT_WRITE
 			: regs->error & PF_INSN	  ? FAULT_EXEC
 						  : FAULT_READ;
-	bool irqs = regs->rflags & RFLAGS_IF;
-	if (irqs)
-		arch_irq_enable();
-	int err = handle_page_fault(regs, regs->cr2, access);
-	if (irqs)
-		arch_irq_disable();
-	if (!err || fixup_exception(regs))
+	if (kernel_fault_resolved(regs, regs->cr2, access, regs->rflags & RFLAGS_IF))
 		return;
 
 	char what[160];
