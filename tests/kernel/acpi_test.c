@@ -17,6 +17,8 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
+#include "blob_copy.h"
+
 #define HDR_LEN 36
 #define HDR_LENGTH 4
 #define HDR_CHECKSUM 9
@@ -48,23 +50,6 @@ struct chain {
 	u32 madt_len;
 	u64 map_limit;		/* bytes of the chain the map function hands out */
 };
-
-static u32 get_u32(const u8 *p)
-{
-	u32 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put_u32(u8 *p, u32 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put_u64(u8 *p, u64 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
 
 /* Map for the boot tables: anything the memory map calls RAM or firmware memory. */
 static const void *map_firmware(void *ctx, u64 pa, u64 len)

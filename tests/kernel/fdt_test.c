@@ -12,6 +12,8 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
+#include "blob_copy.h"
+
 /* Header field offsets (DTB version 17), to damage copies with. */
 #define HDR_MAGIC 0
 #define HDR_TOTALSIZE 4
@@ -21,12 +23,6 @@
 #define HDR_SIZE_STRINGS 32
 #define HDR_SIZE_STRUCT 36
 #define FDT_PROP_TOKEN 3
-
-struct fdt_copy {
-	u8 *buf;
-	unsigned order;
-	u32 size;
-};
 
 static u32 get_be32(const u8 *p)
 {
@@ -52,32 +48,8 @@ static bool boot_fdt(void)
 	return true;
 }
 
-/* A fresh copy of the boot blob in its own pages, to damage. */
-static bool copy_get(struct fdt_copy *c)
-{
-	c->size = boot_info.fw_blob_size;
-	c->order = 0;
-	while ((PAGE_SIZE << c->order) < c->size)
-		c->order++;
-	c->buf = alloc_pages(c->order);
-	if (!c->buf)
-		return test_fail(__FILE__, __LINE__, "no memory for a %u-byte copy", c->size);
-	memcpy(c->buf, boot_info.fw_blob, c->size);
-	return true;
-}
-
-static void copy_reset(struct fdt_copy *c)
-{
-	memcpy(c->buf, boot_info.fw_blob, c->size);
-}
-
-static void copy_put(struct fdt_copy *c)
-{
-	free_pages(c->buf, c->order);
-}
-
 /* fdt_open() on the copy must fail with -EINVAL and give a reason. */
-static void expect_rejected(struct fdt_copy *c, size_t len, const char *what)
+static void expect_rejected(struct blob_copy *c, size_t len, const char *what)
 {
 	struct fdt fdt;
 	int err = fdt_open(&fdt, c->buf, len);
@@ -149,8 +121,8 @@ TEST(fdt, rejects_truncated)
 {
 	if (!boot_fdt())
 		return;
-	struct fdt_copy c;
-	if (!copy_get(&c))
+	struct blob_copy c;
+	if (!blob_copy_get(&c))
 		return;
 	u32 off_struct = get_be32(c.buf + HDR_OFF_STRUCT);
 	u32 size_struct = get_be32(c.buf + HDR_SIZE_STRUCT);
@@ -162,19 +134,19 @@ TEST(fdt, rejects_truncated)
 
 	/* A structure block that stops early: the walk must run out cleanly at every point. */
 	for (u32 cut = 0; cut < size_struct; cut += cut < 256 ? 1 : 61) {
-		copy_reset(&c);
+		blob_copy_reset(&c);
 		put_be32(c.buf + HDR_SIZE_STRUCT, cut);
 		expect_rejected(&c, c.size, "structure block cut short");
 	}
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(fdt, rejects_bad_header)
 {
 	if (!boot_fdt())
 		return;
-	struct fdt_copy c;
-	if (!copy_get(&c))
+	struct blob_copy c;
+	if (!blob_copy_get(&c))
 		return;
 	struct {
 		unsigned field;
@@ -195,19 +167,19 @@ TEST(fdt, rejects_bad_header)
 	    {HDR_OFF_RSVMAP, 44, "misaligned reservation block"},
 	};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
-		copy_reset(&c);
+		blob_copy_reset(&c);
 		put_be32(c.buf + bad[i].field, bad[i].value);
 		expect_rejected(&c, c.size, bad[i].what);
 	}
 	/* Misaligned structure block: shift the offset by 2. */
-	copy_reset(&c);
+	blob_copy_reset(&c);
 	put_be32(c.buf + HDR_OFF_STRUCT, get_be32(c.buf + HDR_OFF_STRUCT) + 2);
 	expect_rejected(&c, c.size, "misaligned struct offset");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 /* Offset in the blob of the PROP token of /cpus's #address-cells (any property will do). */
-static u32 some_prop_token(const struct fdt_copy *c)
+static u32 some_prop_token(const struct blob_copy *c)
 {
 	struct fdt fdt;
 	if (fdt_open(&fdt, c->buf, c->size))
@@ -221,8 +193,8 @@ TEST(fdt, rejects_bad_strings_and_lengths)
 {
 	if (!boot_fdt())
 		return;
-	struct fdt_copy c;
-	if (!copy_get(&c))
+	struct blob_copy c;
+	if (!blob_copy_get(&c))
 		return;
 	u32 prop = some_prop_token(&c);
 	ASSERT_NE(prop, 0);
@@ -232,33 +204,33 @@ TEST(fdt, rejects_bad_strings_and_lengths)
 
 	u32 lens[] = {size_struct, 0x7ffffff0, 0xffffffff};
 	for (unsigned i = 0; i < ARRAY_SIZE(lens); i++) {
-		copy_reset(&c);
+		blob_copy_reset(&c);
 		put_be32(c.buf + prop + 4, lens[i]);
 		expect_rejected(&c, c.size, "property length past the end");
 	}
 	u32 nameoffs[] = {size_strings, size_strings + 100, 0xffffffff};
 	for (unsigned i = 0; i < ARRAY_SIZE(nameoffs); i++) {
-		copy_reset(&c);
+		blob_copy_reset(&c);
 		put_be32(c.buf + prop + 8, nameoffs[i]);
 		expect_rejected(&c, c.size, "property name offset past the strings");
 	}
 	/* Drop the strings block's last NUL: the last property name is then unterminated. */
-	copy_reset(&c);
+	blob_copy_reset(&c);
 	put_be32(c.buf + HDR_SIZE_STRINGS, size_strings - 1);
 	expect_rejected(&c, c.size, "unterminated property name");
 
 	/* An unknown token where the property was. */
-	copy_reset(&c);
+	blob_copy_reset(&c);
 	put_be32(c.buf + prop, 0x77);
 	expect_rejected(&c, c.size, "unknown token");
 
 	/* The root node's name runs to the end of a structure block that ends inside it. */
-	copy_reset(&c);
+	blob_copy_reset(&c);
 	u32 off_struct = get_be32(c.buf + HDR_OFF_STRUCT);
 	c.buf[off_struct + 4] = 'x';
 	put_be32(c.buf + HDR_SIZE_STRUCT, 5);
 	expect_rejected(&c, c.size, "unterminated node name");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(fdt, tree_without_memory_is_an_error)
@@ -266,8 +238,8 @@ TEST(fdt, tree_without_memory_is_an_error)
 	if (!boot_fdt())
 		return;
 	static struct fdt_machine m;
-	struct fdt_copy c;
-	if (!copy_get(&c))
+	struct blob_copy c;
+	if (!blob_copy_get(&c))
 		return;
 	struct fdt fdt;
 	ASSERT_EQ(fdt_open(&fdt, c.buf, c.size), 0);
@@ -281,8 +253,8 @@ TEST(fdt, tree_without_memory_is_an_error)
 	u32 boot_hart = boot_info.cpus[boot_info.boot_cpu].hwid;
 	EXPECT_EQ(fdt_scan_machine(&fdt, boot_hart, &m), -ENOENT);
 	/* And a boot hart the tree does not describe. */
-	copy_reset(&c);
+	blob_copy_reset(&c);
 	ASSERT_EQ(fdt_open(&fdt, c.buf, c.size), 0);
 	EXPECT_EQ(fdt_scan_machine(&fdt, 0xfffffffe, &m), -ENODEV);
-	copy_put(&c);
+	blob_copy_put(&c);
 }

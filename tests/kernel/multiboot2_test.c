@@ -13,6 +13,8 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
+#include "blob_copy.h"
+
 #define MB2_TAG_END 0
 #define MB2_TAG_CMDLINE 1
 #define MB2_TAG_MMAP 6
@@ -20,25 +22,7 @@
 #define MB2_TAG_ACPI_NEW 15
 #define TAG_NOT_FOUND 0
 
-struct mb2_copy {
-	u8 *buf;
-	unsigned order;
-	u32 size;
-};
-
 static struct mb2_info info;	/* large: not on the test's stack */
-
-static u32 get_u32(const u8 *p)
-{
-	u32 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put_u32(u8 *p, u32 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
 
 /* The boot blob is a multiboot2 block when it starts with its own size and a zero word. */
 static bool boot_mb2(void)
@@ -52,31 +36,8 @@ static bool boot_mb2(void)
 	return true;
 }
 
-static bool copy_get(struct mb2_copy *c)
-{
-	c->size = boot_info.fw_blob_size;
-	c->order = 0;
-	while ((PAGE_SIZE << c->order) < c->size)
-		c->order++;
-	c->buf = alloc_pages(c->order);
-	if (!c->buf)
-		return test_fail(__FILE__, __LINE__, "no memory for a %u-byte copy", c->size);
-	memcpy(c->buf, boot_info.fw_blob, c->size);
-	return true;
-}
-
-static void copy_reset(struct mb2_copy *c)
-{
-	memcpy(c->buf, boot_info.fw_blob, c->size);
-}
-
-static void copy_put(struct mb2_copy *c)
-{
-	free_pages(c->buf, c->order);
-}
-
 /* Offset of the first tag of this type in the (valid) copy, or TAG_NOT_FOUND. */
-static u32 tag_find(const struct mb2_copy *c, u32 type)
+static u32 tag_find(const struct blob_copy *c, u32 type)
 {
 	for (u32 off = 8; off + 8 <= c->size;) {
 		u32 t = get_u32(c->buf + off), size = get_u32(c->buf + off + 4);
@@ -89,7 +50,7 @@ static u32 tag_find(const struct mb2_copy *c, u32 type)
 	return TAG_NOT_FOUND;
 }
 
-static void expect_rejected(struct mb2_copy *c, size_t len, const char *what)
+static void expect_rejected(struct blob_copy *c, size_t len, const char *what)
 {
 	int err = mb2_parse(c->buf, len, &info);
 	if (err != -EINVAL)
@@ -126,8 +87,8 @@ TEST(multiboot2, boot_blob_matches_boot_info)
 
 TEST(multiboot2, rejects_truncated_copies)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 cuts[] = { 0, 4, 8, 15, 16, c.size / 2, c.size - 8, c.size - 1 };
 	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
@@ -138,31 +99,31 @@ TEST(multiboot2, rejects_truncated_copies)
 		if (cut >= 8) {
 			put_u32(c.buf, cut);
 			expect_rejected(&c, cut, "block cut with matching total_size");
-			copy_reset(&c);
+			blob_copy_reset(&c);
 		}
 	}
 	/* The uncut copy still parses: the damage above is what was refused. */
 	EXPECT_EQ(mb2_parse(c.buf, c.size, &info), 0);
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_bad_total_size)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 bad[] = { 0, 7, 15, c.size + 8, 0xffffffffu };
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		put_u32(c.buf, bad[i]);
 		expect_rejected(&c, c.size, "bad total_size");
 	}
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_tag_past_end)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 off = tag_find(&c, MB2_TAG_MMAP);
 	ASSERT_NE(off, TAG_NOT_FOUND);
@@ -172,38 +133,38 @@ TEST(multiboot2, rejects_tag_past_end)
 	expect_rejected(&c, c.size, "memory map tag with a huge size");
 	put_u32(c.buf + off + 4, 4);
 	expect_rejected(&c, c.size, "tag smaller than its header");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_missing_end_tag)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 off = tag_find(&c, MB2_TAG_END);
 	ASSERT_NE(off, TAG_NOT_FOUND);
 	put_u32(c.buf + off, 0x7777);	/* an unknown tag where the end tag was */
 	expect_rejected(&c, c.size, "no end tag");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_unterminated_cmdline)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 off = tag_find(&c, MB2_TAG_CMDLINE);
 	ASSERT_NE(off, TAG_NOT_FOUND);
 	u32 size = get_u32(c.buf + off + 4);
 	memset(c.buf + off + 8, 'x', size - 8);
 	expect_rejected(&c, c.size, "command line without its NUL");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_bad_mmap_entry_size)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 off = tag_find(&c, MB2_TAG_MMAP);
 	ASSERT_NE(off, TAG_NOT_FOUND);
@@ -212,13 +173,13 @@ TEST(multiboot2, rejects_bad_mmap_entry_size)
 		put_u32(c.buf + off + 8, bad[i]);
 		expect_rejected(&c, c.size, "memory map entry size");
 	}
-	copy_put(&c);
+	blob_copy_put(&c);
 }
 
 TEST(multiboot2, rejects_short_rsdp_tag)
 {
-	struct mb2_copy c;
-	if (!boot_mb2() || !copy_get(&c))
+	struct blob_copy c;
+	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
 	u32 off = tag_find(&c, MB2_TAG_ACPI_NEW);
 	if (off == TAG_NOT_FOUND)
@@ -226,5 +187,5 @@ TEST(multiboot2, rejects_short_rsdp_tag)
 	ASSERT_NE(off, TAG_NOT_FOUND);
 	put_u32(c.buf + off + 4, 8 + 10);	/* half an RSDP */
 	expect_rejected(&c, c.size, "RSDP tag shorter than an RSDP");
-	copy_put(&c);
+	blob_copy_put(&c);
 }
