@@ -17,6 +17,7 @@
 #include <grace/preempt.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
+#include <grace/spinlock.h>
 #include <grace/time.h>
 #include <grace/vmap.h>
 #include <asm/cpu.h>
@@ -81,6 +82,14 @@ int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
 {
 	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
 		return -EINVAL;
+	/*
+	 * Not from interrupt context: an interrupt that arrived while this CPU was
+	 * filling its slot for the same target would wait on it forever, or queue it twice.
+	 */
+	if (in_interrupt()) {
+		pr_warn("smp: smp_call() from interrupt context refused\n");
+		return -EINVAL;
+	}
 	preempt_disable();
 	if (cpu == smp_processor_id()) {
 		unsigned long flags = arch_irq_save();
@@ -170,11 +179,23 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 	return n;
 }
 
+/*
+ * One smp_run_on at a time: each CPU has one idle_work slot. Held across the whole
+ * run; a worker that calls smp_run_on again would wait for itself, so that is a bug.
+ */
+static DEFINE_SPINLOCK(run_on_lock);
+static DEFINE_PER_CPU(bool, running_work);
+
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
 	struct run_work w = { fn, arg, 0 };
 	struct cpumask targets;
 	unsigned self = smp_processor_id(), cpu;
+
+	if (this_cpu(running_work))
+		panic("smp_run_on() called from a function it runs (%p)", (void *)fn);
+	spin_lock(&run_on_lock);
+	this_cpu(running_work) = true;
 
 	w.remaining = smp_pick_cpus(ncpus, &targets);
 	cpumask_clear_cpu(&targets, self);
@@ -195,6 +216,8 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 		}
 		cpu_relax();
 	}
+	this_cpu(running_work) = false;
+	spin_unlock(&run_on_lock);
 }
 
 void smp_run_all(smp_fn_t fn, void *arg)
@@ -209,7 +232,9 @@ void __noreturn cpu_idle_loop(void)
 		struct run_work *w = __atomic_exchange_n(&this_cpu(idle_work), NULL, __ATOMIC_ACQUIRE);
 		if (w) {
 			arch_irq_enable();
+			this_cpu(running_work) = true;
 			w->fn(w->arg);
+			this_cpu(running_work) = false;
 			run_work_done(w);
 			continue;
 		}
@@ -224,7 +249,10 @@ void __noreturn secondary_main(void)
 	u32 expected = CPU_BOOTING;
 	if (!__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ONLINE, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		/* The boot CPU gave up on us: stay out of the way, interrupts off. */
+		/*
+		 * The boot CPU gave up on us: stay out of the way. Not online, so no work
+		 * or IPI is sent here; arch_idle() may still take a stray interrupt.
+		 */
 		arch_irq_disable();
 		for (;;)
 			arch_idle();

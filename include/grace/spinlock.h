@@ -58,7 +58,12 @@ static inline void spin_lock(spinlock_t *lock)
 static inline bool spin_trylock(spinlock_t *lock)
 {
 	preempt_disable();
-	u32 owner = READ_ONCE(lock->owner);
+	/*
+	 * Acquire here, not only on the CAS: the last write to next was the previous
+	 * holder's relaxed fetch_add, made before its critical section; the release that
+	 * publishes that section is its store to owner. Pairs with spin_unlock().
+	 */
+	u32 owner = smp_load_acquire(&lock->owner);
 	u32 expected = owner;
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
 	if (__atomic_compare_exchange_n(&lock->next, &expected, owner + 1, false, __ATOMIC_ACQUIRE,

@@ -273,6 +273,8 @@ static void phase_report(uint64_t ops)
 			 "bench: profile arch=%s online=%d cpus=%d phase=%s ops=%llu insns_per_op=%.1f",
 			 P.arch, P.nvcpus, P.phase_cpus, P.phase, (unsigned long long)ops,
 			 ops ? (double)insns / (double)ops : 0.0);
+	if (n < 0 || n >= (int)sizeof(line))
+		n = sizeof(line) - 1;	/* a long arch= argument: truncate, never write past line */
 	if (P.sharing)
 		snprintf(line + n, sizeof(line) - n, " transfers_per_op=%.3f",
 			 ops ? (double)xfers / (double)ops : 0.0);
