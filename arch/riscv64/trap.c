@@ -10,7 +10,6 @@
 #include <grace/extable.h>
 #include <grace/fault.h>
 #include <grace/printk.h>
-#include <grace/vmap.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include "hart.h"
@@ -26,8 +25,7 @@ BUILD_BUG_ON(offsetof(struct regs, frame_ra) != REGS_FRAME_RA);
 BUILD_BUG_ON(sizeof(struct regs) != REGS_SIZE || REGS_SIZE % 16);
 BUILD_BUG_ON(offsetof(struct regs, t6) != REGS_X(31));
 
-extern char _text[], _etext[], __start_rodata[], __end_rodata[];
-extern char boot_stack_guard[];
+extern char _text[], _etext[];
 
 /* scause exception codes that the fault path sorts out. */
 #define EXC_INST_ACCESS 1
@@ -114,32 +112,12 @@ bool fixup_exception(struct regs *regs)
 	return true;
 }
 
-static bool is_boot_stack_guard(uintptr_t va)
-{
-	return va - (uintptr_t)boot_stack_guard < PAGE_SIZE;
-}
-
-/* What the faulting address is, for the report: the usual suspects first. */
-static const char *fault_addr_kind(uintptr_t va)
-{
-	if (vmap_is_guard(va) || is_boot_stack_guard(va))
-		return " (a stack guard page: kernel stack overflow?)";
-	if (va < PAGE_SIZE)
-		return " (NULL pointer dereference?)";
-	if (va >= (uintptr_t)_text && va < (uintptr_t)__start_rodata)
-		return " (kernel text: read-only)";
-	if (va >= (uintptr_t)__start_rodata && va < (uintptr_t)__end_rodata)
-		return " (kernel rodata: read-only)";
-	if (va >= PAGE_OFFSET && va < PAGE_OFFSET + DIRECT_MAP_SIZE)
-		return " (direct map: not executable)";
-	return "";
-}
 
 static void __noreturn fault_die(struct regs *regs, const char *access)
 {
 	char what[160];
 	snprintf(what, sizeof(what), "%s: kernel %s at %016lx%s", cause_name(regs->scause), access,
-		 regs->stval, fault_addr_kind(regs->stval));
+		 regs->stval, kernel_fault_hint(regs->stval, PAGE_OFFSET + DIRECT_MAP_SIZE));
 	die(what, regs);
 }
 
@@ -193,7 +171,7 @@ void trap_handler(struct regs *regs)
 	hart->trap_regs = regs;
 	if (hart->trap_depth >= TRAP_DEPTH_MAX) {
 		/* The usual way here: the trap entry faulted saving to a stack's guard page. */
-		if (vmap_is_guard(regs->stval) || is_boot_stack_guard(regs->stval)) {
+		if (kernel_stack_guard(regs->stval)) {
 			char what[120];
 			snprintf(what, sizeof(what),
 				 "kernel stack overflow: the trap entry hit a guard page at %016lx",

@@ -15,7 +15,6 @@
 #include <grace/fault.h>
 #include <grace/ksyms.h>
 #include <grace/printk.h>
-#include <grace/vmap.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include <asm/pgtable.h>
@@ -35,8 +34,6 @@
 
 #define RFLAGS_IF (1u << 9)
 
-extern char _text[], __start_rodata[], __end_rodata[];
-extern char boot_stack_guard[];
 
 static const char *const exception_names[NR_EXCEPTIONS] = {
 	[0] = "divide error",
@@ -87,26 +84,6 @@ bool fixup_exception(struct regs *regs)
 	return false;
 }
 
-static bool is_stack_guard(uintptr_t va)
-{
-	return vmap_is_guard(va) || va - (uintptr_t)boot_stack_guard < PAGE_SIZE;
-}
-
-/* What the faulting address is, for the report: the usual suspects first. */
-static const char *fault_addr_kind(uintptr_t va)
-{
-	if (is_stack_guard(va))
-		return " (a stack guard page: kernel stack overflow?)";
-	if (va < PAGE_SIZE)
-		return " (NULL pointer dereference?)";
-	if (va >= (uintptr_t)_text && va < (uintptr_t)__start_rodata)
-		return " (kernel text: read-only)";
-	if (va >= (uintptr_t)__start_rodata && va < (uintptr_t)__end_rodata)
-		return " (kernel rodata: read-only)";
-	if (va >= PAGE_OFFSET && va < VMAP_BASE)
-		return " (direct map: not executable)";
-	return "";
-}
 
 /*
  * A page fault: the address space may resolve it (demand paging); else the
@@ -128,7 +105,7 @@ static void x86_page_fault(struct regs *regs)
 		 access == FAULT_EXEC ? "execute" : access == FAULT_WRITE ? "write" : "read",
 		 (unsigned long long)regs->cr2,
 		 regs->error & PF_PRESENT ? "protection violation" : "not mapped",
-		 fault_addr_kind(regs->cr2));
+		 kernel_fault_hint(regs->cr2, VMAP_BASE));
 	die(what, regs);
 }
 
@@ -146,7 +123,7 @@ void x86_trap(struct regs *regs)
 		if (vector == VEC_GENERAL_PROTECTION && fixup_exception(regs))
 			return;
 		/* CR2 still holds the address of the #PF that could not be delivered. */
-		if (vector == VEC_DOUBLE_FAULT && is_stack_guard(regs->cr2))
+		if (vector == VEC_DOUBLE_FAULT && kernel_stack_guard(regs->cr2))
 			die("double fault: kernel stack overflow (the stack's guard page was hit, "
 			    "see CR2)",
 			    regs);

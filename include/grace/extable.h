@@ -65,6 +65,15 @@ bool fixup_exception(struct regs *regs);
  */
 bool kernel_fault_resolved(struct regs *regs, uintptr_t addr, unsigned access, bool irqs_were_on);
 
+/* Is va a guard page: below a vmap stack, or below the boot stack? */
+bool kernel_stack_guard(uintptr_t va);
+
+/*
+ * A hint for a fault report naming what va is (" (kernel text: read-only)", a stack
+ * guard, NULL...), or "". direct_map_end: where the arch's direct map ends.
+ */
+const char *kernel_fault_hint(uintptr_t va, uintptr_t direct_map_end);
+
 /*
  * Probes for tests and diagnostics, each 0 on success or -EFAULT when the
  * access faulted (and the fault was caught through the table).
