@@ -18,6 +18,13 @@
  * Transfers are charged to the code symbol of the accessing instruction and, when
  * the line belongs to a global or per-CPU variable, to that data symbol.
  *
+ * Precision: QEMU calls a memory callback after the access, on the vCPU's own
+ * thread. With multi-threaded TCG, two vCPUs racing on one line can therefore be
+ * recorded in another order than they happened, and a few transfers per hundred
+ * are missed or added (the ping-pong check measured 3.77-3.99 instead of 4 per round
+ * trip). -accel tcg,thread=single would make the record exact, but a spinning vCPU
+ * then holds the only thread until QEMU's kick timer, too slow for ping-pong.
+ *
  * The measurement window: the kernel's bench_phase_begin/end send short text
  * messages ("begin <phase> <cpus>", "end <ops>", "percpu <base> <size>") by
  * storing to bench_mark_channel[b] for each byte b, from inside bench_mark_send().
