@@ -90,28 +90,14 @@ static void madt_parse_entry(const u8 *e, struct acpi_info *out)
 
 int acpi_parse_madt(const u8 *t, u32 len, struct acpi_info *out)
 {
-	if (len < MADT_ENTRIES) {
-		pr_err("acpi: MADT of %u bytes is too short\n", len);
-		return -EINVAL;
+	if (len >= MADT_ENTRIES) {
+		out->lapic_addr = acpi_u32(t + MADT_LAPIC_ADDR);
+		out->pcat_compat = acpi_u32(t + MADT_FLAGS) & MADT_FLAG_PCAT_COMPAT;
 	}
-	out->lapic_addr = acpi_u32(t + MADT_LAPIC_ADDR);
-	out->pcat_compat = acpi_u32(t + MADT_FLAGS) & MADT_FLAG_PCAT_COMPAT;
-
-	for (u32 off = MADT_ENTRIES; off < len;) {
-		if (len - off < 2) {
-			pr_err("acpi: MADT entry header at offset %u runs past the end (%u)\n", off, len);
-			return -EINVAL;
-		}
-		u8 type = t[off], elen = t[off + 1];
-		u8 need = type < sizeof(madt_min_len) && madt_min_len[type] ? madt_min_len[type] : 2;
-		if (elen < need || elen > len - off) {
-			pr_err("acpi: MADT entry type %u at offset %u has bad length %u (needs %u, %u left)\n",
-			       type, off, elen, need, len - off);
-			return -EINVAL;
-		}
-		madt_parse_entry(t + off, out);
-		off += elen;
-	}
+	int err = acpi_walk_entries("MADT", t, len, MADT_ENTRIES, madt_min_len, sizeof(madt_min_len),
+				    madt_parse_entry, out);
+	if (err)
+		return err;
 	if (out->nr_cpus_dropped)
 		pr_warn("acpi: MADT lists %u CPUs past the first %u\n", out->nr_cpus_dropped,
 			ACPI_MAX_CPUS);

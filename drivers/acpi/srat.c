@@ -63,23 +63,6 @@ static void srat_parse_entry(const u8 *e, struct acpi_info *out)
 
 int acpi_parse_srat(const u8 *t, u32 len, struct acpi_info *out)
 {
-	if (len < SRAT_ENTRIES) {
-		pr_err("acpi: SRAT of %u bytes is too short\n", len);
-		return -EINVAL;
-	}
-	for (u32 off = SRAT_ENTRIES; off < len;) {
-		if (len - off < 2) {
-			pr_err("acpi: SRAT entry header at offset %u runs past the end (%u)\n", off, len);
-			return -EINVAL;
-		}
-		u8 type = t[off], elen = t[off + 1];
-		u8 need = type < sizeof(srat_min_len) && srat_min_len[type] ? srat_min_len[type] : 2;
-		if (elen < need || elen > len - off) {
-			pr_err("acpi: SRAT entry type %u at offset %u has bad length %u\n", type, off, elen);
-			return -EINVAL;
-		}
-		srat_parse_entry(t + off, out);
-		off += elen;
-	}
-	return 0;
+	return acpi_walk_entries("SRAT", t, len, SRAT_ENTRIES, srat_min_len, sizeof(srat_min_len),
+				 srat_parse_entry, out);
 }

@@ -173,3 +173,29 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 		acpi_parse_slit(t, len, out);
 	return 0;
 }
+
+int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8 *min_len,
+		      u32 nmin, void (*fn)(const u8 *entry, struct acpi_info *out),
+		      struct acpi_info *out)
+{
+	if (len < first) {
+		pr_err("acpi: %s of %u bytes is too short\n", sig, len);
+		return -EINVAL;
+	}
+	for (u32 off = first; off < len;) {
+		if (len - off < 2) {
+			pr_err("acpi: %s entry header at offset %u runs past the end (%u)\n", sig, off, len);
+			return -EINVAL;
+		}
+		u8 type = t[off], elen = t[off + 1];
+		u8 need = type < nmin && min_len[type] ? min_len[type] : 2;
+		if (elen < need || elen > len - off) {
+			pr_err("acpi: %s entry type %u at offset %u has bad length %u (needs %u, %u left)\n",
+			       sig, type, off, elen, need, len - off);
+			return -EINVAL;
+		}
+		fn(t + off, out);
+		off += elen;
+	}
+	return 0;
+}
