@@ -42,6 +42,12 @@ static inline void mm_clear_block(void *block, size_t bytes)
 	}
 }
 
+/*
+ * Forget this CPU's run of spurious faults (mm/fault.c): a new address space may
+ * well fault at the same address from the same instruction without any loop.
+ */
+void fault_forget_spurious(void);
+
 /* Each CPU counts its own; only fault_stats_sum() reads the others'. */
 DECLARE_PER_CPU(struct fault_stats, fault_stats);
 #define fault_stat_inc(field) (this_cpu(fault_stats).field++)

@@ -321,6 +321,11 @@ static int spurious_check(struct regs *regs, uintptr_t addr, unsigned access)
 	return -EFAULT;
 }
 
+void fault_forget_spurious(void)
+{
+	this_cpu(spurious_track).repeats = 0;
+}
+
 int handle_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 {
 	/* Kernel addresses, and user addresses with no mm to resolve them, are the trap path's. */
@@ -329,7 +334,7 @@ int handle_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 	int ret = fault_resolve(current_mm(), addr, access);
 	if (ret == FAULT_PRESENT)
 		return spurious_check(regs, addr, access);
-	this_cpu(spurious_track).repeats = 0;
+	fault_forget_spurious();
 	return ret;
 }
 

@@ -135,6 +135,7 @@ void mm_switch(struct mm *mm)
 		smp_mb();
 	}
 	this_cpu(cur_mm) = mm;
+	fault_forget_spurious();
 	arch_switch_mm(mm ? mm->root_pa : 0);
 	if (old) {
 		/* The switch flushed old's entries from this TLB; only now stop asking us. */
