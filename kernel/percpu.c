@@ -24,9 +24,7 @@ uintptr_t percpu_base(unsigned cpu)
 void percpu_setup(unsigned nr_cpus)
 {
 	size_t size = (size_t)(__percpu_end - __percpu_start);
-	unsigned order = 0;
-	while ((PAGE_SIZE << order) < size)
-		order++;
+	unsigned order = pages_order(size);
 
 	for (unsigned cpu = 0; cpu < nr_cpus; cpu++) {
 		/* On the CPU's own node: it is the memory that CPU touches most. */

@@ -63,9 +63,7 @@ static struct cpumask profile_mask;	/* CPUs sampled in the last run */
 int profile_start(unsigned ncpus)
 {
 	size_t bytes = (ksym_count() + 1) * sizeof(u32);
-	unsigned order = 0, cpu;
-	while ((PAGE_SIZE << order) < bytes)
-		order++;
+	unsigned order = pages_order(bytes), cpu;
 
 	struct cpumask mask;
 	smp_pick_cpus(ncpus, &mask);
@@ -119,11 +117,9 @@ struct profile_row {
 void profile_print(const char *title, unsigned top)
 {
 	unsigned long nsyms = ksym_count() + 1, nrows = 0;
-	unsigned order = 0;
+	unsigned order = pages_order(nsyms * sizeof(struct profile_row));
 	u64 total = 0;
 
-	while ((PAGE_SIZE << order) < nsyms * sizeof(struct profile_row))
-		order++;
 	struct profile_row *rows = alloc_pages(order);
 	if (!rows) {
 		pr_err("profile: no memory to sort %lu symbols\n", nsyms);

@@ -44,11 +44,9 @@ static struct kmem_cache *kmalloc_cache(size_t size)
 
 static void *kmalloc_large(size_t size)
 {
-	unsigned order = 0;
-	while ((PAGE_SIZE << order) < size) {
-		if (++order > MAX_ORDER)
-			return NULL;
-	}
+	unsigned order = pages_order(size);
+	if (order > MAX_ORDER)
+		return NULL;
 	return alloc_pages_flags(NUMA_NO_NODE, order, ALLOC_NOZERO);
 }
 

@@ -89,8 +89,7 @@ int kmem_cache_setup(struct kmem_cache *c, const char *name, size_t size, size_t
 	unsigned limit = c->size <= 256 ? SLAB_CPU_CAP : c->size <= 1024 ? 16 : 8;
 	c->batch = (limit + 1) / 2;
 	size_t bytes = boot_info.nr_cpus * sizeof(struct slab_cpu);
-	while ((PAGE_SIZE << c->cpu_order) < bytes)
-		c->cpu_order++;
+	c->cpu_order = pages_order(bytes);
 	c->cpu = alloc_pages(c->cpu_order);
 	if (!c->cpu)
 		return -ENOMEM;

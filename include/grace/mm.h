@@ -33,6 +33,15 @@
  */
 void *alloc_pages_flags(int node, unsigned order, unsigned flags);
 
+/* The smallest order whose block holds bytes (may exceed MAX_ORDER: callers check). */
+static inline unsigned pages_order(size_t bytes)
+{
+	unsigned order = 0;
+	while (((size_t)PAGE_SIZE << order) < bytes && order < 8 * sizeof(size_t) - PAGE_SHIFT - 1)
+		order++;
+	return order;
+}
+
 /* Zeroed; this CPU's node first, then the nearest. */
 void *alloc_pages(unsigned order);
 /* Zeroed; node first, then the nearest (node may be NUMA_NO_NODE). */

@@ -21,9 +21,7 @@ struct blob_copy {
 static inline bool blob_copy_get(struct blob_copy *c)
 {
 	c->size = boot_info.fw_blob_size;
-	c->order = 0;
-	while ((PAGE_SIZE << c->order) < c->size)
-		c->order++;
+	c->order = pages_order(c->size);
 	c->buf = alloc_pages(c->order);
 	if (!c->buf)
 		return test_fail(__FILE__, __LINE__, "no memory for a %u-byte copy", c->size);

@@ -146,9 +146,7 @@ TEST(spinlock, ticket_fifo_order)
 {
 	static struct fifo_test t;
 	unsigned total = iters_per_cpu() * num_online_cpus();
-	unsigned order = 0;
-	while ((PAGE_SIZE << order) < total * sizeof(u32))
-		order++;
+	unsigned order = pages_order(total * sizeof(u32));
 
 	t = (struct fifo_test){ .lock = SPINLOCK_INIT, .iters = iters_per_cpu() };
 	t.entered = alloc_pages(order);
