@@ -8,6 +8,7 @@
 #include <grace/mm.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/sched.h>
 #include <grace/smp.h>
 #include <grace/time.h>
 
@@ -31,9 +32,13 @@ void console_input(char c)
 	case 'm':
 		printk("memory: %llu KiB free\n", (unsigned long long)(mm_free_bytes() >> 10));
 		break;
+	case 't':
+		sched_show_toggle();
+		break;
 	case 'h':
 	case '?':
-		printk("keys: c = CPUs and their interrupt counts, m = free memory, h = this help; "
+		printk("keys: c = CPUs and their interrupt counts, m = free memory, "
+		       "t = periodic thread report on/off, h = this help; "
 		       "Ctrl-A X quits QEMU\n");
 		break;
 	default:

@@ -2,14 +2,17 @@
  * kernel_main: the generic half of boot, entered on the boot CPU once the arch has
  * the MMU on and boot_info filled. It brings up the console, memory, per-CPU areas,
  * the platform's interrupts and timers and the other CPUs, then runs what the
- * command line asks: the selftests (test=<glob>), the benchmarks (bench=<glob>),
- * or nothing, leaving the CPUs idle and the console listening.
+ * command line asks, from the init thread: the selftests (test=<glob>), the
+ * benchmarks (bench=<glob>), or nothing but the scheduler's report every few
+ * seconds, with the console listening. The boot context becomes CPU's idle thread.
  */
 #include <grace/arch.h>
 #include <grace/bench.h>
 #include <grace/boot_info.h>
 #include <grace/cmdline.h>
 #include <grace/console.h>
+#include <grace/kthread.h>
+#include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/mm.h>
 #include <grace/percpu.h>
@@ -58,6 +61,25 @@ static void boot_apply_cmdline(void)
 	printk("spinlock: ticket locks with %s\n", spinlock_backoff ? "proportional backoff" : "plain spinning");
 }
 
+/* The first thread: runs what the command line asks, then shuts down or stays up. */
+static int init_main(void *arg)
+{
+	(void)arg;
+	const char *tests = cmdline_get("test");
+	const char *benches = cmdline_get("bench");
+	if (tests || benches) {
+		int failed = 0;
+		if (tests)
+			failed += selftest_run(*tests ? tests : "*");
+		if (benches)
+			failed += bench_run(*benches ? benches : "*");
+		arch_shutdown(failed ? 1 : 0);
+	}
+	printk("Grace is up. Press h on the console for the keys it knows.\n");
+	sched_start_top();
+	return 0;
+}
+
 void __noreturn kernel_main(void)
 {
 	unsigned boot_cpu = boot_info.boot_cpu;
@@ -71,22 +93,21 @@ void __noreturn kernel_main(void)
 	percpu_setup(boot_info.nr_cpus);
 	arch_set_percpu_base(percpu_base(boot_cpu));
 	cpumask_set(&cpu_online_mask, boot_cpu);
+	sched_init();		/* before the first tick: the tick calls into the scheduler */
 
 	arch_platform_init();
 	console_enable_input();
 	arch_irq_enable();
 	smp_boot();
 
-	const char *tests = cmdline_get("test");
-	const char *benches = cmdline_get("bench");
-	if (tests || benches) {
-		int failed = 0;
-		if (tests)
-			failed += selftest_run(*tests ? tests : "*");
-		if (benches)
-			failed += bench_run(*benches ? benches : "*");
-		arch_shutdown(failed ? 1 : 0);
-	}
-	printk("Grace is up. Press h on the console for the keys it knows.\n");
+	sched_start();
+
+	struct task *init = kthread_create(init_main, NULL, "init");
+	if (!init)
+		panic("cannot create the init thread");
+	/* The selftests assume the thread that runs them stays on the boot CPU. */
+	kthread_bind(init, boot_cpu);
+	wake_up_process(init);
+	kthread_detach(init);
 	cpu_idle_loop();
 }

@@ -7,12 +7,14 @@
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/sched.h>
 #include <grace/string.h>
 
 /* First in every copy: the copy's own address, for archs that read it through a segment (x86 %gs:0). */
 __section(".percpu.first") uintptr_t percpu_self;
+/* Next in the header (the file is built with -fno-toplevel-reorder; percpu_setup checks). */
+__section(".percpu.first") struct task *current_task = &boot_task;
 DEFINE_PER_CPU(unsigned, cpu_number);
-DEFINE_PER_CPU(int, preempt_count);
 
 uintptr_t percpu_offset[MAX_CPUS];
 
@@ -24,6 +26,9 @@ uintptr_t percpu_base(unsigned cpu)
 void percpu_setup(unsigned nr_cpus)
 {
 	size_t size = (size_t)(__percpu_end - __percpu_start);
+
+	if ((uintptr_t)&current_task - (uintptr_t)&percpu_self != PERCPU_HEAD_CURRENT)
+		panic("percpu: current_task is not at offset %u of the per-CPU header", PERCPU_HEAD_CURRENT);
 	unsigned order = pages_order(size);
 
 	for (unsigned cpu = 0; cpu < nr_cpus; cpu++) {
@@ -36,6 +41,13 @@ void percpu_setup(unsigned nr_cpus)
 		percpu_offset[cpu] = (uintptr_t)copy - (uintptr_t)__percpu_start;
 		per_cpu(percpu_self, cpu) = (uintptr_t)copy;
 		per_cpu(cpu_number, cpu) = cpu;
-		per_cpu(preempt_count, cpu) = 0;
+		/*
+		 * Each CPU's boot code runs as its idle thread, not preemptible (count 1)
+		 * like the early boot thread it replaces on the boot CPU.
+		 */
+		per_cpu(idle_task, cpu).preempt.count = 1;
+		per_cpu(current_task, cpu) = &per_cpu(idle_task, cpu);
 	}
+	if (boot_task.preempt.count != 1)
+		panic("percpu: set up inside a preempt-disabled section (count %d)", boot_task.preempt.count);
 }

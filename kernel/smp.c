@@ -1,15 +1,19 @@
 /*
- * SMP: starting the secondary CPUs, cross-CPU calls, smp_run_all() and the idle loop.
+ * SMP: starting the secondary CPUs, cross-CPU calls and smp_run_all().
  *
  * Cross-calls: each CPU has one call slot per target CPU (struct call, in its
  * per-CPU area, so no caller shares a line with another). A caller fills its slot,
  * pushes it onto the target's lock-free list and sends an IPI only when that list
  * was empty; the target's IPI handler takes the whole list at once and runs it.
  *
- * smp_run_all(): the work is handed to each CPU's idle loop, which runs it with
- * interrupts enabled, so it is not in interrupt context and may itself use IPIs.
+ * smp_run_all(): the work is handed to a thread bound to each CPU (run/N), so it
+ * runs in thread context with interrupts on and may itself sleep or use IPIs.
  */
 #include <grace/arch.h>
+#include <grace/completion.h>
+#include <grace/kthread.h>
+#include <grace/mutex.h>
+#include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/mm.h>
 #include <grace/numa.h>
@@ -19,6 +23,7 @@
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 #include <grace/time.h>
+#include <grace/timer.h>
 #include <grace/vmap.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
@@ -39,11 +44,11 @@ struct run_work {
 	smp_fn_t fn;
 	void *arg;
 	u32 remaining;		/* participants still running fn */
+	struct completion done;	/* when remaining reaches 0 */
 };
 
 static DEFINE_PER_CPU(struct call [MAX_CPUS], call_slots);	/* this CPU's slot for each target */
 static DEFINE_PER_CPU(struct call *, call_queue);		/* calls waiting to run on this CPU */
-static DEFINE_PER_CPU(struct run_work *, idle_work);		/* handed over by smp_run_all() */
 static DEFINE_PER_CPU(u64, ipis_received);
 
 /* Secondary start handshake: BOOTING -> ONLINE by the CPU, BOOTING -> ABANDONED by the boot CPU. */
@@ -148,6 +153,7 @@ void ipi_interrupt(void)
 	if (READ_ONCE(smp_stopping))
 		smp_park_self();
 	this_cpu(ipis_received)++;
+	timer_ipi();		/* another CPU changed our earliest timer */
 	/* Take the whole list; acquire pairs with the release in call_queue_push(). */
 	struct call *c = __atomic_exchange_n(&this_cpu(call_queue), NULL, __ATOMIC_ACQUIRE);
 	while (c) {
@@ -157,11 +163,6 @@ void ipi_interrupt(void)
 		smp_store_release(&c->busy, 0);
 		c = next;
 	}
-}
-
-static void run_work_done(struct run_work *w)
-{
-	__atomic_fetch_sub(&w->remaining, 1, __ATOMIC_RELEASE);
 }
 
 unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
@@ -180,44 +181,70 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 }
 
 /*
- * One smp_run_on at a time: each CPU has one idle_work slot. Held across the whole
- * run; a worker that calls smp_run_on again would wait for itself, so that is a bug.
+ * smp_run_on(): each CPU has a bound thread, run/N, that sleeps until handed a
+ * struct run_work in its slot. One smp_run_on at a time (run_on_lock): each CPU
+ * has one slot. A function it runs calling smp_run_on again would wait for
+ * itself, so that is refused.
  */
-static DEFINE_SPINLOCK(run_on_lock);
-static DEFINE_PER_CPU(bool, running_work);
+static DEFINE_PER_CPU(struct run_work *, run_slot);
+static DEFINE_PER_CPU(struct task *, run_thread);
+static DEFINE_MUTEX(run_on_lock);
+
+static void run_work_done(struct run_work *w)
+{
+	if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) == 0)
+		complete(&w->done);
+}
+
+static int run_thread_fn(void *arg)
+{
+	struct run_work **slot = arg;	/* this CPU's: the thread is bound here */
+	for (;;) {
+		set_current_state(TASK_SLEEPING);
+		struct run_work *w = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQUIRE);
+		if (!w) {
+			schedule();
+			continue;
+		}
+		__set_current_state(TASK_RUNNING);
+		w->fn(w->arg);
+		run_work_done(w);
+	}
+	return 0;
+}
 
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
-	struct run_work w = { fn, arg, 0 };
-	struct cpumask targets;
-	unsigned self = smp_processor_id(), cpu;
+	struct run_work w = { fn, arg, 0, COMPLETION_INIT(w.done) };
+	struct cpumask targets, saved = current->allowed;
+	unsigned self, cpu;
 
-	if (this_cpu(running_work))
+	if (current->fn == run_thread_fn)
 		panic("smp_run_on() called from a function it runs (%p)", (void *)fn);
-	spin_lock(&run_on_lock);
-	this_cpu(running_work) = true;
+	mutex_lock(&run_on_lock);
+	/* The caller takes part on the CPU it is on: stay there until all are done. */
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	kthread_bind(current, self);
 
 	w.remaining = smp_pick_cpus(ncpus, &targets);
 	cpumask_clear_cpu(&targets, self);
-	for_each_cpu(cpu, &targets)
-		smp_store_release(&per_cpu(idle_work, cpu), &w);
-	arch_send_ipi(&targets);
+	for_each_cpu(cpu, &targets) {
+		smp_store_release(&per_cpu(run_slot, cpu), &w);
+		wake_up_process(per_cpu(run_thread, cpu));
+	}
 
 	fn(arg);
 	run_work_done(&w);
 
-	u64 start = arch_clock_ns();
-	bool warned = false;
-	while (__atomic_load_n(&w.remaining, __ATOMIC_ACQUIRE)) {
-		if (!warned && arch_clock_ns() - start > RUN_ALL_WARN_NS) {
-			pr_warn("smp: %u CPUs still running work after 30 s, waiting\n",
-				__atomic_load_n(&w.remaining, __ATOMIC_RELAXED));
-			warned = true;
-		}
-		cpu_relax();
+	if (!wait_for_completion_timeout(&w.done, RUN_ALL_WARN_NS)) {
+		pr_warn("smp: %u CPUs still running work after 30 s, waiting\n",
+			__atomic_load_n(&w.remaining, __ATOMIC_RELAXED));
+		wait_for_completion(&w.done);
 	}
-	this_cpu(running_work) = false;
-	spin_unlock(&run_on_lock);
+	set_cpus_allowed(current, &saved);
+	mutex_unlock(&run_on_lock);
 }
 
 void smp_run_all(smp_fn_t fn, void *arg)
@@ -225,21 +252,16 @@ void smp_run_all(smp_fn_t fn, void *arg)
 	smp_run_on(MAX_CPUS, fn, arg);
 }
 
-void __noreturn cpu_idle_loop(void)
+void smp_start_run_threads(void)
 {
-	for (;;) {
-		arch_irq_disable();
-		struct run_work *w = __atomic_exchange_n(&this_cpu(idle_work), NULL, __ATOMIC_ACQUIRE);
-		if (w) {
-			arch_irq_enable();
-			this_cpu(running_work) = true;
-			w->fn(w->arg);
-			this_cpu(running_work) = false;
-			run_work_done(w);
-			continue;
-		}
-		/* Sleeps until an interrupt; one that arrived since the check above still wakes us. */
-		arch_idle();
+	unsigned cpu;
+	for_each_online_cpu(cpu) {
+		struct task *t = kthread_create(run_thread_fn, &per_cpu(run_slot, cpu), "run/%u", cpu);
+		if (!t)
+			panic("smp: cannot create run/%u", cpu);
+		kthread_bind(t, cpu);
+		per_cpu(run_thread, cpu) = t;
+		wake_up_process(t);
 	}
 }
 
@@ -257,6 +279,7 @@ void __noreturn secondary_main(void)
 		for (;;)
 			arch_idle();
 	}
+	this_cpu(idle_task).last_switch_ns = arch_clock_ns();
 	cpumask_set(&cpu_online_mask, cpu);
 	arch_irq_enable();
 	cpu_idle_loop();

@@ -6,13 +6,15 @@
  * object, so that "every page back after mm_destroy" is exact in the page
  * allocator's free count (slab caches keep empty slabs); mms are few.
  *
- * mm_switch() keeps mm->cpus exact (see mm/tlb.c for why that is enough for
+ * mm_load() keeps mm->cpus exact (see mm/tlb.c for why that is enough for
  * shootdowns): bit set, full barrier, tables loaded; tables unloaded (which flushes
- * the user half), then bit cleared.
+ * the user half), then bit cleared. mm_switch() gives the calling thread an mm and
+ * loads it; the scheduler calls mm_load() when it switches to a thread with an mm.
  */
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/mm.h>
+#include <grace/sched.h>
 #include <grace/pagetable.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
@@ -116,10 +118,10 @@ struct mm *mm_create(void)
 
 struct mm *current_mm(void)
 {
-	return this_cpu(cur_mm);
+	return current->mm;
 }
 
-void mm_switch(struct mm *mm)
+void mm_load(struct mm *mm)
 {
 	unsigned long flags = arch_irq_save();
 	unsigned cpu = smp_processor_id();
@@ -145,24 +147,46 @@ void mm_switch(struct mm *mm)
 	arch_irq_restore(flags);
 }
 
-static void leave_mm_ipi(void *arg)
+void mm_switch(struct mm *mm)
 {
-	if (this_cpu(cur_mm) == arg)
-		mm_switch(NULL);
+	/* Interrupts off: a preemption between the two would load the old mm elsewhere. */
+	unsigned long flags = arch_irq_save();
+	current->mm = mm;
+	mm_load(mm);
+	arch_irq_restore(flags);
 }
 
-/* Move every CPU still running mm off it, by IPI, and wait until its mask is empty. */
+static void leave_mm_ipi(void *arg)
+{
+	if (this_cpu(cur_mm) == arg) {
+		if (current->mm == arg)
+			current->mm = NULL;
+		mm_load(NULL);
+	}
+}
+
+static void forget_mm(struct task *p, void *mm)
+{
+	if (p->mm == mm) {
+		pr_warn("mm: destroying an mm that thread '%s' still uses; it loses it\n", p->name);
+		p->mm = NULL;
+	}
+}
+
+/*
+ * Take mm away from every thread and CPU. Threads should have left it already
+ * (mm_switch(NULL)); CPUs may still have its tables loaded lazily, from a thread
+ * that left since (the scheduler loads tables only for threads that have an mm),
+ * and are switched off it by IPI. Wait until its CPU mask is empty.
+ */
 static void mm_leave_all(struct mm *mm)
 {
 	unsigned cpu;
 
 	if (current_mm() == mm)
 		mm_switch(NULL);
+	sched_for_each_task(forget_mm, mm);
 	smp_mb();
-	if (!cpumask_weight(&mm->cpus))
-		return;
-	pr_warn("mm: destroying an mm that %u CPU(s) still run; switching them off it\n",
-		cpumask_weight(&mm->cpus));
 	for_each_cpu(cpu, &mm->cpus)
 		smp_call(cpu, leave_mm_ipi, mm, true);
 	while (cpumask_weight(&mm->cpus))

@@ -1,11 +1,11 @@
 /*
  * TLB shootdown for address spaces (the scheme is described in grace/tlb.h).
  *
- * Which CPUs are asked: those in mm->cpus when the flush starts. mm_switch() sets
+ * Which CPUs are asked: those in mm->cpus when the flush starts. mm_load() sets
  * a CPU's bit before it loads the mm's tables and clears it after it has switched
  * away (which flushed its user TLB entries), so the mask is exactly the CPUs that
  * have run the mm since their last flush. The flusher's barrier between clearing
- * entries and reading the mask pairs with mm_switch()'s barrier between setting
+ * entries and reading the mask pairs with mm_load()'s barrier between setting
  * the bit and loading the tables: a CPU the flusher does not see will walk the
  * cleared tables.
  *

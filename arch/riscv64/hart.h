@@ -6,6 +6,13 @@
  * it to reach the per-CPU base and a safe stack even when tp or sp are garbage;
  * secondary_entry in head.S reads the boot fields with the MMU still off. The
  * HART_* offsets are for assembly; smp.c checks them at compile time.
+ *
+ * Most fields belong to the hart. trap_depth and trap_regs belong to the thread
+ * running on it: a thread can be switched out inside a trap (preempted on
+ * interrupt return, or blocking in a fault handler) and take that trap's exit on
+ * another hart, so arch_switch_to() (switch.S) swaps them with the threads'
+ * struct arch_context. The scratch slots are only live inside the trap entry,
+ * with interrupts off, so they stay per hart.
  */
 #ifndef RISCV_HART_H
 #define RISCV_HART_H
@@ -18,6 +25,7 @@
 #define HART_EMERGENCY_SP 40
 #define HART_SATP 48
 #define HART_BOOT_SP 56
+#define HART_TRAP_REGS 64
 
 /*
  * Trap nesting at which the entry stops trusting sp: a trap while handling a trap
@@ -37,11 +45,11 @@ struct riscv_hart {
 	uintptr_t scratch_sp;	  /* trap entry: the interrupted sp, before it saves it */
 	uintptr_t scratch_t0;	  /* trap entry: the interrupted t0 */
 	uintptr_t scratch_tp;	  /* trap entry: the interrupted tp */
-	unsigned long trap_depth; /* traps being handled (nesting) */
+	unsigned long trap_depth; /* the running thread's traps being handled (nesting) */
 	uintptr_t emergency_sp;	  /* top of a stack for traps past TRAP_DEPTH_MAX */
 	u64 satp;		  /* secondary start: page tables to turn on */
 	uintptr_t boot_sp;	  /* secondary start: stack top */
-	struct regs *trap_regs;	  /* innermost trap frame, for the unwinder */
+	struct regs *trap_regs;	  /* the running thread's innermost trap frame, for the unwinder */
 	u32 hartid;
 } __cacheline_aligned;
 

@@ -25,6 +25,7 @@ BUILD_BUG_ON(offsetof(struct riscv_hart, trap_depth) != HART_TRAP_DEPTH);
 BUILD_BUG_ON(offsetof(struct riscv_hart, emergency_sp) != HART_EMERGENCY_SP);
 BUILD_BUG_ON(offsetof(struct riscv_hart, satp) != HART_SATP);
 BUILD_BUG_ON(offsetof(struct riscv_hart, boot_sp) != HART_BOOT_SP);
+BUILD_BUG_ON(offsetof(struct riscv_hart, trap_regs) != HART_TRAP_REGS);
 
 struct riscv_hart riscv_harts[MAX_CPUS];
 struct riscv_hart riscv_early_hart;

@@ -3,8 +3,8 @@
  * (timer, software = IPI, external = PLIC) and exceptions: page faults go to
  * handle_page_fault(), then to the exception fixup table, and only then to die();
  * access faults (PMP, bus errors) may have a fixup too; every other exception
- * dies. Also the two debug helpers
- * generic code asks for, arch_dump_regs() and arch_unwind().
+ * dies. Interrupts end in sched_irq_return(), which may switch threads. Also
+ * the two debug helpers generic code asks for, arch_dump_regs() and arch_unwind().
  */
 #include <grace/arch.h>
 #include <grace/extable.h>
@@ -180,13 +180,29 @@ void trap_handler(struct regs *regs)
 		}
 		die("kernel traps nested too deep: stack pointer bad?", regs);
 	}
-	if (regs->scause & SCAUSE_INTERRUPT)
+	if (regs->scause & SCAUSE_INTERRUPT) {
 		trap_interrupt(regs->scause & ~SCAUSE_INTERRUPT, regs);
-	else if (riscv_early_boot)
+		/*
+		 * Last, after irq_exit() and the source's acknowledgement (sip cleared,
+		 * timer disarmed, PLIC claim completed), with interrupts still off: the
+		 * scheduler may switch to another thread here and come back much later,
+		 * and nothing of this interrupt may wait that long. Only if the
+		 * interrupted code could have been preempted anyway (interrupts on),
+		 * not in the middle of an irqs-off section.
+		 */
+		if (regs->sstatus & SSTATUS_SPIE)
+			sched_irq_return();
+	} else if (riscv_early_boot) {
 		riscv_early_trap(cause_name(regs->scause), regs);
-	else
+	} else {
 		trap_exception(regs);
-	hart->trap_regs = regs->outer;
+	}
+	/*
+	 * Not hart: the handler may have switched threads (above, or blocking in a
+	 * fault), and this thread may be back on another hart, whose trap_regs
+	 * arch_switch_to() loaded with this thread's.
+	 */
+	this_hart()->trap_regs = regs->outer;
 }
 
 static const char *const reg_names[31] = {

@@ -9,7 +9,9 @@
  * hart's emergency stack. Then save every register in a struct regs, load the
  * per-CPU base into tp from the struct, and call trap_handler(regs). On the way
  * out the whole saved sstatus comes back, so the interrupted code keeps its own
- * SPP/SPIE and its user-access window (SUM), which the handler runs without.
+ * SPP/SPIE and its user-access window (SUM), which the handler runs without;
+ * every register but tp comes back from the frame, and tp from the hart the
+ * thread is on by then (the handler may have switched threads and migrated it).
  */
 #include <asm/csr.h>
 #include <asm/regs.h>
@@ -96,18 +98,26 @@ trap_entry:
 	mv	a0, sp
 	call	trap_handler
 
+	/*
+	 * Interrupts are off from here to the sret, so this thread stays on this
+	 * hart: but it may not be the hart it trapped on. A thread switched out
+	 * inside the handler (sched_irq_return(), or blocking in a fault) can resume
+	 * anywhere, and arch_switch_to() brought its trap depth to this hart. For the
+	 * same reason tp comes from this hart, not from the frame: the per-CPU base
+	 * belongs to the CPU, and the frame's tp is the old CPU's.
+	 */
 	csrr	t0, sscratch
 	ld	t1, HART_TRAP_DEPTH(t0)
 	addi	t1, t1, -1
 	sd	t1, HART_TRAP_DEPTH(t0)
+	ld	tp, HART_PERCPU(t0)
 	/* sstatus as saved: SIE clear, so nothing interrupts the restore; sret sets SIE = SPIE. */
 	ld	t0, REGS_SSTATUS(sp)
 	csrw	sstatus, t0
 	ld	t0, REGS_SEPC(sp)
 	csrw	sepc, t0
 	ld	x1, REGS_X(1)(sp)
-	ld	x3, REGS_X(3)(sp)
-	ld	x4, REGS_X(4)(sp)
+	ld	x3, REGS_X(3)(sp)		/* then not x4: tp was loaded above */
 	ld	x5, REGS_X(5)(sp)
 	ld	x6, REGS_X(6)(sp)
 	ld	x7, REGS_X(7)(sp)

@@ -7,8 +7,8 @@
  * have a fixup too; every other exception dies. A double fault is almost always
  * a kernel stack overflow into a guard page (the #PF could not push its frame),
  * and says so. Device interrupts, the timer and the IPI are wrapped in
- * irq_enter()/irq_exit() and end with an EOI to the local APIC; the spurious
- * vector needs none.
+ * irq_enter()/irq_exit() and an EOI to the local APIC, then end in
+ * sched_irq_return(); the spurious vector needs none of this.
  */
 #include <grace/arch.h>
 #include <grace/extable.h>
@@ -114,6 +114,10 @@ void x86_trap(struct regs *regs)
 	unsigned vector = (unsigned)regs->vector;
 
 	if (vector < NR_EXCEPTIONS) {
+		/*
+		 * CR2 belongs to the CPU: read it before anything can enable interrupts,
+		 * since a handler that does may be preempted and another thread fault.
+		 */
 		regs->cr2 = read_cr2();
 		regs->gs_base = rdmsr(MSR_GS_BASE);
 		if (vector == VEC_PAGE_FAULT) {
@@ -154,6 +158,16 @@ void x86_trap(struct regs *regs)
 		lapic_eoi();
 	}
 	irq_exit();
+	/*
+	 * Last, after irq_exit() and the EOI, with interrupts still off (interrupt
+	 * gate): the scheduler may switch to another thread here and come back much
+	 * later, maybe on another CPU, and this LAPIC must not keep the vector in
+	 * service that long. The frame stays on this thread's stack and the iretq
+	 * resumes the interrupted code wherever that is. Only if the interrupted
+	 * code had interrupts on: never preempt an irqs-off section.
+	 */
+	if (regs->rflags & RFLAGS_IF)
+		sched_irq_return();
 }
 
 void arch_dump_regs(const struct regs *r)

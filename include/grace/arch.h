@@ -3,7 +3,9 @@
  * generic entry points an architecture calls. Each arch implements these in
  * arch/<arch>/ and its inline parts in arch/<arch>/include/asm/:
  *
- *   asm/percpu.h  arch_percpu_base(), arch_set_percpu_base()
+ *   asm/percpu.h  arch_percpu_base(), arch_set_percpu_base(), arch_current(),
+ *                 PERCPU_HEAD_CURRENT
+ *   asm/switch.h  struct arch_context, arch_context_init(), arch_switch_to()
  *   asm/irq.h     arch_irq_save/restore/enable/disable(), arch_irqs_disabled()
  *   asm/cpu.h     cpu_relax()
  *   asm/io.h      mmio_read8..64/mmio_write8..64; x86_64 also inb/outb (ARCH_HAS_PORT_IO)
@@ -17,6 +19,23 @@
  * and calls kernel_main(). Secondary CPUs started by arch_cpu_start() do the
  * same per-CPU setup with the given stack and percpu_base(cpu), enable their own
  * timer and IPI interrupts, and call secondary_main().
+ *
+ * Threads: the per-CPU base (tp, the GS base) belongs to the CPU and is never
+ * part of a thread's state. arch_current() reads the running thread from the
+ * per-CPU header (current_task at offset PERCPU_HEAD_CURRENT, grace/percpu.h) in one load,
+ * so a migration cannot fall between reading the base and reading the slot.
+ * arch_context_init(ctx, stack_top, entry) prepares a new thread: its first
+ * arch_switch_to() enters entry() on that stack with interrupts off, as if called
+ * from nowhere (the frame-pointer chain ends there; entry must not return).
+ * arch_switch_to(prev, next), called with interrupts off, saves the callee-saved
+ * registers on the running stack, stores the stack pointer in prev, and returns
+ * on next's stack, interrupts still off; each arch also swaps any trap state
+ * that belongs to the thread (riscv64: the trap nesting depth and frame chain).
+ * A CPU's boot/idle context needs no init: its first arch_switch_to() fills it.
+ * Every interrupt (not exception) ends, after irq_exit() and the controller's
+ * acknowledgement, in sched_irq_return(), with interrupts off, when the
+ * interrupted code had them on; it may switch threads, and the trap exit then
+ * resumes the interrupted code on whatever CPU the thread is on by then.
  */
 #ifndef GRACE_ARCH_H
 #define GRACE_ARCH_H
@@ -83,6 +102,14 @@ void irq_exit(void);
 void ipi_interrupt(void);
 void timer_interrupt(struct regs *regs);
 void irq_dispatch(unsigned irq);	/* an external interrupt line fired */
+
+/*
+ * Called last by every interrupt, with interrupts off, when the interrupted code
+ * had interrupts on: preempt the running thread if the scheduler wants to. It
+ * may switch threads and return much later, maybe on another CPU; it returns
+ * with interrupts off.
+ */
+void sched_irq_return(void);
 
 /* An exception the kernel cannot handle: print what, the registers, a backtrace; panic. */
 void __noreturn die(const char *what, struct regs *regs);

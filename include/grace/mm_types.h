@@ -83,9 +83,15 @@ struct mm *mm_create_ptlock(enum ptlock_mode mode);
  */
 void mm_destroy(struct mm *mm);
 
-/* Run this CPU on mm's tables (NULL: the kernel-only tables). Task or IPI context. */
+/*
+ * Make mm the calling thread's address space (NULL: none) and load its tables.
+ * The scheduler loads a thread's mm whenever it switches to it; threads without
+ * one run on whatever tables the CPU has loaded (they touch only the kernel half).
+ */
 void mm_switch(struct mm *mm);
-/* The mm this CPU runs on, or NULL. */
+/* Load mm's tables on this CPU (NULL: the kernel-only tables); interrupts off or not. */
+void mm_load(struct mm *mm);
+/* The calling thread's address space, or NULL. */
 struct mm *current_mm(void);
 
 #endif

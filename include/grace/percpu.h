@@ -20,8 +20,17 @@
 
 extern char __percpu_start[], __percpu_end[];
 extern uintptr_t percpu_offset[];	/* copy of cpu i minus __percpu_start */
-/* In section .percpu.first, so at offset 0 of every copy: the copy's own address. */
+/*
+ * The per-CPU header, in section .percpu.first at the start of every copy:
+ * percpu_self (offset 0) is the copy's own address; current_task (offset
+ * PERCPU_HEAD_CURRENT) is the thread running on this CPU. The arch reads
+ * current_task in one instruction (arch_current()): a thread can be preempted and
+ * move to another CPU between any two instructions, so a two-step "base, then
+ * load" could return another CPU's thread.
+ */
+struct task;
 extern uintptr_t percpu_self;
+extern struct task *current_task;
 
 #define per_cpu_ptr(ptr, cpu) ((__typeof__(ptr))((uintptr_t)(ptr) + percpu_offset[cpu]))
 #define per_cpu(var, cpu) (*per_cpu_ptr(&(var), cpu))

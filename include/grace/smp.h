@@ -2,9 +2,10 @@
  * SMP: bringing CPUs online, cross-CPU function calls, and smp_run_all().
  *
  * smp_call(cpu, fn, arg, wait) runs fn(arg) on cpu in IPI context (interrupts off).
- * smp_run_all(fn, arg) runs fn(arg) on every online CPU at once, each from its idle
- * loop with interrupts enabled (not in interrupt context, so fn may itself send and
- * wait for IPIs), and returns when all have returned. One smp_run_all at a time.
+ * smp_run_all(fn, arg) runs fn(arg) on every online CPU at once, each in a thread
+ * bound to that CPU with interrupts enabled (not in interrupt context, so fn may
+ * sleep, send and wait for IPIs), and returns when all have returned; the caller
+ * takes part on its own CPU and stays there meanwhile. One smp_run_all at a time.
  */
 #ifndef GRACE_SMP_H
 #define GRACE_SMP_H
@@ -31,8 +32,8 @@ void smp_stop_others(void);
 void __noreturn smp_park_self(void);
 /* IPIs taken by cpu since boot. */
 u64 smp_ipis_received(unsigned cpu);
-/* The idle loop; never returns. */
-void __noreturn cpu_idle_loop(void);
+/* Create the run/N threads behind smp_run_on (from sched_start). */
+void smp_start_run_threads(void);
 
 /* Interrupt nesting depth of this CPU: nonzero inside a hard interrupt handler. */
 bool in_interrupt(void);

@@ -94,8 +94,10 @@ static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
 
 static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
-	spin_unlock(lock);
+	smp_store_release(&lock->owner, lock->owner + 1);
+	/* Interrupts back on first, so a reschedule that came due can happen right here. */
 	arch_irq_restore(flags);
+	preempt_enable();
 }
 
 static inline void spin_lock_set_plain(spinlock_t *lock, bool plain)

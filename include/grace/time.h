@@ -1,7 +1,7 @@
 /*
- * Time: the monotonic clock (arch_clock_ns), busy-wait delays, and a one-shot
- * per-CPU timer. The scheduler issue replaces the single timer slot with a timer
- * wheel and a tick; until then idle CPUs have no periodic interrupt at all.
+ * Time: the monotonic clock (arch_clock_ns), busy-wait delays, the profiler's
+ * sampling interrupt and the per-CPU timer-interrupt count. Timers and the tick
+ * are in grace/timer.h.
  */
 #ifndef GRACE_TIME_H
 #define GRACE_TIME_H
@@ -17,13 +17,6 @@ u64 arch_clock_ns(void);
 /* Busy-wait at least ns nanoseconds. */
 void delay_ns(u64 ns);
 
-typedef void (*timer_fn_t)(void *arg);
-/*
- * Call fn(arg) from this CPU's timer interrupt once arch_clock_ns() >= deadline.
- * One slot per CPU: a second call replaces a pending one. Call with preemption off.
- */
-void timer_oneshot(u64 deadline_ns, timer_fn_t fn, void *arg);
-void timer_cancel(void);
 /* Run profile_sample() from this CPU's timer interrupt every period_ns; 0 stops it. */
 void timer_sampling(u64 period_ns);
 /* Timer interrupts taken by cpu since boot. */

@@ -19,7 +19,7 @@
 #define PROFILE_CALLS 2000
 #define PROFILE_KNOWN_LOOPS 64		/* makes the function the hottest code of the phase */
 #define PROFILE_ROUND_TRIPS 500
-#define PROFILE_PERCPU_INCS 2000
+#define PROFILE_PERCPU_INCS 20000	/* amortizes handing the work to each CPU's run thread */
 
 static volatile u64 profile_sink;
 

@@ -10,6 +10,7 @@
 #include <grace/smp_sync.h>
 #include <grace/test.h>
 #include <grace/time.h>
+#include <grace/timer.h>
 #include <asm/irq.h>
 
 static u32 ran_on[MAX_CPUS];
@@ -140,13 +141,16 @@ TEST(percpu, distinct_per_cpu)
 #define TIMER_TEST_TIMEOUT_NS (20 * NSEC_PER_SEC)
 
 struct timer_test {
+	struct timer timer[MAX_CPUS];
 	u64 armed_at[MAX_CPUS], fired_at[MAX_CPUS];
 	u32 fired_on[MAX_CPUS];
 };
 
-static void timer_fired(void *arg)
+static struct timer_test timer_test;
+
+static void timer_fired(struct timer *timer)
 {
-	struct timer_test *t = arg;
+	struct timer_test *t = &timer_test;
 	unsigned cpu = smp_processor_id();
 	t->fired_at[cpu] = arch_clock_ns();
 	smp_store_release(&t->fired_on[cpu], cpu + 1);
@@ -157,26 +161,27 @@ static void timer_worker(void *arg)
 	struct timer_test *t = arg;
 	unsigned cpu = smp_processor_id();
 	t->armed_at[cpu] = arch_clock_ns();
-	timer_oneshot(t->armed_at[cpu] + TIMER_TEST_DELAY_NS, timer_fired, t);
+	timer_init(&t->timer[cpu], timer_fired);
+	timer_add(&t->timer[cpu], t->armed_at[cpu] + TIMER_TEST_DELAY_NS);
 	/* Sleep until it fires: the interrupt must wake a halted CPU. */
 	arch_irq_disable();
 	while (!smp_load_acquire(&t->fired_on[cpu]) && arch_clock_ns() < t->armed_at[cpu] + TIMER_TEST_TIMEOUT_NS)
 		arch_idle();
 	arch_irq_enable();
-	timer_cancel();
+	timer_cancel_sync(&t->timer[cpu]);
 }
 
 TEST(time, timer_interrupt_every_cpu)
 {
-	static struct timer_test t;
+	struct timer_test *t = &timer_test;
 	unsigned cpu;
-	t = (struct timer_test){ 0 };
-	smp_run_all(timer_worker, &t);
+	*t = (struct timer_test){ 0 };
+	smp_run_all(timer_worker, t);
 	for_each_online_cpu(cpu) {
 		/* Fired once, on the CPU that armed it, never early. */
-		EXPECT_EQ(t.fired_on[cpu], cpu + 1);
-		if (t.fired_on[cpu])
-			EXPECT_GE(t.fired_at[cpu], t.armed_at[cpu] + TIMER_TEST_DELAY_NS);
+		EXPECT_EQ(t->fired_on[cpu], cpu + 1);
+		if (t->fired_on[cpu])
+			EXPECT_GE(t->fired_at[cpu], t->armed_at[cpu] + TIMER_TEST_DELAY_NS);
 	}
 }
 

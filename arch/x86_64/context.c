@@ -1,0 +1,36 @@
+/*
+ * A new thread's first context: at the top of its stack, a switch frame that
+ * arch_switch_to() (switch.S) pops like any other and whose return address is
+ * entry, above it a zero return address for entry itself. entry then starts as
+ * if called from a function at address 0 with rbp = 0: its frame record
+ * (0, 0) ends arch_unwind(), and rsp + 8 is 16-byte aligned, as at any call.
+ */
+#include <grace/compiler.h>
+#include <asm/switch.h>
+
+BUILD_BUG_ON(offsetof(struct arch_context, sp) != ARCH_CTX_SP);
+
+/* The words arch_switch_to() pops, lowest first. */
+enum {
+	FRAME_R15,
+	FRAME_R14,
+	FRAME_R13,
+	FRAME_R12,
+	FRAME_RBX,
+	FRAME_RBP,
+	FRAME_RET,
+	FRAME_ENTRY_RET,
+	FRAME_WORDS
+};
+
+void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*entry)(void))
+{
+	stack_top &= ~(uintptr_t)15;
+	u64 *frame = (u64 *)(stack_top - FRAME_WORDS * sizeof(u64));
+
+	for (unsigned i = 0; i < FRAME_WORDS; i++)
+		frame[i] = 0; /* rbp = 0 ends the frame chain */
+	frame[FRAME_RET] = (uintptr_t)entry;
+	frame[FRAME_ENTRY_RET] = 0;
+	ctx->sp = (uintptr_t)frame;
+}

@@ -1,0 +1,29 @@
+/*
+ * arch_switch_to(prev = rdi, next = rsi), called with interrupts off. The caller
+ * saved every caller-saved register it still needs, so the thread's state is the
+ * callee-saved ones and the return address the call pushed: push them, swap
+ * stacks, pop next's, return into next. rbp goes first, so a switched-out stack
+ * reads [sp + 40] = rbp, [sp + 48] = return address: a frame record a backtrace
+ * of the sleeping thread can start from. Flags are not saved: IF is off on both
+ * sides, and AC and DF are clear throughout the kernel.
+ */
+#include <asm/switch.h>
+
+	.section .text
+	.globl arch_switch_to
+arch_switch_to:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, ARCH_CTX_SP(%rdi)
+	movq ARCH_CTX_SP(%rsi), %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret

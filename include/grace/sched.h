@@ -1,0 +1,152 @@
+/*
+ * Threads and the scheduler: struct task, the run-queue operations the rest of
+ * the kernel uses (schedule, wake_up_process, affinity), and the hooks the arch,
+ * the tick and RCU are called through. Policy and locking: kernel/sched/core.c.
+ *
+ * Sleeping follows the one pattern that cannot lose a wake-up:
+ *
+ *	set_current_state(TASK_SLEEPING);	(a full barrier after the store)
+ *	if (!condition)
+ *		schedule();
+ *	__set_current_state(TASK_RUNNING);
+ *
+ * and the waker makes the condition true before wake_up_process(). Either the
+ * sleeper sees the condition, or the waker sees TASK_SLEEPING and makes it
+ * runnable again (even if it has not reached schedule() yet). wait_event() in
+ * grace/wait.h wraps this.
+ */
+#ifndef GRACE_SCHED_H
+#define GRACE_SCHED_H
+
+#include <grace/atomic.h>
+#include <grace/compiler.h>
+#include <grace/cpumask.h>
+#include <grace/list.h>
+#include <grace/percpu.h>
+#include <grace/preempt.h>
+#include <grace/types.h>
+#include <grace/wait.h>
+#include <asm/switch.h>
+
+struct mm;
+
+enum task_state {
+	TASK_RUNNING,		/* on a run queue, or running */
+	TASK_SLEEPING,		/* waiting for wake_up_process() */
+	TASK_DEAD,		/* exited; its stack is freed once it has switched out */
+};
+
+#define TASK_NAME_LEN 16
+
+/* task->flags */
+#define TASK_IDLE (1u << 0)	/* a CPU's idle thread: never queued, runs when nothing else can */
+#define TASK_URGENT (1u << 1)	/* deferred-work threads: queued at the head, preempt normal threads */
+
+struct task {
+	struct task_preempt preempt;	/* first: grace/preempt.h reaches it via arch_current() */
+	struct arch_context ctx;	/* saved registers while switched out */
+	u32 state;			/* enum task_state; written by the task or under its rq lock */
+	u32 on_rq;			/* counted in cpu's run queue (queued or running) */
+	u32 on_cpu;			/* registers live on a CPU; 0 once a switch away has finished */
+	unsigned cpu;			/* run queue it is on, or last ran on; changes under that rq lock */
+	u32 flags;
+	int slice;			/* ticks left in its time slice */
+	struct list_head run_node;	/* in its run queue while queued and not running */
+	struct cpumask allowed;		/* CPUs it may run on */
+	struct mm *mm;			/* address space (mm_switch), loaded when it is switched in */
+
+	u64 runtime_ns;			/* CPU time, up to its last switch away */
+	u64 last_switch_ns;		/* when it last started running */
+	u64 nr_switches;		/* times it was switched in */
+
+	u64 shown_runtime_ns;		/* runtime_ns at the last console report */
+	char name[TASK_NAME_LEN];
+	unsigned id;
+	struct list_head all_node;	/* the thread table (sched_for_each_task) */
+
+	/* Kernel threads (kernel/sched/kthread.c). */
+	int (*fn)(void *arg);
+	void *arg;
+	int exit_code;
+	u32 should_stop;
+	struct wait_queue_head exited;	/* woken once state is TASK_DEAD */
+	atomic_t refs;			/* the thread's own, plus its creator's handle */
+	void *stack;			/* lowest address of its stack (vmap), NULL for boot stacks */
+	struct task *reap_next;		/* on the reaper's list once both references are gone */
+};
+
+DECLARE_PER_CPU(struct task, idle_task);
+extern struct task boot_task;		/* the boot CPU's context until per-CPU areas exist */
+
+#define current (arch_current())
+
+/* Time slice, in ticks of HZ (grace/timer.h). */
+#define SCHED_SLICE_TICKS 2
+
+void schedule(void);
+/* Give up the CPU to any queued thread of this CPU, staying runnable. */
+void yield(void);
+/* A voluntary preemption point for long loops: switches only if a reschedule is pending. */
+void cond_resched(void);
+static inline bool need_resched(void)
+{
+	return READ_ONCE(current->preempt.need_resched);
+}
+
+/* Make p runnable if it sleeps; true if it did. Any context, any CPU. */
+bool wake_up_process(struct task *p);
+
+static inline void __set_current_state(enum task_state s)
+{
+	WRITE_ONCE(current->state, s);
+}
+/* With a full barrier: the condition check that follows cannot move before the store. */
+static inline void set_current_state(enum task_state s)
+{
+	__atomic_store_n(&current->state, s, __ATOMIC_SEQ_CST);
+	smp_mb();
+}
+
+/* Restrict p to mask (which must intersect the online CPUs); moves p if needed. */
+int set_cpus_allowed(struct task *p, const struct cpumask *mask);
+
+/* Threads in the run queue of cpu (queued plus running), read without its lock. */
+unsigned sched_nr_running(unsigned cpu);
+/* CPU time of cpu's idle thread, for the console's per-CPU load. */
+u64 sched_idle_ns(unsigned cpu);
+/* Context switches on cpu since boot. */
+u64 sched_nr_switches(unsigned cpu);
+/* Reschedule IPIs sent to cpu since boot. */
+u64 sched_resched_ipis(unsigned cpu);
+
+/*
+ * Walk the thread table under its lock (no sleeping in fn). The table holds
+ * every kernel thread and each CPU's idle thread.
+ */
+void sched_for_each_task(void (*fn)(struct task *p, void *arg), void *arg);
+/* Print each CPU's load and the busy threads since the previous call. */
+void sched_show(void);
+/* The "top" thread printing sched_show() every few seconds, and the key that toggles it. */
+void sched_start_top(void);
+void sched_show_toggle(void);
+/* Sleep at least ms milliseconds. */
+void msleep(u64 ms);
+u64 task_runtime_ns(struct task *p);
+
+/* ---- called by the kernel's own machinery ---- */
+
+/* Run queues and idle threads for every CPU; the boot context becomes CPU's idle thread. */
+void sched_init(void);
+/* The boot CPU, once the other CPUs are up: start the per-CPU kernel threads. */
+void sched_start(void);
+/* The current CPU's idle loop; the boot context of each CPU ends here. */
+void __noreturn cpu_idle_loop(void);
+/* The tick (HZ, while the CPU is busy): time slices, load balancing, the RCU tick hook. */
+void sched_tick(void);
+/*
+ * Make cpu reschedule: set need_resched on what it runs and send the IPI; the
+ * switch happens on the IPI's return (sched_irq_return) or in its idle loop.
+ */
+void sched_kick(unsigned cpu);
+
+#endif

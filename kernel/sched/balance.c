@@ -1,0 +1,143 @@
+/*
+ * Load balancing between the per-CPU run queues. Three mechanisms:
+ *
+ *  - placement: a thread waking up (or starting) goes back to its last CPU if
+ *    that CPU is idle, else to an idle CPU it may use, else stays where it was;
+ *  - idle balance: a CPU about to halt pulls one queued thread from the busiest
+ *    queue (threads queued, not running, so their registers are saved);
+ *  - periodic balance from the tick (every BALANCE_TICKS): only CPUs with more
+ *    than one runnable thread tick, so it is the overloaded CPU that acts: it
+ *    pushes queued threads to the least loaded CPUs while that evens things out.
+ *    Halted CPUs and CPUs running one thread have no tick to pull with.
+ *
+ * All three read other queues' nr_running without their locks (a stale count
+ * costs one wasted pass) and take the two queue locks only to move a thread.
+ */
+#include <grace/smp.h>
+#include <asm/irq.h>
+#include "sched_internal.h"
+
+static bool cpu_usable(const struct task *p, unsigned cpu)
+{
+	return cpumask_test(&p->allowed, cpu) && cpumask_test(&cpu_online_mask, cpu);
+}
+
+unsigned select_task_cpu(struct task *p, unsigned prev_cpu)
+{
+	unsigned n = num_online_cpus(), cpu = prev_cpu;
+
+	if (cpu_usable(p, prev_cpu) && sched_nr_running(prev_cpu) == 0)
+		return prev_cpu;
+	/* Scan from the next CPU on, so that wake-ups from one CPU spread out. */
+	for (unsigned i = 1; i <= MAX_CPUS && n; i++) {
+		cpu = (prev_cpu + i) % MAX_CPUS;
+		if (!cpumask_test(&cpu_online_mask, cpu))
+			continue;
+		n--;
+		if (cpumask_test(&p->allowed, cpu) && sched_nr_running(cpu) == 0)
+			return cpu;
+	}
+	if (cpu_usable(p, prev_cpu))
+		return prev_cpu;
+	cpu = cpumask_next(&p->allowed, 0);
+	return cpu < MAX_CPUS && cpumask_test(&cpu_online_mask, cpu) ? cpu : prev_cpu;
+}
+
+/* The first thread queued on from that may run on to_cpu, or NULL. from->lock held. */
+static struct task *pick_movable(struct rq *from, unsigned to_cpu)
+{
+	struct task *p;
+	list_for_each_entry(p, &from->queue, run_node)
+		if (cpumask_test(&p->allowed, to_cpu) && !p->on_cpu)
+			return p;
+	return NULL;
+}
+
+/* Move one thread from busiest to rq if busiest still has at least min_excess more. */
+static bool pull_one(struct rq *rq, struct rq *busiest, unsigned min_excess)
+{
+	bool moved = false;
+	unsigned long flags = arch_irq_save();
+
+	double_rq_lock(rq, busiest);
+	if (busiest->nr_running >= rq->nr_running + min_excess) {
+		struct task *p = pick_movable(busiest, rq->cpu);
+		if (p) {
+			move_queued_task(busiest, rq, p);
+			resched_curr(rq);
+			moved = true;
+		}
+	}
+	double_rq_unlock(rq, busiest);
+	arch_irq_restore(flags);
+	return moved;
+}
+
+/* The online CPU other than rq's with the most threads queued beyond its running one. */
+static struct rq *find_busiest(struct rq *rq)
+{
+	unsigned cpu, best = 0;
+	struct rq *busiest = NULL;
+
+	for_each_online_cpu(cpu) {
+		unsigned n = sched_nr_running(cpu);
+		if (cpu != rq->cpu && n >= 2 && n > best) {
+			best = n;
+			busiest = cpu_rq(cpu);
+		}
+	}
+	return busiest;
+}
+
+bool idle_balance(struct rq *rq)
+{
+	struct rq *busiest = find_busiest(rq);
+	/* One waiting thread is enough reason: we are idle. */
+	return busiest && pull_one(rq, busiest, 2);
+}
+
+/* The online CPU other than rq's with the fewest threads, or NULL. */
+static struct rq *find_idlest(struct rq *rq)
+{
+	unsigned cpu, best = ~0u;
+	struct rq *idlest = NULL;
+
+	for_each_online_cpu(cpu) {
+		unsigned n = sched_nr_running(cpu);
+		if (cpu != rq->cpu && n < best) {
+			best = n;
+			idlest = cpu_rq(cpu);
+		}
+	}
+	return idlest;
+}
+
+/* Move one queued thread from rq to target if that evens the two out. */
+static bool push_one(struct rq *rq, struct rq *target)
+{
+	bool moved = false;
+	unsigned long flags = arch_irq_save();
+
+	double_rq_lock(rq, target);
+	if (rq->nr_running >= target->nr_running + 2) {
+		struct task *p = pick_movable(rq, target->cpu);
+		if (p) {
+			move_queued_task(rq, target, p);
+			check_preempt(target, p);
+			moved = true;
+		}
+	}
+	double_rq_unlock(rq, target);
+	arch_irq_restore(flags);
+	return moved;
+}
+
+void periodic_balance(struct rq *rq)
+{
+	/* Bounded: each push lowers our count by one. */
+	for (unsigned i = 0; i < MAX_CPUS; i++) {
+		struct rq *target = find_idlest(rq);
+		if (!target || !push_one(rq, target))
+			break;
+	}
+}

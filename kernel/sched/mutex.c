@@ -1,0 +1,109 @@
+/*
+ * Sleeping mutex (grace/mutex.h).
+ *
+ * The owner word holds the owning task's address with bit 0 (MUTEX_WAITERS) set
+ * while threads wait. Fast paths: lock is CAS 0 -> current, unlock is CAS
+ * current -> 0, which fails when MUTEX_WAITERS is set and sends unlock to the
+ * slow path. There, under wait_lock, the first waiter becomes the owner before
+ * it is woken (a hand-off): the mutex is never free while anyone waits, so
+ * nobody can overtake the queue.
+ */
+#include <grace/mutex.h>
+#include <grace/printk.h>
+#include <grace/sched.h>
+
+#define MUTEX_WAITERS 1UL
+
+struct mutex_waiter {
+	struct list_head node;
+	struct task *task;
+	u32 granted;		/* set (release) by the unlocker once we own the mutex */
+};
+
+void mutex_init(struct mutex *m)
+{
+	m->owner = 0;
+	spin_lock_init(&m->wait_lock);
+	list_init(&m->waiters);
+}
+
+struct task *mutex_owner(const struct mutex *m)
+{
+	return (struct task *)(READ_ONCE(m->owner) & ~MUTEX_WAITERS);
+}
+
+bool mutex_is_mine(const struct mutex *m)
+{
+	return mutex_owner(m) == current;
+}
+
+bool mutex_trylock(struct mutex *m)
+{
+	uintptr_t free = 0;
+	return __atomic_compare_exchange_n(&m->owner, &free, (uintptr_t)current, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static void mutex_lock_slow(struct mutex *m)
+{
+	struct mutex_waiter w = { .task = current, .granted = 0 };
+	unsigned long flags = spin_lock_irqsave(&m->wait_lock);
+
+	uintptr_t old = READ_ONCE(m->owner);
+	for (;;) {
+		/* Free: an unlock ran since our fast path failed, and nobody waits (hand-off). */
+		if (!old) {
+			if (__atomic_compare_exchange_n(&m->owner, &old, (uintptr_t)current, false,
+							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				spin_unlock_irqrestore(&m->wait_lock, flags);
+				return;
+			}
+			continue;
+		}
+		/* Mark the waiters bit so that the owner's unlock comes to wait_lock. */
+		if ((old & MUTEX_WAITERS) ||
+		    __atomic_compare_exchange_n(&m->owner, &old, old | MUTEX_WAITERS, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	list_add_tail(&w.node, &m->waiters);
+	spin_unlock_irqrestore(&m->wait_lock, flags);
+
+	for (;;) {
+		set_current_state(TASK_SLEEPING);
+		if (smp_load_acquire(&w.granted))
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
+void mutex_lock(struct mutex *m)
+{
+	if (mutex_is_mine(m))
+		panic("mutex %p: recursive lock by '%s'", (void *)m, current->name);
+	if (!mutex_trylock(m))
+		mutex_lock_slow(m);
+}
+
+void mutex_unlock(struct mutex *m)
+{
+	uintptr_t self = (uintptr_t)current;
+	if (mutex_owner(m) != current)
+		panic("mutex %p: unlocked by '%s', which does not own it", (void *)m, current->name);
+	uintptr_t expected = self;
+	if (__atomic_compare_exchange_n(&m->owner, &expected, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return;
+
+	/* Waiters: hand the mutex to the oldest. */
+	unsigned long flags = spin_lock_irqsave(&m->wait_lock);
+	struct mutex_waiter *w = list_first_entry(&m->waiters, struct mutex_waiter, node);
+	list_del_init(&w->node);
+	struct task *t = w->task;
+	uintptr_t next = (uintptr_t)t | (list_empty(&m->waiters) ? 0 : MUTEX_WAITERS);
+	/* Release: the new owner sees everything done under the mutex. */
+	smp_store_release(&m->owner, next);
+	smp_store_release(&w->granted, 1);	/* w may vanish from here: t was read above */
+	wake_up_process(t);
+	spin_unlock_irqrestore(&m->wait_lock, flags);
+}

@@ -1,0 +1,80 @@
+/*
+ * Soft interrupts as per-CPU urgent threads (grace/softirq.h). The pending mask
+ * is per CPU and set with an atomic OR, so raising from an interrupt that
+ * arrives while softirqd is taking the mask loses nothing; softirqd takes the
+ * whole mask with one exchange and sleeps only when it finds it empty.
+ */
+#include <grace/kthread.h>
+#include <grace/printk.h>
+#include <grace/smp.h>
+#include <grace/softirq.h>
+#include <asm/irq.h>
+
+struct softirq_cpu {
+	unsigned long pending;
+	struct task *thread;
+	u64 runs[NR_SOFTIRQS];
+};
+
+static DEFINE_PER_CPU_ALIGNED(struct softirq_cpu, softirq_cpu);
+static softirq_fn_t softirq_handlers[NR_SOFTIRQS];
+
+void open_softirq(enum softirq_nr nr, softirq_fn_t fn)
+{
+	smp_store_release(&softirq_handlers[nr], fn);
+}
+
+void raise_softirq(enum softirq_nr nr)
+{
+	unsigned long flags = arch_irq_save();
+	struct softirq_cpu *s = &this_cpu(softirq_cpu);
+	__atomic_fetch_or(&s->pending, 1UL << nr, __ATOMIC_RELEASE);
+	if (s->thread)
+		wake_up_process(s->thread);
+	arch_irq_restore(flags);
+}
+
+u64 softirq_runs(unsigned cpu, enum softirq_nr nr)
+{
+	return READ_ONCE(per_cpu(softirq_cpu, cpu).runs[nr]);
+}
+
+static int softirqd(void *arg)
+{
+	struct softirq_cpu *s = arg;	/* ours: the thread is bound to this CPU */
+
+	for (;;) {
+		set_current_state(TASK_SLEEPING);
+		unsigned long pending = __atomic_exchange_n(&s->pending, 0, __ATOMIC_ACQUIRE);
+		if (!pending) {
+			schedule();
+			continue;
+		}
+		__set_current_state(TASK_RUNNING);
+		for (unsigned nr = 0; nr < NR_SOFTIRQS; nr++) {
+			if (!(pending & (1UL << nr)))
+				continue;
+			softirq_fn_t fn = smp_load_acquire(&softirq_handlers[nr]);
+			if (fn) {
+				fn();
+				WRITE_ONCE(s->runs[nr], s->runs[nr] + 1);
+			}
+		}
+	}
+	return 0;
+}
+
+void softirq_start(void)
+{
+	unsigned cpu;
+	for_each_online_cpu(cpu) {
+		struct softirq_cpu *s = &per_cpu(softirq_cpu, cpu);
+		struct task *t = kthread_create(softirqd, s, "softirqd/%u", cpu);
+		if (!t)
+			panic("softirq: cannot create softirqd/%u", cpu);
+		t->flags |= TASK_URGENT;
+		kthread_bind(t, cpu);
+		smp_store_release(&s->thread, t);
+		wake_up_process(t);
+	}
+}

@@ -1,0 +1,595 @@
+/*
+ * Scheduler selftests: threads, the sleeping mutex, wait queues, affinity,
+ * load balancing, preemption, sleeping, completions and the RCU hooks. Every
+ * concurrency test runs threads on all CPUs at once and checks counts and
+ * ownership; waits are bounded by generous deadlines (64 vCPUs may share two
+ * host cores) and compared as orderings, never as speeds.
+ */
+#include <grace/completion.h>
+#include <grace/kthread.h>
+#include <grace/mutex.h>
+#include <grace/printk.h>
+#include <grace/rcu_hooks.h>
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/smp.h>
+#include <grace/test.h>
+#include <grace/time.h>
+#include <asm/cpu.h>
+#include <asm/irq.h>
+
+#define SCHED_TEST_TIMEOUT_NS (60 * NSEC_PER_SEC)
+
+/* Wait (sleeping) for cond, at most SCHED_TEST_TIMEOUT_NS; the final value of cond. */
+#define wait_until(cond)                                                     \
+	({                                                                   \
+		u64 __end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;          \
+		while (!(cond) && arch_clock_ns() < __end)                    \
+			msleep(1);                                            \
+		(cond);                                                       \
+	})
+
+static struct task **threads_alloc(unsigned n)
+{
+	return kzalloc(n * sizeof(struct task *));
+}
+
+static unsigned join_all(struct task **t, unsigned n)
+{
+	unsigned joined = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (t[i]) {
+			kthread_join(t[i]);
+			joined++;
+		}
+	kfree(t);
+	return joined;
+}
+
+/* ---- threads ---- */
+
+static int return_arg(void *arg)
+{
+	return (int)(uintptr_t)arg;
+}
+
+TEST(sched, kthread_exit_code_and_reaping)
+{
+	unsigned before = kthread_count();
+	struct task *t = kthread_run(return_arg, (void *)(uintptr_t)42, "exit42");
+	ASSERT_TRUE(t != NULL);
+	EXPECT_EQ(kthread_join(t), 42);
+
+	/* Detached threads are freed by the reaper once they are gone. */
+	for (int i = 0; i < 8; i++) {
+		struct task *d = kthread_run(return_arg, NULL, "detached%d", i);
+		ASSERT_TRUE(d != NULL);
+		kthread_detach(d);
+	}
+	EXPECT_TRUE(wait_until(kthread_count() == before));
+}
+
+static int sleep_until_stopped(void *arg)
+{
+	struct wait_queue_head *wq = arg;
+	wait_event(*wq, kthread_should_stop());
+	return 7;
+}
+
+TEST(sched, kthread_stop_wakes_a_thread_in_a_wait_queue)
+{
+	DEFINE_WAIT_QUEUE_HEAD(wq);
+	struct task *t = kthread_run(sleep_until_stopped, &wq, "stopme");
+	ASSERT_TRUE(t != NULL);
+	/* It blocks in the wait queue: queued on it and asleep. */
+	EXPECT_TRUE(wait_until(wait_queue_active(&wq) && READ_ONCE(t->state) == TASK_SLEEPING));
+	EXPECT_EQ(kthread_stop(t), 7);
+}
+
+struct table_find {
+	struct task *want;
+	bool found;
+};
+
+static void table_find_fn(struct task *p, void *arg)
+{
+	struct table_find *f = arg;
+	if (p == f->want)
+		f->found = true;
+}
+
+TEST(sched, thread_table_lists_threads)
+{
+	DEFINE_WAIT_QUEUE_HEAD(wq);
+	struct task *t = kthread_run(sleep_until_stopped, &wq, "listed");
+	ASSERT_TRUE(t != NULL);
+	struct table_find f = { t, false };
+	sched_for_each_task(table_find_fn, &f);
+	EXPECT_TRUE(f.found);
+	struct table_find self = { current, false };
+	sched_for_each_task(table_find_fn, &self);
+	EXPECT_TRUE(self.found);
+	kthread_stop(t);
+}
+
+/* ---- the mutex ---- */
+
+static struct mutex_test {
+	struct mutex lock;
+	u64 counter;
+	u32 inside;		/* threads inside the critical section: must stay 0 or 1 */
+	u32 violations;
+	unsigned iterations;
+} mt;
+
+static int mutex_worker(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < mt.iterations; i++) {
+		mutex_lock(&mt.lock);
+		if (!mutex_is_mine(&mt.lock) || __atomic_fetch_add(&mt.inside, 1, __ATOMIC_RELAXED) != 0)
+			__atomic_fetch_add(&mt.violations, 1, __ATOMIC_RELAXED);
+		u64 c = READ_ONCE(mt.counter);
+		/* Sometimes give the CPU away while holding it, so waiters really sleep. */
+		if (i % 4 == 0)
+			yield();
+		WRITE_ONCE(mt.counter, c + 1);
+		__atomic_fetch_sub(&mt.inside, 1, __ATOMIC_RELAXED);
+		mutex_unlock(&mt.lock);
+	}
+	return 0;
+}
+
+TEST(sched, mutex_counter_exact_with_4_threads_per_cpu)
+{
+	unsigned n = 4 * num_online_cpus();
+	struct task **t = threads_alloc(n);
+	ASSERT_TRUE(t != NULL);
+	mutex_init(&mt.lock);
+	mt.counter = 0;
+	mt.violations = 0;
+	/* A fixed total of hand-offs, whatever the CPU count: 64 vCPUs share two host cores. */
+	mt.iterations = MAX(4u, 1024 / n);
+	for (unsigned i = 0; i < n; i++)
+		t[i] = kthread_run(mutex_worker, NULL, "mutex%u", i);
+	EXPECT_EQ(join_all(t, n), n);
+	EXPECT_EQ(mt.counter, (u64)n * mt.iterations);
+	EXPECT_EQ(mt.violations, 0);
+	EXPECT_TRUE(mutex_owner(&mt.lock) == NULL);
+}
+
+TEST(sched, mutex_trylock_and_owner)
+{
+	DEFINE_MUTEX(m);
+	EXPECT_TRUE(mutex_trylock(&m));
+	EXPECT_TRUE(mutex_is_mine(&m));
+	EXPECT_FALSE(mutex_trylock(&m));
+	mutex_unlock(&m);
+	EXPECT_TRUE(mutex_owner(&m) == NULL);
+}
+
+/* ---- wait/wake storm: a token passed around a ring of threads on all CPUs ---- */
+
+struct ring_node {
+	struct wait_queue_head wq;
+	u32 tokens;		/* tokens received so far */
+} __cacheline_aligned;
+
+static struct ring_test {
+	struct ring_node *nodes;
+	unsigned n, rounds;
+	u32 passes;
+	u32 stop;
+} rt;
+
+static int ring_worker(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg, next = (i + 1) % rt.n;
+	for (unsigned r = 0; r < rt.rounds; r++) {
+		wait_event(rt.nodes[i].wq, READ_ONCE(rt.nodes[i].tokens) > r || READ_ONCE(rt.stop));
+		if (READ_ONCE(rt.stop))
+			return 1;
+		__atomic_fetch_add(&rt.passes, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rt.nodes[next].tokens, 1, __ATOMIC_RELEASE);
+		wake_up(&rt.nodes[next].wq);
+	}
+	return 0;
+}
+
+TEST(sched, wait_wake_storm_loses_no_wakeup)
+{
+	unsigned cpus = num_online_cpus();
+	rt.n = 2 * cpus;
+	rt.rounds = MAX(8u, 1024 / rt.n);
+	rt.passes = 0;
+	rt.stop = 0;
+	rt.nodes = kzalloc(rt.n * sizeof(*rt.nodes));
+	struct task **t = threads_alloc(rt.n);
+	ASSERT_TRUE(rt.nodes && t);
+	for (unsigned i = 0; i < rt.n; i++)
+		wait_queue_init(&rt.nodes[i].wq);
+	for (unsigned i = 0; i < rt.n; i++)
+		t[i] = kthread_run(ring_worker, (void *)(uintptr_t)i, "ring%u", i);
+	/* Thread 0 starts with the token. */
+	__atomic_fetch_add(&rt.nodes[0].tokens, 1, __ATOMIC_RELEASE);
+	wake_up(&rt.nodes[0].wq);
+
+	u32 expected = rt.n * rt.rounds;
+	bool done = wait_until(READ_ONCE(rt.passes) == expected);
+	if (!done) {
+		printk("# ring stalled after %u of %u passes: a lost wake-up\n", READ_ONCE(rt.passes), expected);
+		WRITE_ONCE(rt.stop, 1);
+		for (unsigned i = 0; i < rt.n; i++)
+			wake_up(&rt.nodes[i].wq);
+	}
+	EXPECT_TRUE(done);
+	EXPECT_EQ(join_all(t, rt.n), rt.n);
+	EXPECT_EQ(rt.passes, expected);
+	kfree(rt.nodes);
+}
+
+static struct broadcast_test {
+	struct wait_queue_head wq, ack_wq;
+	u32 generation, acks, stop;
+	unsigned rounds, n;
+} bt;
+
+static int broadcast_waiter(void *arg)
+{
+	(void)arg;
+	for (unsigned r = 1; r <= bt.rounds; r++) {
+		wait_event(bt.wq, READ_ONCE(bt.generation) >= r || READ_ONCE(bt.stop));
+		if (READ_ONCE(bt.stop))
+			return 1;
+		/* The last one of the round wakes the controller: one waker, not a convoy of n. */
+		if (__atomic_add_fetch(&bt.acks, 1, __ATOMIC_ACQ_REL) == r * bt.n)
+			wake_up(&bt.ack_wq);
+	}
+	return 0;
+}
+
+TEST(sched, wake_up_all_reaches_every_waiter_each_round)
+{
+	unsigned n = num_online_cpus() + 1;
+	struct task **t = threads_alloc(n);
+	ASSERT_TRUE(t != NULL);
+	wait_queue_init(&bt.wq);
+	wait_queue_init(&bt.ack_wq);
+	bt.generation = bt.acks = bt.stop = 0;
+	/* Every waiter contends for one lock each round: keep rounds few at 64 CPUs. */
+	bt.rounds = MAX(2u, 128 / n);
+	bt.n = n;
+	for (unsigned i = 0; i < n; i++)
+		t[i] = kthread_run(broadcast_waiter, NULL, "bcast%u", i);
+	for (unsigned r = 1; r <= bt.rounds; r++) {
+		__atomic_store_n(&bt.generation, r, __ATOMIC_RELEASE);
+		wake_up_all(&bt.wq);
+		if (!wait_event_timeout(bt.ack_wq, READ_ONCE(bt.acks) == r * n, SCHED_TEST_TIMEOUT_NS)) {
+			EXPECT_EQ(READ_ONCE(bt.acks), r * n);
+			break;
+		}
+	}
+	WRITE_ONCE(bt.stop, 1);
+	wake_up_all(&bt.wq);
+	EXPECT_EQ(join_all(t, n), n);
+	EXPECT_EQ(bt.acks, bt.rounds * n);
+}
+
+/* ---- affinity ---- */
+
+struct bound_arg {
+	unsigned cpu;
+	u32 wrong;		/* times it found itself elsewhere */
+	u32 checks;
+};
+
+static int bound_worker(void *arg)
+{
+	struct bound_arg *b = arg;
+	for (unsigned i = 0; i < 64; i++) {
+		for (unsigned j = 0; j < 100; j++) {
+			if (smp_processor_id() != b->cpu)
+				b->wrong++;
+			b->checks++;
+		}
+		if (i % 8 == 0)
+			msleep(1);	/* sleep and wake: the wake-up must come back here */
+		else
+			yield();
+	}
+	return 0;
+}
+
+static int spin_a_while(void *arg)
+{
+	u64 end = arch_clock_ns() + 20 * NSEC_PER_MSEC;
+	(void)arg;
+	while (arch_clock_ns() < end)
+		cpu_relax();
+	return 0;
+}
+
+TEST(sched, bound_thread_only_runs_on_its_cpu)
+{
+	unsigned cpus = num_online_cpus(), cpu, n = 0;
+	struct bound_arg *b = kzalloc(MAX_CPUS * sizeof(*b));
+	struct task **t = threads_alloc(2 * MAX_CPUS);
+	ASSERT_TRUE(b && t);
+	for_each_online_cpu(cpu) {
+		b[n].cpu = cpu;
+		t[n] = kthread_create(bound_worker, &b[n], "bound%u", cpu);
+		ASSERT_TRUE(t[n] != NULL);
+		EXPECT_EQ(kthread_bind(t[n], cpu), 0);
+		wake_up_process(t[n]);
+		n++;
+	}
+	/* Unbound threads around them, so that balancing has reasons to move things. */
+	for (unsigned i = 0; i < cpus; i++)
+		t[n + i] = kthread_run(spin_a_while, NULL, "spinner%u", i);
+	join_all(t, n + cpus);
+	for (unsigned i = 0; i < n; i++) {
+		EXPECT_EQ(b[i].wrong, 0);
+		EXPECT_EQ(b[i].checks, 6400);
+	}
+	kfree(b);
+}
+
+/* ---- load balancing ---- */
+
+static struct balance_test {
+	u32 stop;
+	u64 ran_on[MAX_CPUS / 64 + 1];	/* CPUs that ran some busy thread */
+} lb;
+
+static int busy_worker(void *arg)
+{
+	(void)arg;
+	while (!READ_ONCE(lb.stop)) {
+		unsigned cpu = smp_processor_id();
+		if (!(READ_ONCE(lb.ran_on[cpu / 64]) & (1ULL << (cpu % 64))))
+			__atomic_fetch_or(&lb.ran_on[cpu / 64], 1ULL << (cpu % 64), __ATOMIC_RELAXED);
+		cpu_relax();
+	}
+	return 0;
+}
+
+static unsigned cpus_that_ran(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < ARRAY_SIZE(lb.ran_on); i++)
+		n += __builtin_popcountll(READ_ONCE(lb.ran_on[i]));
+	return n;
+}
+
+TEST(sched, load_balance_spreads_threads_created_on_one_cpu)
+{
+	unsigned cpus = num_online_cpus(), n = 4 * cpus, first = 0, cpu;
+	if (cpus < 2) {
+		test_skip("one CPU");
+		return;
+	}
+	/*
+	 * Not the CPU this test runs on: round robin among 4 x CPUs busy threads would
+	 * give the test one turn in seconds. The busy threads' CPU is the first other.
+	 */
+	for_each_online_cpu(cpu)
+		if (cpu != smp_processor_id()) {
+			first = cpu;
+			break;
+		}
+	struct task **t = threads_alloc(n);
+	ASSERT_TRUE(t != NULL);
+	lb.stop = 0;
+	for (unsigned i = 0; i < ARRAY_SIZE(lb.ran_on); i++)
+		lb.ran_on[i] = 0;
+	/* All on one CPU: placement at creation cannot spread them. */
+	for (unsigned i = 0; i < n; i++) {
+		t[i] = kthread_create(busy_worker, NULL, "busy%u", i);
+		ASSERT_TRUE(t[i] != NULL);
+		kthread_bind(t[i], first);
+		wake_up_process(t[i]);
+	}
+	EXPECT_TRUE(wait_until(cpus_that_ran() >= 1));
+	EXPECT_EQ(cpus_that_ran(), 1);
+	/* Now free to go anywhere: only stealing and balancing can move them. */
+	for (unsigned i = 0; i < n; i++)
+		EXPECT_EQ(set_cpus_allowed(t[i], &cpu_online_mask), 0);
+	bool spread = wait_until(cpus_that_ran() == cpus);
+	if (!spread)
+		printk("# only %u of %u CPUs ran a busy thread\n", cpus_that_ran(), cpus);
+	EXPECT_TRUE(spread);
+	WRITE_ONCE(lb.stop, 1);
+	EXPECT_EQ(join_all(t, n), n);
+}
+
+/* ---- preemption ---- */
+
+static struct preempt_test {
+	u32 other_ran;
+	u32 spinner_started;
+	u32 stop;
+} pt;
+
+static int set_flag(void *arg)
+{
+	(void)arg;
+	WRITE_ONCE(pt.other_ran, 1);
+	return 0;
+}
+
+static int spin_without_yielding(void *arg)
+{
+	(void)arg;
+	WRITE_ONCE(pt.spinner_started, 1);
+	u64 end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	while (!READ_ONCE(pt.other_ran) && arch_clock_ns() < end)
+		cpu_relax();
+	return READ_ONCE(pt.other_ran) ? 0 : -1;
+}
+
+TEST(sched, spinning_thread_does_not_starve_another)
+{
+	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
+	pt.other_ran = pt.spinner_started = 0;
+	struct task *spinner = kthread_create(spin_without_yielding, NULL, "spinner");
+	struct task *other = kthread_create(set_flag, NULL, "other");
+	ASSERT_TRUE(spinner && other);
+	kthread_bind(spinner, cpu);
+	kthread_bind(other, cpu);
+	wake_up_process(spinner);
+	EXPECT_TRUE(wait_until(READ_ONCE(pt.spinner_started)));
+	wake_up_process(other);
+	/* The spinner only stops once the other thread ran on its CPU: it was preempted. */
+	EXPECT_EQ(kthread_join(spinner), 0);
+	kthread_join(other);
+}
+
+static int spin_with_preemption_off(void *arg)
+{
+	u32 *seen_early = arg;
+	preempt_disable();
+	WRITE_ONCE(pt.spinner_started, 1);
+	/* Several time slices; the other thread is queued here meanwhile. */
+	u64 end = arch_clock_ns() + 100 * NSEC_PER_MSEC;
+	while (arch_clock_ns() < end)
+		cpu_relax();
+	*seen_early = READ_ONCE(pt.other_ran);
+	preempt_enable();
+	end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	while (!READ_ONCE(pt.other_ran) && arch_clock_ns() < end)
+		cpu_relax();
+	return READ_ONCE(pt.other_ran) ? 0 : -1;
+}
+
+TEST(sched, preempt_disable_holds_off_preemption)
+{
+	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
+	u32 seen_early = 0;
+	pt.other_ran = pt.spinner_started = 0;
+	struct task *spinner = kthread_create(spin_with_preemption_off, &seen_early, "nopreempt");
+	struct task *other = kthread_create(set_flag, NULL, "other");
+	ASSERT_TRUE(spinner && other);
+	kthread_bind(spinner, cpu);
+	kthread_bind(other, cpu);
+	wake_up_process(spinner);
+	EXPECT_TRUE(wait_until(READ_ONCE(pt.spinner_started)));
+	wake_up_process(other);
+	EXPECT_EQ(kthread_join(spinner), 0);
+	kthread_join(other);
+	EXPECT_EQ(seen_early, 0);
+}
+
+/* ---- sleeping, completions ---- */
+
+TEST(sched, msleep_sleeps_at_least_the_time_asked)
+{
+	static const u64 ms[] = { 1, 2, 5, 10, 20 };
+	for (unsigned i = 0; i < ARRAY_SIZE(ms); i++) {
+		u64 start = arch_clock_ns();
+		msleep(ms[i]);
+		EXPECT_GE(arch_clock_ns() - start, ms[i] * NSEC_PER_MSEC);
+	}
+}
+
+TEST(sched, wait_event_timeout_times_out_and_succeeds)
+{
+	DEFINE_WAIT_QUEUE_HEAD(wq);
+	u64 start = arch_clock_ns();
+	EXPECT_FALSE(wait_event_timeout(wq, false, 5 * NSEC_PER_MSEC));
+	EXPECT_GE(arch_clock_ns() - start, 5 * NSEC_PER_MSEC);
+	EXPECT_TRUE(wait_event_timeout(wq, true, 5 * NSEC_PER_MSEC));
+}
+
+static struct completion_test {
+	struct completion go, done;
+	u32 passed;
+} ct;
+
+static int completion_waiter(void *arg)
+{
+	(void)arg;
+	wait_for_completion(&ct.go);
+	__atomic_fetch_add(&ct.passed, 1, __ATOMIC_RELAXED);
+	complete(&ct.done);
+	return 0;
+}
+
+TEST(sched, complete_lets_one_through_complete_all_the_rest)
+{
+	unsigned n = num_online_cpus() + 1;
+	struct task **t = threads_alloc(n);
+	ASSERT_TRUE(t != NULL);
+	completion_init(&ct.go);
+	completion_init(&ct.done);
+	ct.passed = 0;
+	for (unsigned i = 0; i < n; i++)
+		t[i] = kthread_run(completion_waiter, NULL, "compl%u", i);
+	complete(&ct.go);
+	EXPECT_TRUE(wait_for_completion_timeout(&ct.done, SCHED_TEST_TIMEOUT_NS));
+	msleep(5);
+	EXPECT_EQ(READ_ONCE(ct.passed), 1);	/* exactly one, however many wait */
+	complete_all(&ct.go);
+	EXPECT_EQ(join_all(t, n), n);
+	EXPECT_EQ(ct.passed, n);
+}
+
+/* ---- hooks for RCU ---- */
+
+static int switch_a_few_times(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++)
+		msleep(1);
+	return 0;
+}
+
+static u32 tick_spinners_done;
+
+/*
+ * Busy until this CPU's tick hook has run once more (bounded). Two of these share
+ * the CPU, and neither leaves before both are done: one alone would not tick.
+ */
+static int spin_until_a_tick(void *arg)
+{
+	unsigned cpu = (unsigned)(uintptr_t)arg;
+	struct sched_hook_counts c;
+	sched_hook_counts(cpu, &c);
+	u64 start = c.ticks, end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	do {
+		cpu_relax();
+		sched_hook_counts(cpu, &c);
+	} while (c.ticks == start && arch_clock_ns() < end);
+	__atomic_fetch_add(&tick_spinners_done, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&tick_spinners_done, __ATOMIC_ACQUIRE) < 2 && arch_clock_ns() < end)
+		cpu_relax();
+	return c.ticks > start ? 0 : -1;
+}
+
+TEST(sched, rcu_hooks_see_switches_idle_and_ticks)
+{
+	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
+	struct sched_hook_counts before, after;
+	sched_hook_counts(cpu, &before);
+	struct task *t = kthread_create(switch_a_few_times, NULL, "hooks");
+	ASSERT_TRUE(t != NULL);
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+	kthread_join(t);
+	/* Two busy threads share the CPU, so it ticks (one alone would not need to). */
+	tick_spinners_done = 0;
+	struct task *s1 = kthread_create(spin_until_a_tick, (void *)(uintptr_t)cpu, "ticks1");
+	struct task *s2 = kthread_create(spin_until_a_tick, (void *)(uintptr_t)cpu, "ticks2");
+	ASSERT_TRUE(s1 && s2);
+	kthread_bind(s1, cpu);
+	kthread_bind(s2, cpu);
+	wake_up_process(s1);
+	wake_up_process(s2);
+	EXPECT_EQ(kthread_join(s1), 0);
+	EXPECT_EQ(kthread_join(s2), 0);
+	sched_hook_counts(cpu, &after);
+	/* 10 sleeps: at least 20 switches (to idle or another thread and back) on that CPU. */
+	EXPECT_GE(after.context_switches - before.context_switches, 20);
+	/* Nothing else runs there while the thread sleeps: the CPU went idle. */
+	EXPECT_GT(after.idle_enters, before.idle_enters);
+	EXPECT_LE(after.idle_exits - before.idle_exits, after.idle_enters - before.idle_enters + 1);
+}
