@@ -34,7 +34,7 @@ static void show_task(struct task *p, void *arg)
 	u64 total = READ_ONCE(p->runtime_ns);
 	u64 delta = total - p->shown_runtime_ns;
 	p->shown_runtime_ns = total;
-	if (!delta || s->shown >= SHOW_MAX_THREADS) {
+	if (delta < NSEC_PER_MSEC || s->shown >= SHOW_MAX_THREADS) {
 		s->quiet++;
 		return;
 	}
@@ -60,7 +60,7 @@ void sched_show(void)
 		u64 idle = sched_idle_ns(cpu);
 		u64 didle = idle - last_idle_ns[cpu];
 		last_idle_ns[cpu] = idle;
-		unsigned busy = interval && didle < interval ? (unsigned)(100 - didle * 100 / interval) : 0;
+		unsigned busy = interval && didle < interval ? (unsigned)((interval - didle) * 100 / interval) : 0;
 		len += snprintf(line + len, sizeof(line) - len, " cpu%-2u %3u%% q%-2u", cpu, busy,
 				sched_nr_running(cpu));
 		if (++col == 6) {
@@ -73,7 +73,7 @@ void sched_show(void)
 	printk("  %4s %-16s %c %-5s %11s\n", "id", "thread", 'S', "cpu", "CPU time");
 	sched_for_each_task(show_task, &s);
 	if (s.quiet)
-		printk("  (%u more threads used no CPU time since the last report)\n", s.quiet);
+		printk("  (%u more threads used under 1 ms since the last report)\n", s.quiet);
 	last_show_ns = s.now;
 }
 
