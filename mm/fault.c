@@ -302,10 +302,12 @@ static DEFINE_PER_CPU(struct spurious_track, spurious_track);
 
 static int spurious_check(struct regs *regs, uintptr_t addr, unsigned access)
 {
-	struct spurious_track *t = this_cpu_ptr(&spurious_track);
 	uintptr_t pc = regs ? regs_pc(regs) : 0;
 	u64 now = arch_clock_ns();
 
+	/* Faults run preemptible: stay on this CPU's record while updating it. */
+	preempt_disable();
+	struct spurious_track *t = this_cpu_ptr(&spurious_track);
 	if (t->addr == addr && t->pc == pc && now - t->when < SPURIOUS_WINDOW_NS)
 		t->repeats++;
 	else
@@ -313,9 +315,12 @@ static int spurious_check(struct regs *regs, uintptr_t addr, unsigned access)
 	t->addr = addr;
 	t->pc = pc;
 	t->when = now;
-	if (t->repeats < SPURIOUS_REPEAT_MAX)
+	bool stuck = t->repeats >= SPURIOUS_REPEAT_MAX;
+	if (stuck)
+		t->repeats = 0;
+	preempt_enable();
+	if (!stuck)
 		return 0;
-	t->repeats = 0;
 	fault_report(addr, access, NULL,
 		     "keeps faulting with a valid mapping (no user-access window?)");
 	return -EFAULT;

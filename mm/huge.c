@@ -16,9 +16,18 @@
 #include <grace/huge.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
+#include <grace/preempt.h>
 #include "as_internal.h"
 
 static DEFINE_PER_CPU(struct huge_stats, huge_stats);
+
+/* Bumped from preemptible fault paths: no migration between the load and the store. */
+#define huge_stat_inc(field)                      \
+	do {                                      \
+		preempt_disable();                \
+		this_cpu(huge_stats).field++;      \
+		preempt_enable();                 \
+	} while (0)
 
 void *huge_alloc(int node)
 {
@@ -28,7 +37,7 @@ void *huge_alloc(int node)
 		node = numa_this_node();
 	/* One injected failure stands for the whole search, as if every node were empty. */
 	if (unlikely(mm_inject_fail())) {
-		this_cpu(huge_stats).failed++;
+		huge_stat_inc(failed);
 		return NULL;
 	}
 	unsigned n = numa_fallback_order(node, order);
@@ -37,13 +46,13 @@ void *huge_alloc(int node)
 		if (block) {
 			mm_clear_block(block, HUGE_SIZE);
 			if (order[i] == node)
-				this_cpu(huge_stats).local++;
+				huge_stat_inc(local);
 			else
-				this_cpu(huge_stats).remote++;
+				huge_stat_inc(remote);
 			return block;
 		}
 	}
-	this_cpu(huge_stats).failed++;
+	huge_stat_inc(failed);
 	return NULL;
 }
 

@@ -49,6 +49,8 @@ void schedule(void);
  * expired). UINT64_MAX: no deadline, just schedule().
  */
 u64 schedule_timeout_until(u64 deadline_ns);
+/* The same with a relative timeout. Set TASK_SLEEPING first, as for schedule(). */
+u64 schedule_timeout(u64 timeout_ns);
 
 /*
  * Sleep on wq until cond is true. cond is re-evaluated after every wake-up, first

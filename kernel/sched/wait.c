@@ -110,6 +110,11 @@ u64 schedule_timeout_until(u64 deadline_ns)
 	return now >= deadline_ns ? 0 : deadline_ns - now;
 }
 
+u64 schedule_timeout(u64 timeout_ns)
+{
+	return schedule_timeout_until(arch_clock_ns() + timeout_ns);
+}
+
 void msleep(u64 ms)
 {
 	u64 deadline = arch_clock_ns() + ms * NSEC_PER_MSEC;

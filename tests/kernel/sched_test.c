@@ -491,6 +491,17 @@ TEST(sched, msleep_sleeps_at_least_the_time_asked)
 	}
 }
 
+TEST(sched, schedule_timeout_sleeps_until_the_deadline)
+{
+	u64 start = arch_clock_ns();
+	set_current_state(TASK_SLEEPING);
+	u64 left = schedule_timeout(5 * NSEC_PER_MSEC);
+	/* Nobody wakes us: only the timer can, at or after the deadline. */
+	EXPECT_EQ(left, 0);
+	EXPECT_GE(arch_clock_ns() - start, 5 * NSEC_PER_MSEC);
+	EXPECT_EQ(READ_ONCE(current->state), TASK_RUNNING);
+}
+
 TEST(sched, wait_event_timeout_times_out_and_succeeds)
 {
 	DEFINE_WAIT_QUEUE_HEAD(wq);
