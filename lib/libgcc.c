@@ -1,7 +1,8 @@
 /*
  * The libgcc helpers GCC emits calls to for this freestanding kernel (we link no
- * libgcc): __builtin_popcount* for cpumask weights, on CPUs without a popcount
- * instruction (riscv64 without Zbb, x86_64 without -mpopcnt).
+ * libgcc): __builtin_popcount* for cpumask weights and __builtin_ctz* for
+ * cpumask_next, on CPUs without the instructions (riscv64 without Zbb, x86_64
+ * without -mpopcnt; x86_64 has bsf).
  */
 #include <grace/types.h>
 
@@ -14,4 +15,12 @@ int __popcountdi2(u64 x)
 	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
 	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
 	return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+int __ctzdi2(u64 x);
+
+/* Trailing zeros of a nonzero x: the lowest set bit, isolated, then its index. */
+int __ctzdi2(u64 x)
+{
+	return __popcountdi2((x & -x) - 1);
 }

@@ -36,13 +36,25 @@ static inline unsigned cpumask_weight(const struct cpumask *m)
 		n += __builtin_popcountl(READ_ONCE(m->bits[i]));
 	return n;
 }
-/* Next set bit at or after cpu, or MAX_CPUS. */
+/* Next set bit at or after cpu, or MAX_CPUS. A word at a time. */
 static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)
 {
-	for (; cpu < MAX_CPUS; cpu++)
-		if (cpumask_test(m, cpu))
-			return cpu;
+	for (unsigned w = cpu / BITS_PER_LONG; w < CPUMASK_WORDS; w++) {
+		unsigned long bits = READ_ONCE(m->bits[w]);
+		if (w == cpu / BITS_PER_LONG)
+			bits &= ~0UL << (cpu % BITS_PER_LONG);
+		if (bits) {
+			unsigned found = w * BITS_PER_LONG + (unsigned)__builtin_ctzl(bits);
+			return found < MAX_CPUS ? found : MAX_CPUS;
+		}
+	}
 	return MAX_CPUS;
+}
+
+static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b)
+{
+	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+		dst->bits[i] = READ_ONCE(a->bits[i]) & READ_ONCE(b->bits[i]);
 }
 
 #define for_each_cpu(cpu, mask) \

@@ -17,30 +17,26 @@
 #include <asm/irq.h>
 #include "sched_internal.h"
 
-static bool cpu_usable(const struct task *p, unsigned cpu)
-{
-	return cpumask_test(&p->allowed, cpu) && cpumask_test(&cpu_online_mask, cpu);
-}
-
 unsigned select_task_cpu(struct task *p, unsigned prev_cpu)
 {
-	unsigned n = num_online_cpus(), cpu = prev_cpu;
+	struct cpumask usable;
+	unsigned cpu;
 
-	if (cpu_usable(p, prev_cpu) && sched_nr_running(prev_cpu) == 0)
+	cpumask_and(&usable, &p->allowed, &cpu_online_mask);
+	bool prev_ok = cpumask_test(&usable, prev_cpu);
+	if (prev_ok && sched_nr_running(prev_cpu) == 0)
 		return prev_cpu;
-	/* Scan from the next CPU on, so that wake-ups from one CPU spread out. */
-	for (unsigned i = 1; i <= MAX_CPUS && n; i++) {
-		cpu = (prev_cpu + i) % MAX_CPUS;
-		if (!cpumask_test(&cpu_online_mask, cpu))
-			continue;
-		n--;
-		if (cpumask_test(&p->allowed, cpu) && sched_nr_running(cpu) == 0)
+	/* An idle CPU it may use, scanning from the next one so that wake-ups spread out. */
+	for (cpu = cpumask_next(&usable, prev_cpu + 1); cpu < MAX_CPUS; cpu = cpumask_next(&usable, cpu + 1))
+		if (sched_nr_running(cpu) == 0)
 			return cpu;
-	}
-	if (cpu_usable(p, prev_cpu))
+	for (cpu = cpumask_next(&usable, 0); cpu < prev_cpu; cpu = cpumask_next(&usable, cpu + 1))
+		if (sched_nr_running(cpu) == 0)
+			return cpu;
+	if (prev_ok)
 		return prev_cpu;
-	cpu = cpumask_next(&p->allowed, 0);
-	return cpu < MAX_CPUS && cpumask_test(&cpu_online_mask, cpu) ? cpu : prev_cpu;
+	cpu = cpumask_next(&usable, 0);
+	return cpu < MAX_CPUS ? cpu : prev_cpu;
 }
 
 /* The first thread queued on from that may run on to_cpu, or NULL. from->lock held. */

@@ -132,7 +132,7 @@ void resched_curr(struct rq *rq)
 /*
  * p was just queued on rq: should rq reschedule now? When it was idle, or p is
  * urgent; and when p is the second thread there, because a CPU running one
- * thread has no tick (update_tick) and must start one to share its time.
+ * thread has no tick (tick_if_shared) and must start one to share its time.
  */
 void check_preempt(struct rq *rq, struct task *p)
 {
@@ -145,15 +145,16 @@ void check_preempt(struct rq *rq, struct task *p)
 /*
  * The tick runs only while this CPU has threads to share it between: time slices
  * and balancing are all it is for (and an x86 timer interrupt under TCG costs
- * QEMU's global lock). Interrupts off, no run-queue lock held: the timer code
- * runs wake-ups under its own lock, so its lock comes before ours.
+ * QEMU's global lock). It starts as soon as a second thread is runnable here and
+ * stops lazily, at a tick that finds fewer (sched_tick) or in the idle loop, so a
+ * ping-pong between two threads does not start and stop it at every switch.
+ * Interrupts off, no run-queue lock held: the timer code runs wake-ups under its
+ * own lock, so its lock comes before ours.
  */
-static void update_tick(struct rq *rq)
+static void tick_if_shared(struct rq *rq)
 {
 	if (READ_ONCE(rq->nr_running) >= 2)
 		tick_start();
-	else
-		tick_stop();
 }
 
 bool wake_up_process(struct task *p)
@@ -211,7 +212,7 @@ static void finish_switch(void)
 	/* prev's registers are saved: from here another CPU may run it. */
 	smp_store_release(&prev->on_cpu, 0);
 	spin_unlock(&rq->lock);
-	update_tick(rq);
+	tick_if_shared(rq);
 
 	if (dead && atomic_dec_return(&prev->refs) == 0)
 		task_reap_later(prev);
@@ -250,7 +251,7 @@ static void __schedule(bool preempt)
 	}
 	if (next == prev) {
 		spin_unlock(&rq->lock);
-		update_tick(rq);
+		tick_if_shared(rq);
 		return;
 	}
 	if (next->slice <= 0)
@@ -402,7 +403,8 @@ void sched_tick(void)
 		rq->balance_ticks = BALANCE_TICKS;
 		periodic_balance(rq);
 	}
-	update_tick(rq);	/* threads may have been pulled away meanwhile */
+	if (READ_ONCE(rq->nr_running) < 2)
+		tick_stop();	/* alone again (or idle): no slices to cut */
 }
 
 void __noreturn cpu_idle_loop(void)
