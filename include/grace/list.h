@@ -47,6 +47,23 @@ static inline void list_del_init(struct list_head *n)
 	list_init(n);
 }
 
+/*
+ * For an entry whose owner checks list_empty_careful() without the lock and may
+ * then free it: the final store, with release, is the last touch of n.
+ */
+static inline void list_del_init_careful(struct list_head *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n;
+	__atomic_store_n(&n->next, n, __ATOMIC_RELEASE);
+}
+
+static inline bool list_empty_careful(const struct list_head *h)
+{
+	return __atomic_load_n(&h->next, __ATOMIC_ACQUIRE) == h;
+}
+
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
 

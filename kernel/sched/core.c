@@ -148,8 +148,8 @@ void check_preempt(struct rq *rq, struct task *p)
  * QEMU's global lock). It starts as soon as a second thread is runnable here and
  * stops lazily, at a tick that finds fewer (sched_tick) or in the idle loop, so a
  * ping-pong between two threads does not start and stop it at every switch.
- * Interrupts off, no run-queue lock held: the timer code runs wake-ups under its
- * own lock, so its lock comes before ours.
+ * Interrupts off, no run-queue lock held, which keeps the timer base lock out of
+ * the run-queue locks' nesting.
  */
 static void tick_if_shared(struct rq *rq)
 {
@@ -159,6 +159,12 @@ static void tick_if_shared(struct rq *rq)
 
 bool wake_up_process(struct task *p)
 {
+	/*
+	 * Preemption off around the interrupts-off section: a wake-up onto this CPU
+	 * sets our need_resched, and the preempt_enable() after interrupts are back on
+	 * is what acts on it (the one in the unlock cannot, interrupts being off).
+	 */
+	preempt_disable();
 	unsigned long flags = arch_irq_save();
 	struct rq *from, *to;
 
@@ -191,6 +197,7 @@ bool wake_up_process(struct task *p)
 	}
 	double_rq_unlock(from, to);
 	arch_irq_restore(flags);
+	preempt_enable();
 	return woke;
 }
 
@@ -369,7 +376,8 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 			schedule();
 		return 0;
 	}
-	/* Queued here but no longer allowed: move it now. */
+	/* Queued here but no longer allowed: move it now (preempt_enable acts on a local resched). */
+	preempt_disable();
 	unsigned to_cpu = cpumask_next(&usable, 0);
 	for_each_cpu(cpu, &usable)
 		if (cpumask_test(&cpu_online_mask, cpu) && sched_nr_running(cpu) < sched_nr_running(to_cpu))
@@ -383,6 +391,7 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 	}
 	double_rq_unlock(rq, to);
 	arch_irq_restore(flags);
+	preempt_enable();
 	return 0;
 }
 

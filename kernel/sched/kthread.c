@@ -15,6 +15,7 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/vmap.h>
+#include <asm/cpu.h>
 #include <asm/irq.h>
 #include "sched_internal.h"
 
@@ -186,6 +187,14 @@ int kthread_join(struct task *p)
 {
 	wait_event(p->exited, smp_load_acquire(&p->state) == TASK_DEAD);
 	int code = p->exit_code;
+	/*
+	 * Its last switch away drops its own reference within a few instructions
+	 * (it runs non-preemptible from TASK_DEAD on). Wait for that, so that the
+	 * stack is freed here and now, not later by the reaper: a caller that joins
+	 * its threads finds memory as it was before them.
+	 */
+	while (atomic_read(&p->refs) > 1)
+		cpu_relax();
 	task_put(p);
 	return code;
 }

@@ -76,6 +76,12 @@ static void mutex_lock_slow(struct mutex *m)
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
+	/*
+	 * The unlocker grants, then wakes us, both under wait_lock. Wait for it to be
+	 * done before we run on (and perhaps exit): it still holds our task pointer.
+	 */
+	flags = spin_lock_irqsave(&m->wait_lock);
+	spin_unlock_irqrestore(&m->wait_lock, flags);
 }
 
 void mutex_lock(struct mutex *m)
@@ -103,7 +109,7 @@ void mutex_unlock(struct mutex *m)
 	uintptr_t next = (uintptr_t)t | (list_empty(&m->waiters) ? 0 : MUTEX_WAITERS);
 	/* Release: the new owner sees everything done under the mutex. */
 	smp_store_release(&m->owner, next);
-	smp_store_release(&w->granted, 1);	/* w may vanish from here: t was read above */
+	smp_store_release(&w->granted, 1);	/* its owner returns only after our unlock */
 	wake_up_process(t);
 	spin_unlock_irqrestore(&m->wait_lock, flags);
 }

@@ -29,8 +29,12 @@ void prepare_to_wait(struct wait_queue_head *wq, struct wait_entry *entry, u32 f
 void finish_wait(struct wait_queue_head *wq, struct wait_entry *entry)
 {
 	__set_current_state(TASK_RUNNING);
-	/* Woken entries are already off the list; skip the lock for them. */
-	if (entry->node.next && !list_empty(&entry->node)) {
+	/*
+	 * Woken entries are already off the list; skip the lock for them. The waker
+	 * unlinks an entry after waking its task, with list_del_init_careful(): once
+	 * we see it unlinked the waker is done with it, and our stack may go.
+	 */
+	if (entry->node.next && !list_empty_careful(&entry->node)) {
 		unsigned long irq = spin_lock_irqsave(&wq->lock);
 		list_del_init(&entry->node);
 		spin_unlock_irqrestore(&wq->lock, irq);
@@ -45,10 +49,12 @@ static unsigned wake_up_locked(struct wait_queue_head *wq, bool all)
 
 	list_for_each_entry_safe(e, n, &wq->waiters, node) {
 		u32 exclusive = e->flags & WAIT_EXCLUSIVE;
-		struct task *t = e->task;
-		/* Off the list first: once woken, the waiter may return and its entry vanish. */
-		list_del_init(&e->node);
-		wake_up_process(t);
+		/*
+		 * Wake, then unlink: the waiter may leave as soon as it sees its entry
+		 * unlinked (finish_wait), taking the entry and perhaps its task with it.
+		 */
+		wake_up_process(e->task);
+		list_del_init_careful(&e->node);
 		woken++;
 		if (exclusive && !all)
 			break;
@@ -168,9 +174,10 @@ static bool wait_completion(struct completion *c, u64 deadline)
 	struct wait_entry we = { .task = current, .flags = WAIT_EXCLUSIVE };
 	bool ok;
 
-	/* After complete_all() nothing is consumed: no need to take the lock. */
-	if (smp_load_acquire(&c->done) == COMPLETION_ALL)
-		return true;
+	/*
+	 * Always under the lock, even after complete_all(): a waiter that returned on
+	 * a lockless look at done could free c while complete_all() still holds its lock.
+	 */
 	list_init(&we.node);
 	for (;;) {
 		unsigned long irq = spin_lock_irqsave(&c->wq.lock);

@@ -444,6 +444,36 @@ TEST(sched, spinning_thread_does_not_starve_another)
 	kthread_join(other);
 }
 
+/* Wakes a thread onto its own CPU, then spins until that thread has run. */
+static int wake_local_then_spin(void *arg)
+{
+	unsigned cpu = (unsigned)(uintptr_t)arg;
+	struct task *other = kthread_create(set_flag, NULL, "other");
+	if (!other)
+		return -2;
+	kthread_bind(other, cpu);
+	/* Ours is the only thread here: no tick. The wake-up itself must preempt us. */
+	wake_up_process(other);
+	u64 end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	while (!READ_ONCE(pt.other_ran) && arch_clock_ns() < end)
+		cpu_relax();
+	kthread_join(other);
+	return READ_ONCE(pt.other_ran) ? 0 : -1;
+}
+
+TEST(sched, local_wakeup_of_a_second_thread_preempts)
+{
+	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
+	for (int i = 0; i < 5; i++) {
+		pt.other_ran = 0;
+		struct task *t = kthread_create(wake_local_then_spin, (void *)(uintptr_t)cpu, "waker");
+		ASSERT_TRUE(t != NULL);
+		kthread_bind(t, cpu);
+		wake_up_process(t);
+		EXPECT_EQ(kthread_join(t), 0);
+	}
+}
+
 static int spin_with_preemption_off(void *arg)
 {
 	u32 *seen_early = arg;

@@ -280,13 +280,6 @@ TEST(spinlock, backoff_adapts_per_lock)
 
 	if (!adapt_init(&t))
 		return;
-	/* With SLOTS + 1 locks, two share a slot; find one in a different slot from hot. */
-	spinlock_t *cold = NULL;
-	for (unsigned i = 1; i <= SPIN_DELAY_SLOTS && !cold; i++)
-		if (spin_delay_slot(&t.locks[i]) != spin_delay_slot(t.hot))
-			cold = &t.locks[i];
-	ASSERT_TRUE(cold != NULL);
-
 	bool saved = spinlock_backoff;
 	spinlock_backoff = true;
 	/* Waiting only happens while holder and waiter run at once: retry until it did. */
@@ -301,7 +294,18 @@ TEST(spinlock, backoff_adapts_per_lock)
 		EXPECT_GE(d, SPIN_DELAY_MIN);
 		EXPECT_LE(peak, SPIN_DELAY_MAX);
 		EXPECT_LE(d, peak);
-		EXPECT_EQ(spin_delay_peak_of_cpu(cpu, cold), SPIN_DELAY_MIN);
+		/*
+		 * Per lock, not per CPU: the hot lock left other slots alone. Not a
+		 * given slot: the kernel's own locks (run queues, wait queues) share the
+		 * table and may be contended meanwhile; but with tuning per CPU only,
+		 * every slot would have risen with the hot one.
+		 */
+		unsigned untouched = 0;
+		for (unsigned i = 1; i <= SPIN_DELAY_SLOTS; i++)
+			if (spin_delay_slot(&t.locks[i]) != spin_delay_slot(t.hot) &&
+			    spin_delay_peak_of_cpu(cpu, &t.locks[i]) == SPIN_DELAY_MIN)
+				untouched++;
+		EXPECT_GT(untouched, 0);
 	}
 	EXPECT_GT(adapt_max_peak(&t), SPIN_DELAY_MIN);
 	spin_delay_reset();
