@@ -149,7 +149,7 @@ TEST(sched, mutex_counter_exact_with_4_threads_per_cpu)
 	mt.counter = 0;
 	mt.violations = 0;
 	/* A fixed total of hand-offs, whatever the CPU count: 64 vCPUs share two host cores. */
-	mt.iterations = MAX(4u, 1024 / n);
+	mt.iterations = MAX(2u, 512 / n);
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(mutex_worker, NULL, "mutex%u", i);
 	EXPECT_EQ(join_all(t, n), n);
