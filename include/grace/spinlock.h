@@ -128,5 +128,13 @@ unsigned spin_delay_peak_of_cpu(unsigned cpu, const spinlock_t *lock);
 unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner);
 /* Reset every CPU's table to SPIN_DELAY_MIN (between benchmark phases). */
 void spin_delay_reset(void);
+/*
+ * For the selftests: count the contended acquisitions of one lock, per CPU, by
+ * the path they took (tuned backoff or plain spinning). The delay table is
+ * shared by every lock that hashes to a slot, the kernel's own included, so a
+ * slot's values alone cannot say which lock moved them. Watching resets the counts.
+ */
+void spin_delay_watch(const spinlock_t *lock);
+void spin_delay_watched_waits(unsigned cpu, u32 *tuned, u32 *plain);
 
 #endif

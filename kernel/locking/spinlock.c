@@ -65,6 +65,32 @@ void spin_delay_reset(void)
 			}
 }
 
+static const spinlock_t *watched;
+static DEFINE_PER_CPU(u32 [2], watched_waits);	/* [0] tuned, [1] plain */
+
+void spin_delay_watch(const spinlock_t *lock)
+{
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (cpumask_test(&cpu_online_mask, cpu)) {
+			WRITE_ONCE(per_cpu(watched_waits, cpu)[0], 0);
+			WRITE_ONCE(per_cpu(watched_waits, cpu)[1], 0);
+		}
+	WRITE_ONCE(watched, lock);
+}
+
+void spin_delay_watched_waits(unsigned cpu, u32 *tuned, u32 *plain)
+{
+	*tuned = READ_ONCE(per_cpu(watched_waits, cpu)[0]);
+	*plain = READ_ONCE(per_cpu(watched_waits, cpu)[1]);
+}
+
+/* Preemption is off (spin_lock disabled it): this CPU's counts stay ours. */
+static void count_watched(const spinlock_t *lock, bool plain)
+{
+	if (unlikely(lock == READ_ONCE(watched)))
+		this_cpu(watched_waits)[plain]++;
+}
+
 static void spin_wait_plain(spinlock_t *lock, u32 ticket)
 {
 	while (smp_load_acquire(&lock->owner) != ticket)
@@ -74,9 +100,11 @@ static void spin_wait_plain(spinlock_t *lock, u32 ticket)
 void spin_lock_wait(spinlock_t *lock, u32 ticket)
 {
 	if (!READ_ONCE(spinlock_backoff) || READ_ONCE(lock->plain)) {
+		count_watched(lock, true);
 		spin_wait_plain(lock, ticket);
 		return;
 	}
+	count_watched(lock, false);
 
 	/* Preemption is off (spin_lock disabled it), so this CPU's table stays ours. */
 	unsigned index = spin_delay_slot(lock);
