@@ -18,6 +18,7 @@ static unsigned nr_args;
 /* The parameters some part of Grace reads; anything else gets a warning. */
 static const char *const known_keys[] = {
 	"test", "bench", "spinlock", "quiet", "bench_ms", "profile", "ptlock",
+	"rcu_fanout_leaf", "rcu_fanout", "rcu_cpu_stall_timeout", "rcu_torture_broken",
 };
 
 static bool cmdline_known(const char *key)

@@ -7,6 +7,7 @@
 #include <grace/irq.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/rcu_hooks.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 
@@ -26,10 +27,13 @@ void irq_enter(void)
 {
 	this_cpu(irq_depth)++;
 	this_cpu(irq_total)++;
+	/* An interrupt that woke the idle loop leaves RCU's idle state for its length. */
+	rcu_irq_enter();
 }
 
 void irq_exit(void)
 {
+	rcu_irq_exit();
 	this_cpu(irq_depth)--;
 }
 

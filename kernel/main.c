@@ -17,6 +17,7 @@
 #include <grace/mm.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/rcupdate.h>
 #include <grace/selftest.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
@@ -101,6 +102,7 @@ void __noreturn kernel_main(void)
 	smp_boot();
 
 	sched_start();
+	rcu_init();		/* after sched_start: its kthread and soft interrupt */
 
 	struct task *init = kthread_create(init_main, NULL, "init");
 	if (!init)

@@ -10,7 +10,10 @@
  * free object, inuse the objects handed out (including those in CPU arrays). Its
  * tail pages carry PG_SLAB and the cache too, so kfree() finds the cache from any
  * object. A node keeps up to SLAB_KEEP_EMPTY empty slabs and gives the rest back
- * to the buddy, except in SLAB_TYPESAFE_BY_RCU caches, which keep them all.
+ * to the buddy. In SLAB_TYPESAFE_BY_RCU caches an empty slab goes back only
+ * after a grace period (slab_release_rcu): a lockless reader may still be
+ * looking at one of its objects. Until then it stays counted in nr_slabs and
+ * free_objs, off every list, its struct rcu_head in the head page's list link.
  *
  * Lock order: slab_cpu.lock -> slab_node.lock -> page allocator locks; objects
  * travel between CPU arrays and slabs through a local array, so no path holds a
@@ -21,6 +24,7 @@
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/rcupdate.h>
 #include <grace/string.h>
 #include "mm_internal.h"
 #include "slab_internal.h"
@@ -153,6 +157,31 @@ static void slab_release(struct kmem_cache *c, struct page *head)
 	free_page_block(head, c->order);
 }
 
+/*
+ * SLAB_TYPESAFE_BY_RCU: the slab's pages go back to the buddy after a grace
+ * period. The head page is on no list meanwhile, so its next/prev link words
+ * hold the struct rcu_head.
+ */
+BUILD_BUG_ON(sizeof(struct rcu_head) > 2 * sizeof(struct page *));
+
+static void slab_release_rcu_cb(struct rcu_head *rh)
+{
+	struct page *head = container_of((void *)rh, struct page, next);
+	struct kmem_cache *c = (struct kmem_cache *)head->private;
+	struct slab_node *n = &c->nodes[head->node];
+	unsigned long flags = spin_lock_irqsave(&n->lock);
+	n->nr_slabs--;
+	n->free_objs -= c->objects;
+	spin_unlock_irqrestore(&n->lock, flags);
+	slab_release(c, head);
+}
+
+/* head is empty and on no list; node lock not held. */
+static void slab_release_rcu(struct page *head)
+{
+	call_rcu((struct rcu_head *)(void *)&head->next, slab_release_rcu_cb);
+}
+
 /* Up to want objects from node n's slabs into out. */
 static unsigned slab_take_locked(struct kmem_cache *c, struct slab_node *n, void **out,
 				 unsigned want)
@@ -192,10 +221,12 @@ static struct page *slab_put_locked(struct kmem_cache *c, struct slab_node *n, s
 	if (s->inuse == 0) {
 		if (!was_full)
 			page_list_del(&n->partial, s);
-		if (!(c->flags & SLAB_TYPESAFE_BY_RCU) && n->nr_empty >= SLAB_KEEP_EMPTY) {
-			n->nr_slabs--;
-			n->free_objs -= c->objects;
-			return s;
+		if (n->nr_empty >= SLAB_KEEP_EMPTY) {
+			if (!(c->flags & SLAB_TYPESAFE_BY_RCU)) {
+				n->nr_slabs--;
+				n->free_objs -= c->objects;
+			}
+			return s;	/* an RCU slab stays counted until slab_release_rcu_cb */
 		}
 		page_list_add(&n->empty, s);
 		n->nr_empty++;
@@ -230,7 +261,10 @@ static void slab_put_many(struct kmem_cache *c, void **objs, unsigned count)
 		spin_unlock_irqrestore(&locked->lock, flags);
 	while (release) {
 		struct page *next = release->next;
-		slab_release(c, release);
+		if (c->flags & SLAB_TYPESAFE_BY_RCU)
+			slab_release_rcu(release);
+		else
+			slab_release(c, release);
 		release = next;
 	}
 }
@@ -367,14 +401,20 @@ static void slab_release_empty(struct kmem_cache *c)
 		struct slab_node *n = &c->nodes[node];
 		unsigned long flags = spin_lock_irqsave(&n->lock);
 		struct page *list = n->empty;
-		n->nr_slabs -= n->nr_empty;
-		n->free_objs -= (u64)n->nr_empty * c->objects;
+		bool rcu = c->flags & SLAB_TYPESAFE_BY_RCU;
+		if (!rcu) {
+			n->nr_slabs -= n->nr_empty;
+			n->free_objs -= (u64)n->nr_empty * c->objects;
+		}
 		n->empty = NULL;
 		n->nr_empty = 0;
 		spin_unlock_irqrestore(&n->lock, flags);
 		while (list) {
 			struct page *next = list->next;
-			slab_release(c, list);
+			if (rcu)
+				slab_release_rcu(list);
+			else
+				slab_release(c, list);
 			list = next;
 		}
 	}
@@ -383,8 +423,7 @@ static void slab_release_empty(struct kmem_cache *c)
 void kmem_cache_shrink(struct kmem_cache *c)
 {
 	slab_drain_cpus(c);
-	if (!(c->flags & SLAB_TYPESAFE_BY_RCU))
-		slab_release_empty(c);
+	slab_release_empty(c);	/* an RCU cache's after a grace period */
 }
 
 void kmem_cache_stats(struct kmem_cache *c, struct kmem_cache_stats *s)
@@ -437,8 +476,13 @@ int kmem_cache_destroy(struct kmem_cache *c)
 		       c->name, (unsigned long long)in_use);
 		return -EBUSY;
 	}
-	/* Even an RCU cache: the caller promised that no reader is left (slab.h). */
-	slab_release_empty(c);
+	if (c->flags & SLAB_TYPESAFE_BY_RCU) {
+		/* Its empty slabs go through grace periods; they must be gone before c is. */
+		slab_release_empty(c);
+		rcu_barrier();
+	} else {
+		slab_release_empty(c);
+	}
 	free_pages(c->cpu, c->cpu_order);
 	slab_free(&cache_cache, c, (uintptr_t)__builtin_return_address(0));
 	return 0;

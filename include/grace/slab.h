@@ -12,10 +12,8 @@
  * SLAB_TYPESAFE_BY_RCU: a freed object may be handed out again at once, but its
  * memory stays an object of this cache, so a lockless reader that still holds a
  * pointer reads a valid (maybe reused) object of the same type and must re-check
- * its identity. Until Grace has RCU such caches simply never give slab pages back
- * to the buddy (kmem_cache_shrink keeps them). Once RCU exists, empty slabs will be
- * given back through call_rcu() after a grace period, and kmem_cache_destroy()
- * will rcu_barrier() first. Their objects are not poisoned in DEBUG builds (a
+ * its identity. Empty slabs go back to the buddy through call_rcu(), after a
+ * grace period, and kmem_cache_destroy() calls rcu_barrier() first. Their objects are not poisoned in DEBUG builds (a
  * reader may still look at them), and the free list lives outside the object.
  *
  * DEBUG=1 (make DEBUG=1, defines GRACE_DEBUG): red zones before and after every
@@ -44,14 +42,14 @@ struct kmem_cache *kmem_cache_create(const char *name, size_t size, size_t align
 /*
  * Give everything back and free the cache: 0, or -EBUSY (printed) when objects are
  * still allocated, and the cache stays. The caller guarantees nobody uses the cache
- * any more (for SLAB_TYPESAFE_BY_RCU: no reader holds an object; later, after
- * rcu_barrier()).
+ * any more (for SLAB_TYPESAFE_BY_RCU: no reader holds an object; destroy waits
+ * for the pending slab releases with rcu_barrier()).
  */
 int kmem_cache_destroy(struct kmem_cache *c);
 void *kmem_cache_alloc(struct kmem_cache *c);
 void *kmem_cache_alloc_node(struct kmem_cache *c, int node);
 void kmem_cache_free(struct kmem_cache *c, void *obj);
-/* Empty every CPU's array and give empty slabs back (not for SLAB_TYPESAFE_BY_RCU). */
+/* Empty every CPU's array and give empty slabs back (SLAB_TYPESAFE_BY_RCU: after a grace period). */
 void kmem_cache_shrink(struct kmem_cache *c);
 
 struct kmem_cache_stats {

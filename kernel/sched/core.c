@@ -256,6 +256,8 @@ static void __schedule(bool preempt)
 		next = list_first_entry(&rq->queue, struct task, run_node);
 		dequeue_task(rq, next);
 	}
+	/* A quiescent state even without a switch: no reader runs across schedule(). */
+	rcu_note_context_switch(rq->cpu);
 	if (next == prev) {
 		spin_unlock(&rq->lock);
 		tick_if_shared(rq);
@@ -270,7 +272,6 @@ static void __schedule(bool preempt)
 	rq->prev = prev;
 	next->on_cpu = 1;
 	this_cpu(current_task) = next;		/* one CPU's slot; we are not preemptible here */
-	rcu_note_context_switch(rq->cpu);
 	if (next->mm)
 		mm_load(next->mm);
 

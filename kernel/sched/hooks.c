@@ -1,6 +1,6 @@
 /*
- * The RCU hooks (grace/rcu_hooks.h) until RCU exists: per-CPU counts of the
- * events, each written only by its own CPU with interrupts off.
+ * The RCU hooks (grace/rcu_hooks.h): per-CPU counts of the events, each written
+ * only by its own CPU with interrupts off, then the event handed to tree RCU.
  */
 #include <grace/percpu.h>
 #include <grace/rcu_hooks.h>
@@ -12,16 +12,19 @@ void rcu_note_context_switch(unsigned cpu)
 {
 	(void)cpu;
 	this_cpu(hook_counts).context_switches++;
+	rcu_qs_context_switch();
 }
 
 void rcu_idle_enter(void)
 {
 	this_cpu(hook_counts).idle_enters++;
+	rcu_eqs_enter();
 }
 
 void rcu_idle_exit(void)
 {
 	this_cpu(hook_counts).idle_exits++;
+	rcu_eqs_exit();
 }
 
 void rcu_sched_tick(bool idle)
@@ -29,6 +32,7 @@ void rcu_sched_tick(bool idle)
 	this_cpu(hook_counts).ticks++;
 	if (idle)
 		this_cpu(hook_counts).idle_ticks++;
+	rcu_qs_tick(idle);
 }
 
 void sched_hook_counts(unsigned cpu, struct sched_hook_counts *out)

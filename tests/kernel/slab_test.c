@@ -10,6 +10,7 @@
 #include <grace/ksyms.h>
 #include <grace/mm.h>
 #include <grace/percpu.h>
+#include <grace/rcupdate.h>
 #include <grace/slab.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
@@ -164,9 +165,12 @@ TEST(slab, typesafe_by_rcu_keeps_pages)
 			ASSERT_TRUE((objs[i] = kmem_cache_alloc(caches[k])) != NULL);
 		for (int i = 0; i < N; i++)
 			kmem_cache_free(caches[k], objs[i]);
+		/* A reader that started before the shrink holds the RCU cache's pages. */
+		rcu_read_lock();
 		kmem_cache_shrink(caches[k]);
 		struct kmem_cache_stats s;
 		kmem_cache_stats(caches[k], &s);
+		rcu_read_unlock();
 		slabs[k] = s.slabs;
 		EXPECT_EQ(s.free_objects, s.objects);
 		EXPECT_EQ(s.cpu_objects, 0);
@@ -174,6 +178,11 @@ TEST(slab, typesafe_by_rcu_keeps_pages)
 	/* 300 objects of 128 bytes took several slabs; the RCU cache kept them all. */
 	EXPECT_GT(slabs[0], 1);
 	EXPECT_EQ(slabs[1], 0);
+	/* After a grace period (and its callbacks) they are back with the buddy. */
+	rcu_barrier();
+	struct kmem_cache_stats after;
+	kmem_cache_stats(rcu, &after);
+	EXPECT_EQ(after.slabs, 0);
 	EXPECT_EQ(kmem_cache_destroy(rcu), 0);
 	EXPECT_EQ(kmem_cache_destroy(plain), 0);
 }

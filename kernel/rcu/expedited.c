@@ -1,0 +1,80 @@
+/*
+ * Expedited grace periods: instead of waiting for quiescent states to happen,
+ * IPI every CPU that is not idle; the handler reports at once when it
+ * interrupted code outside a read-side section, and otherwise has the reader's
+ * rcu_read_unlock() report (rcu_urgent_qs). Idle CPUs, and CPUs that switch or
+ * go idle meanwhile, need no answer. One at a time (exp_mutex).
+ */
+#include <grace/arch.h>
+#include <grace/mutex.h>
+#include <grace/percpu.h>
+#include <grace/rcupdate.h>
+#include <grace/sched.h>
+#include <grace/smp.h>
+#include <grace/wait.h>
+#include "rcu_internal.h"
+
+/* Poll the holdouts this often, IPI them again this often. */
+#define RCU_EXP_POLL_NS (100 * 1000)
+#define RCU_EXP_RESEND_NS (2 * 1000 * 1000)
+
+static DEFINE_MUTEX(exp_mutex);
+
+static void rcu_exp_handler(void *arg)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	if (rcu_outside_reader()) {
+		smp_mb();
+		smp_store_release(&rdp->exp_qs_seq, (u64)(uintptr_t)arg);
+	} else {
+		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1);	/* answer at the reader's end */
+	}
+}
+
+void synchronize_rcu_expedited(void)
+{
+	if (READ_ONCE(rcu_broken) || !rcu_ready)
+		return;
+	struct cpumask pending;
+	unsigned cpu, self;
+
+	mutex_lock(&exp_mutex);
+	u64 seq = rs.exp_seq + 1;
+	WRITE_ONCE(rs.exp_seq, seq);
+	cpumask_clear(&pending);
+	smp_mb();	/* the caller's removal before the samples */
+	preempt_disable();
+	self = smp_processor_id();
+	for_each_online_cpu(cpu) {
+		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+		rs.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
+		rs.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
+		/* Idle CPUs are in a quiescent state already: no IPI. We are in one too. */
+		if (cpu != self && !(rs.exp_dynticks_snap[cpu] & 1))
+			cpumask_set(&pending, cpu);
+	}
+	preempt_enable();
+	u64 resend = 0;
+	while (!cpumask_none(&pending)) {
+		u64 now = arch_clock_ns();
+		for_each_cpu(cpu, &pending) {
+			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+			if (READ_ONCE(rdp->dynticks) != rs.exp_dynticks_snap[cpu] ||
+			    READ_ONCE(rdp->ctxsw) != rs.exp_ctxsw_snap[cpu] ||
+			    smp_load_acquire(&rdp->exp_qs_seq) == seq) {
+				cpumask_clear_cpu(&pending, cpu);
+				continue;
+			}
+			if (now >= resend) {
+				rs.exp_ipis[cpu]++;
+				smp_call(cpu, rcu_exp_handler, (void *)(uintptr_t)seq, false);
+			}
+		}
+		if (now >= resend)
+			resend = now + RCU_EXP_RESEND_NS;
+		if (!cpumask_none(&pending))
+			schedule_timeout_until(arch_clock_ns() + RCU_EXP_POLL_NS);
+	}
+	smp_mb();	/* the samples before the caller's free */
+	mutex_unlock(&exp_mutex);
+}

@@ -1,0 +1,605 @@
+/*
+ * Tree RCU (non-preemptible): grace periods driven by one kthread over a tree of
+ * rcu_nodes, callbacks on per-CPU segmented lists.
+ *
+ * Grace periods. rcu_state.gp_seq counts half-periods: odd while a grace period
+ * runs, even between them; a grace period started at s (even) ends at s + 2.
+ * Only the kthread (rcu_gp) changes it. To start one it loads every rcu_node's
+ * qsmask with the children online at boot (a bit per CPU in a leaf, a bit per
+ * child node above), stamps the node with the new number and then publishes
+ * gp_seq. A CPU's quiescent state clears its bit in its leaf; the report that
+ * empties a node clears that node's bit in its parent; the report that empties
+ * the root ends the grace period. Quiescent states:
+ *   - a context switch (rcu_note_context_switch, under the run-queue lock: it only
+ *     records the fact in rdp->qs_seq; the kthread reports it at its next scan,
+ *     because nothing may wake a thread while a run-queue lock is held),
+ *   - idle, an extended quiescent state: rdp->dynticks is odd while the CPU sits
+ *     in the idle loop's halt; the kthread samples it, so an idle CPU is never
+ *     woken for a grace period,
+ *   - a tick, or an IPI, that interrupted code with preemption enabled (no
+ *     read-side section can be open there), or the idle loop.
+ * The kthread scans the holdouts every RCU_FQS_JIFFIES; once the grace period is
+ * RCU_RESCHED_JIFFIES old it IPIs the busy holdouts, whose handler reports at
+ * once when it interrupted code outside a read-side section.
+ *
+ * Callbacks (kernel/rcu/callbacks.c). call_rcu() appends to this CPU's list
+ * with interrupts off, tags the new callbacks with the grace period they need
+ * (rcu_seq_snap) and, at most, wakes the kthread when no grace period is
+ * running: the common path writes only this CPU's rcu_data and reads the
+ * shared, rarely written rcu_state.gp_seq (the 2009 lesson: grace-period work
+ * inside __call_rcu cost 6.7x at 8 CPUs). At the end of a grace period the
+ * kthread raises, by IPI, the RCU soft interrupt of every CPU with callbacks;
+ * there the ready segments move to "done" and run in batches of blimit.
+ *
+ * Expedited grace periods are in kernel/rcu/expedited.c.
+ *
+ * Lock order: run-queue lock (context-switch hook) -> rcu_node locks, one at a
+ * time (a report drops the child's lock before it takes the parent's). Nothing
+ * wakes a thread, prints or sends an IPI with an rcu_node lock held.
+ */
+#include <grace/arch.h>
+#include <grace/boot_info.h>
+#include <grace/cmdline.h>
+#include <grace/completion.h>
+#include <grace/kthread.h>
+#include <grace/ksyms.h>
+#include <grace/mutex.h>
+#include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/rcu_hooks.h>
+#include <grace/rcupdate.h>
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/smp.h>
+#include <grace/softirq.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <grace/timer.h>
+#include <grace/wait.h>
+#include <asm/irq.h>
+#include "rcu_internal.h"
+
+/* Tree shape (Linux's CONFIG_RCU_FANOUT_LEAF and CONFIG_RCU_FANOUT defaults). */
+#define RCU_FANOUT_LEAF_DEFAULT 16
+#define RCU_FANOUT_DEFAULT 64
+#define RCU_FANOUT_MAX 64		/* qsmask is one unsigned long */
+
+/*
+ * Forcing quiescent states: scan every jiffy (10 ms: a grace period in which every
+ * CPU is idle or switches ends within one scan), IPI busy holdouts once the grace
+ * period is 3 jiffies old (Linux waits a few jiffies before it disturbs a CPU).
+ */
+#define RCU_FQS_JIFFIES 1
+#define RCU_RESCHED_JIFFIES 3
+
+
+/* Linux's CONFIG_RCU_CPU_STALL_TIMEOUT default. */
+#define RCU_STALL_TIMEOUT_MS_DEFAULT 21000
+/* How long a stall report waits for a holdout to print its stack. */
+#define RCU_STALL_DUMP_WAIT_NS (2 * NSEC_PER_SEC)
+
+DEFINE_PER_CPU_ALIGNED(struct rcu_data, rcu_data);
+DEFINE_PER_CPU_ALIGNED(u32, rcu_urgent_qs);
+
+struct rcu_state rcu_state;
+
+bool rcu_broken;
+bool rcu_ready;
+
+/* ---- the tree ---- */
+
+static struct rcu_node *rcu_root(void)
+{
+	return &rs.nodes[0];
+}
+
+/*
+ * Clear mask in rnp for grace period gp and walk up as nodes empty. Interrupts
+ * off. True when this report emptied the root: the grace period may end.
+ */
+static bool rcu_report_qs_rnp(struct rcu_node *rnp, unsigned long mask, u64 gp)
+{
+	for (;;) {
+		spin_lock(&rnp->lock);
+		if (rnp->gp_seq != gp || !(rnp->qsmask & mask)) {
+			spin_unlock(&rnp->lock);	/* already reported, or another grace period */
+			return false;
+		}
+		rnp->qsmask &= ~mask;
+		bool emptied = rnp->qsmask == 0;
+		struct rcu_node *parent = rnp->parent;
+		mask = rnp->grpmask;
+		spin_unlock(&rnp->lock);
+		if (!emptied)
+			return false;
+		if (!parent)
+			return true;
+		rnp = parent;
+	}
+}
+
+void rcu_gp_kthread_wake(void)
+{
+	struct task *t = READ_ONCE(rs.gp_task);
+	if (t)
+		wake_up(&rs.gp_wq);
+}
+
+void rcu_report_qs_here(struct rcu_data *rdp, u64 gp)
+{
+	/* Every read-side access before this point is ordered before the report. */
+	smp_mb();
+	WRITE_ONCE(rdp->qs_seq, gp);
+	if (rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp))
+		rcu_gp_kthread_wake();
+}
+
+bool rcu_outside_reader(void)
+{
+	int count = preempt_count();
+	return count == 0 || ((current->flags & TASK_IDLE) && count == 1);
+}
+
+/*
+ * The outermost rcu_read_unlock() on a CPU an IPI found inside a reader: this is
+ * the quiescent state the grace period (or an expedited one) waits for.
+ */
+void rcu_read_unlock_special(void)
+{
+	unsigned long flags = arch_irq_save();
+	u32 *urgent = this_cpu_ptr(&rcu_urgent_qs);
+	if (*urgent && preempt_count() == 0 && rcu_ready) {
+		struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+		WRITE_ONCE(*urgent, 0);
+		u64 gp = READ_ONCE(rs.gp_seq);
+		if ((gp & 1) && rdp->qs_seq != gp)
+			rcu_report_qs_here(rdp, gp);
+		u64 exp = READ_ONCE(rs.exp_seq);
+		smp_mb();
+		smp_store_release(&rdp->exp_qs_seq, exp);
+	}
+	arch_irq_restore(flags);
+}
+
+/* ---- the hooks' RCU half (kernel/sched/hooks.c calls these) ---- */
+
+void rcu_qs_context_switch(void)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->ctxsw, rdp->ctxsw + 1);
+	u64 gp = READ_ONCE(rs.gp_seq);
+	if ((gp & 1) && rdp->qs_seq != gp) {
+		/* Only recorded: the kthread reports it (no wake-ups under the run-queue lock). */
+		smp_mb();
+		WRITE_ONCE(rdp->qs_seq, gp);
+	}
+}
+
+void rcu_eqs_enter(void)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	u64 gp = READ_ONCE(rs.gp_seq);
+	/* Report without waking the kthread: a wake-up could queue it here just before the halt. */
+	if (rcu_ready && rdp->mynode && (gp & 1) && rdp->qs_seq != gp) {
+		smp_mb();
+		WRITE_ONCE(rdp->qs_seq, gp);
+		rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp);
+	}
+	/* Pairs with the smp_mb() in rcu_fqs_scan(): what we did before is before the odd value. */
+	smp_mb();
+	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+}
+
+void rcu_eqs_exit(void)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+	/* What we do next is after the even value the kthread may read. */
+	smp_mb();
+}
+
+/*
+ * Interrupts taken in the idle loop's halt run inside the extended quiescent
+ * state. If irq_enter()/irq_exit() call these, a handler on an idle CPU may use
+ * rcu_read_lock(): the counter is made even (not idle) for the handler's length.
+ */
+void rcu_irq_enter(void)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	if (READ_ONCE(rdp->dynticks) & 1) {
+		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+		smp_mb();
+		rdp->irq_from_eqs = 1;
+	}
+}
+
+void rcu_irq_exit(void)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	if (rdp->irq_from_eqs) {
+		rdp->irq_from_eqs = 0;
+		smp_mb();
+		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+	}
+}
+
+void rcu_qs_tick(bool idle)
+{
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	if (!rcu_ready || !rdp->mynode)
+		return;
+	u64 gp = READ_ONCE(rs.gp_seq);
+	if ((gp & 1) && rdp->qs_seq != gp && (idle || rcu_outside_reader()))
+		rcu_report_qs_here(rdp, gp);
+	/* Callbacks ready, or whose grace period ended while nobody told us. */
+	if (!seg_empty(rdp, SEG_DONE) || (!seg_empty(rdp, SEG_WAIT) && gp >= rdp->seqs[SEG_WAIT]))
+		raise_softirq(SOFTIRQ_RCU);
+}
+/* ---- the grace-period kthread ---- */
+
+static bool rcu_gp_needed(void)
+{
+	unsigned cpu;
+	for_each_online_cpu(cpu)
+		if (READ_ONCE(per_cpu(rcu_data, cpu).gp_seq_needed) > rs.gp_seq)
+			return true;
+	return false;
+}
+
+static bool rcu_root_done(void)
+{
+	struct rcu_node *root = rcu_root();
+	unsigned long flags = spin_lock_irqsave(&root->lock);
+	bool done = root->qsmask == 0;
+	spin_unlock_irqrestore(&root->lock, flags);
+	return done;
+}
+
+static void rcu_gp_init(void)
+{
+	u64 gp = rs.gp_seq + 1;
+	/* Parents first: a child that empties must find its bit in a parent set up for gp. */
+	for (unsigned i = 0; i < rs.nr_nodes; i++) {
+		struct rcu_node *rnp = &rs.nodes[i];
+		unsigned long flags = spin_lock_irqsave(&rnp->lock);
+		rnp->qsmask = rnp->qsmaskinit;
+		rnp->gp_seq = gp;
+		spin_unlock_irqrestore(&rnp->lock, flags);
+	}
+	rs.gp_start_ns = arch_clock_ns();
+	WRITE_ONCE(rs.hurry, 0);
+	/* Pairs with the smp_mb() in call_rcu(); the node set-up is visible before gp is. */
+	smp_mb();
+	smp_store_release(&rs.gp_seq, gp);
+	smp_mb();
+	unsigned cpu;
+	for_each_online_cpu(cpu)
+		rs.dynticks_snap[cpu] = READ_ONCE(per_cpu(rcu_data, cpu).dynticks);
+}
+
+static void rcu_fqs_ipi(void *arg)
+{
+	u64 gp = (uintptr_t)arg;
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	if ((READ_ONCE(rdp->dynticks) & 1) || rdp->irq_from_eqs)
+		WRITE_ONCE(rdp->ipis_while_idle, rdp->ipis_while_idle + 1);
+	if (READ_ONCE(rs.gp_seq) != gp || rdp->qs_seq == gp)
+		return;
+	if (rcu_outside_reader())
+		rcu_report_qs_here(rdp, gp);
+	else
+		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1);	/* report at the reader's end */
+}
+
+/*
+ * Report the holdouts that have been idle or switched since the grace period
+ * began; with ipi, interrupt the others. Returns the holdouts left (into out).
+ */
+static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
+{
+	cpumask_clear(out);
+	/* Pairs with the smp_mb() in rcu_eqs_enter()/exit(). */
+	smp_mb();
+	for (unsigned i = rs.leaf_first; i < rs.nr_nodes; i++) {
+		struct rcu_node *rnp = &rs.nodes[i];
+		unsigned long flags = spin_lock_irqsave(&rnp->lock);
+		unsigned long mask = rnp->gp_seq == gp ? rnp->qsmask : 0;
+		spin_unlock_irqrestore(&rnp->lock, flags);
+		for (unsigned bit = 0; mask; bit++, mask >>= 1) {
+			if (!(mask & 1))
+				continue;
+			unsigned cpu = rnp->grplo + bit;
+			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+			u64 snap = rs.dynticks_snap[cpu], now = READ_ONCE(rdp->dynticks);
+			bool eqs = (snap & 1) || now != snap;
+			if (eqs || READ_ONCE(rdp->qs_seq) == gp) {
+				if (eqs)
+					rs.eqs_reports[cpu]++;
+				flags = arch_irq_save();
+				bool root = rcu_report_qs_rnp(rnp, 1UL << bit, gp);
+				arch_irq_restore(flags);
+				(void)root;	/* the caller checks the root */
+				continue;
+			}
+			cpumask_set(out, cpu);
+			if (ipi) {
+				rs.fqs_ipis[cpu]++;
+				smp_call(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp, false);
+			}
+		}
+	}
+}
+
+static void rcu_dump_stack_ipi(void *arg)
+{
+	u32 *done = arg;
+	printk_raw("rcu: CPU %u's stack (a read-side section or interrupts off):", smp_processor_id());
+	dump_stack();
+	__atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
+}
+
+static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
+{
+	char list[MAX_CPUS * 4 + 1];
+	unsigned cpu, pos = 0, n = 0;
+	static u32 dumped;
+	list[0] = '\0';
+	for_each_cpu(cpu, holdouts)
+		pos += snprintf(list + pos, sizeof(list) - pos, " %u", cpu);
+	u64 age_ms = (arch_clock_ns() - rs.gp_start_ns) / 1000000;
+	pr_err("rcu: INFO: grace period %llu stalled for %llu ms (rcu_cpu_stall_timeout %llu ms); "
+	       "holdout CPUs:%s\n",
+	       (unsigned long long)(gp >> 1), (unsigned long long)age_ms,
+	       (unsigned long long)rs.stall_timeout_ms, list);
+	rs.stall_cpus = *holdouts;
+	__atomic_fetch_add(&rs.stall_count, 1, __ATOMIC_RELEASE);
+	/* Backtraces by IPI; a CPU with interrupts off cannot answer: say so instead of waiting. */
+	__atomic_store_n(&dumped, 0, __ATOMIC_RELAXED);
+	for_each_cpu(cpu, holdouts) {
+		if (cpu == smp_processor_id())
+			continue;
+		smp_call(cpu, rcu_dump_stack_ipi, &dumped, false);
+		n++;
+		u64 deadline = arch_clock_ns() + RCU_STALL_DUMP_WAIT_NS;
+		while (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+			schedule_timeout_until(arch_clock_ns() + TICK_NSEC);
+		if (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n) {
+			pr_err("rcu: CPU %u did not answer the backtrace IPI (interrupts off?)\n", cpu);
+			n = __atomic_load_n(&dumped, __ATOMIC_ACQUIRE);
+		}
+	}
+}
+
+/* Wait for the root to empty, scanning and pushing holdouts; stall warnings. */
+static void rcu_gp_fqs_loop(u64 gp)
+{
+	struct cpumask holdouts;
+	u64 start = rs.gp_start_ns;
+	u64 resched_at = start + jiffies_to_ns(RCU_RESCHED_JIFFIES);
+	u64 stall_ms = READ_ONCE(rs.stall_timeout_ms);
+	u64 stall_at = start + stall_ms * 1000000;
+
+	rcu_fqs_scan(gp, false, &holdouts);
+	while (!rcu_root_done()) {
+		wait_event_timeout(rs.gp_wq, rcu_root_done(), jiffies_to_ns(RCU_FQS_JIFFIES));
+		if (rcu_root_done())
+			break;
+		u64 now = arch_clock_ns();
+		rcu_fqs_scan(gp, now >= resched_at || READ_ONCE(rs.hurry), &holdouts);
+		if (now >= resched_at)
+			resched_at = now + jiffies_to_ns(RCU_RESCHED_JIFFIES);
+		u64 new_ms = READ_ONCE(rs.stall_timeout_ms);
+		if (new_ms != stall_ms) {
+			stall_ms = new_ms;
+			stall_at = start + stall_ms * 1000000;
+		}
+		if (now >= stall_at && !cpumask_none(&holdouts)) {
+			rcu_stall_report(gp, &holdouts);
+			/* Then every three timeouts while it lasts (as Linux does). */
+			stall_at = arch_clock_ns() + 3 * stall_ms * 1000000;
+		}
+	}
+}
+
+static void rcu_cb_ipi(void *arg)
+{
+	raise_softirq(SOFTIRQ_RCU);
+}
+
+static void rcu_gp_cleanup(u64 gp)
+{
+	u64 end = gp + 1;
+	for (unsigned i = 0; i < rs.nr_nodes; i++) {
+		struct rcu_node *rnp = &rs.nodes[i];
+		unsigned long flags = spin_lock_irqsave(&rnp->lock);
+		rnp->gp_seq = end;
+		spin_unlock_irqrestore(&rnp->lock, flags);
+	}
+	/* Pairs with the acquire in rcu_softirq(): every report is before the end. */
+	smp_mb();
+	smp_store_release(&rs.gp_seq, end);
+	smp_mb();
+	/* Have every CPU with callbacks look at its list. */
+	unsigned cpu;
+	for_each_online_cpu(cpu) {
+		if (!READ_ONCE(per_cpu(rcu_data, cpu).qlen))
+			continue;
+		rs.cb_ipis[cpu]++;
+		smp_call(cpu, rcu_cb_ipi, NULL, false);
+	}
+}
+
+static int rcu_gp_kthread(void *arg)
+{
+	for (;;) {
+		WRITE_ONCE(rs.gp_wanted, 0);
+		/* Pairs with the smp_mb() in rcu_need_gp(). */
+		smp_mb();
+		if (!rcu_gp_needed())
+			wait_event(rs.gp_wq, READ_ONCE(rs.gp_wanted) || rcu_gp_needed());
+		rcu_gp_init();
+		u64 gp = rs.gp_seq;
+		rcu_gp_fqs_loop(gp);
+		rcu_gp_cleanup(gp);
+	}
+	return 0;
+}
+/* ---- statistics and switches ---- */
+
+u64 rcu_gp_seq(void)
+{
+	return READ_ONCE(rs.gp_seq);
+}
+
+u64 rcu_gp_completed(void)
+{
+	return READ_ONCE(rs.gp_seq) >> 1;
+}
+
+void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
+{
+	struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+	out->qlen = (u64)READ_ONCE(rdp->qlen);
+	out->invoked = READ_ONCE(rdp->invoked);
+	out->fqs_ipis = READ_ONCE(rs.fqs_ipis[cpu]);
+	out->fqs_ipis_idle = READ_ONCE(rdp->ipis_while_idle);
+	out->cb_ipis = READ_ONCE(rs.cb_ipis[cpu]);
+	out->exp_ipis = READ_ONCE(rs.exp_ipis[cpu]);
+	out->eqs_reports = READ_ONCE(rs.eqs_reports[cpu]);
+}
+
+void rcu_set_torture_broken(bool on)
+{
+	WRITE_ONCE(rcu_broken, on);
+	if (on)
+		pr_warn("rcu: rcu_torture_broken on: grace periods are not waited for\n");
+}
+
+bool rcu_torture_broken(void)
+{
+	return READ_ONCE(rcu_broken);
+}
+
+void rcu_set_stall_timeout_ms(u64 ms)
+{
+	WRITE_ONCE(rs.stall_timeout_ms, ms);
+	rcu_gp_kthread_wake();
+}
+
+u64 rcu_stall_timeout_ms(void)
+{
+	return READ_ONCE(rs.stall_timeout_ms);
+}
+
+u64 rcu_stall_warnings(void)
+{
+	return __atomic_load_n(&rs.stall_count, __ATOMIC_ACQUIRE);
+}
+
+void rcu_last_stall_cpus(struct cpumask *out)
+{
+	*out = rs.stall_cpus;
+}
+
+struct task *rcu_gp_task(void)
+{
+	return READ_ONCE(rs.gp_task);
+}
+
+/* ---- boot ---- */
+
+static unsigned rcu_param(const char *key, unsigned def, unsigned lo, unsigned hi)
+{
+	const char *v = cmdline_get(key);
+	u64 x;
+	if (!v)
+		return def;
+	if (parse_u64(v, &x) || x < lo || x > hi) {
+		pr_warn("rcu: %s='%s' is not %u..%u; using %u\n", key, v, lo, hi, def);
+		return def;
+	}
+	return (unsigned)x;
+}
+
+/*
+ * Build the tree: leaves of fanout_leaf CPUs, then levels of fanout children,
+ * up to one root; stored breadth first (root at 0). Only online CPUs get bits.
+ */
+static void rcu_build_tree(void)
+{
+	unsigned ncpus = boot_info.nr_cpus;
+	unsigned width[8], levels = 0, n = (ncpus + rs.fanout_leaf - 1) / rs.fanout_leaf;
+	width[levels++] = n;
+	while (n > 1) {
+		n = (n + rs.fanout - 1) / rs.fanout;
+		width[levels++] = n;
+	}
+	/* width[0] is the leaves, width[levels-1] == 1 the root; lay out root first. */
+	unsigned first[8], idx = 0;
+	for (int l = levels - 1; l >= 0; l--) {
+		first[l] = idx;
+		idx += width[l];
+	}
+	if (idx > RCU_MAX_NODES)
+		panic("rcu: %u nodes needed, room for %u", idx, RCU_MAX_NODES);
+	rs.nr_nodes = idx;
+	rs.nr_levels = levels;
+	rs.leaf_first = first[0];
+	unsigned span = rs.fanout_leaf;	/* CPUs under one node of the level */
+	for (unsigned l = 0; l < levels; l++) {
+		for (unsigned i = 0; i < width[l]; i++) {
+			struct rcu_node *rnp = &rs.nodes[first[l] + i];
+			spin_lock_init(&rnp->lock);
+			rnp->level = levels - 1 - l;
+			rnp->grplo = i * span;
+			rnp->grphi = MIN((i + 1) * span, ncpus) - 1;
+			rnp->parent = l + 1 < levels ? &rs.nodes[first[l + 1] + i / rs.fanout] : NULL;
+			rnp->grpmask = rnp->parent ? 1UL << (i % rs.fanout) : 0;
+		}
+		span *= rs.fanout;
+	}
+	unsigned cpu;
+	for_each_online_cpu(cpu) {
+		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+		struct rcu_node *leaf = &rs.nodes[rs.leaf_first + cpu / rs.fanout_leaf];
+		rdp->mynode = leaf;
+		rdp->grpmask = 1UL << (cpu - leaf->grplo);
+		/* Mark the path to the root as having online CPUs below it. */
+		unsigned long mask = rdp->grpmask;
+		for (struct rcu_node *rnp = leaf; rnp; rnp = rnp->parent) {
+			rnp->qsmaskinit |= mask;
+			mask = rnp->grpmask;
+		}
+	}
+}
+
+void rcu_init(void)
+{
+	rs.fanout_leaf = rcu_param("rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
+	rs.fanout = rcu_param("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
+	rs.stall_timeout_ms =
+	    (u64)rcu_param("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1, 3600) * 1000;
+	const char *b = cmdline_get("rcu_torture_broken");
+	if (b && strcmp(b, "0"))
+		rcu_set_torture_broken(true);
+
+	unsigned cpu;
+	for (cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
+		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+		seg_init(rdp);
+		rdp->blimit = RCU_BLIMIT;
+	}
+	rcu_build_tree();
+	wait_queue_init(&rs.gp_wq);
+	open_softirq(SOFTIRQ_RCU, rcu_softirq);
+	smp_mb();
+	WRITE_ONCE(rcu_ready, true);
+
+	struct task *t = kthread_create(rcu_gp_kthread, NULL, "rcu_gp");
+	if (!t)
+		panic("rcu: cannot create the grace-period kthread");
+	smp_store_release(&rs.gp_task, t);
+	wake_up_process(t);
+	pr_info("rcu: tree of %u rcu_nodes in %u levels (leaf fanout %u, fanout %u) for %u CPUs\n",
+		rs.nr_nodes, rs.nr_levels, rs.fanout_leaf, rs.fanout, num_online_cpus());
+}

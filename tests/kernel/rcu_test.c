@@ -1,0 +1,542 @@
+/*
+ * Tree RCU: the grace-period guarantee, an rcutorture-like test (and its proof
+ * that it catches a broken RCU), rcu_barrier, per-CPU callback order, call_rcu
+ * from a timer, a 100,000-callback flood, no IPIs to idle CPUs, stall warnings,
+ * and SLAB_TYPESAFE_BY_RCU slabs outliving their readers.
+ *
+ * Work is sized by CPU count and every wait has a deadline: 64 vCPUs share two
+ * host cores, so a grace period that needs an IPI to a spinning reader can take
+ * a good fraction of a second there.
+ */
+#include <grace/arch.h>
+#include <grace/completion.h>
+#include <grace/kthread.h>
+#include <grace/printk.h>
+#include <grace/rculist.h>
+#include <grace/rcupdate.h>
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/smp.h>
+#include <grace/smp_sync.h>
+#include <grace/test.h>
+#include <grace/time.h>
+#include <grace/timer.h>
+#include <asm/cpu.h>
+#include <asm/irq.h>
+
+#define RCU_TEST_TIMEOUT_NS (120 * NSEC_PER_SEC)
+/* Spins inside / outside a reader's section: to overlap an update, and to let IPIs in between. */
+#define READER_INSIDE_SPINS 100
+#define READER_OUTSIDE_SPINS 100
+
+static void spin(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		cpu_relax();
+}
+
+/* ---- the grace-period guarantee ---- */
+
+static struct {
+	u64 entered[MAX_CPUS] __cacheline_aligned;	/* sections begun (each CPU its own slot) */
+	u64 exited[MAX_CPUS] __cacheline_aligned;	/* sections ended */
+	u32 stop;
+	u32 updates, violations;
+	struct smp_sync start;
+	unsigned updater;
+	bool expedited;
+} gpg;
+
+static void gp_guarantee_fn(void *arg)
+{
+	unsigned cpu = smp_processor_id();
+	smp_sync_wait(&gpg.start, num_online_cpus());
+	if (cpu == gpg.updater) {
+		u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 4;
+		unsigned want = 4 + 64 / num_online_cpus();
+		static u64 snap[MAX_CPUS];
+		unsigned c;
+		while (gpg.updates < want && arch_clock_ns() < deadline) {
+			smp_mb();
+			for_each_online_cpu(c)
+				snap[c] = READ_ONCE(gpg.entered[c]);
+			if (gpg.expedited)
+				synchronize_rcu_expedited();
+			else
+				synchronize_rcu();
+			smp_mb();
+			for_each_online_cpu(c)
+				if (smp_load_acquire(&gpg.exited[c]) < snap[c])
+					gpg.violations++;
+			gpg.updates++;
+		}
+		WRITE_ONCE(gpg.stop, 1);
+		return;
+	}
+	while (!READ_ONCE(gpg.stop)) {
+		rcu_read_lock();
+		WRITE_ONCE(gpg.entered[cpu], gpg.entered[cpu] + 1);
+		smp_mb();
+		spin(READER_INSIDE_SPINS);
+		smp_store_release(&gpg.exited[cpu], gpg.exited[cpu] + 1);
+		rcu_read_unlock();
+		spin(READER_OUTSIDE_SPINS);
+	}
+}
+
+static void gp_guarantee_run(bool expedited)
+{
+	gpg = (__typeof__(gpg)){ 0 };
+	gpg.expedited = expedited;
+	preempt_disable();
+	gpg.updater = smp_processor_id();
+	preempt_enable();
+	u64 before = rcu_gp_completed();
+	smp_run_all(gp_guarantee_fn, NULL);
+	EXPECT_GE(gpg.updates, 2);
+	EXPECT_EQ(gpg.violations, 0);
+	if (!expedited)
+		EXPECT_GE(rcu_gp_completed() - before, gpg.updates);
+}
+
+TEST(rcu, synchronize_waits_for_every_earlier_reader)
+{
+	gp_guarantee_run(false);
+}
+
+TEST(rcu, expedited_waits_for_every_earlier_reader)
+{
+	gp_guarantee_run(true);
+}
+
+/* ---- rcutorture ---- */
+
+#define TORTURE_PIPE_LEN 10	/* ages counted; an element is reused after this many grace periods */
+#define TORTURE_ELEMS 64
+#define TORTURE_MIN_WRITES 4	/* past the deadline until this many (bounded by hard_deadline) */
+
+struct torture_elem {
+	struct rcu_head rh;
+	u32 age;		/* grace periods since it was replaced; written by the writer */
+	u32 cb_done;		/* its call_rcu callback ran */
+	u32 retired;		/* on the writer's retired list */
+	u32 in_use;
+};
+
+static struct {
+	struct torture_elem elems[TORTURE_ELEMS];
+	struct torture_elem *cur;		/* readers: rcu_dereference */
+	u32 stop;
+	u64 deadline, hard_deadline;
+	u64 writes;
+	struct smp_sync start;
+	unsigned writer;
+	u64 hist[MAX_CPUS][TORTURE_PIPE_LEN + 1] __cacheline_aligned;	/* per reader CPU */
+	u64 cb_early[MAX_CPUS];
+} tt;
+
+static void torture_cb(struct rcu_head *rh)
+{
+	WRITE_ONCE(container_of(rh, struct torture_elem, rh)->cb_done, 1);
+}
+
+static struct torture_elem *torture_alloc(void)
+{
+	for (unsigned i = 0; i < TORTURE_ELEMS; i++) {
+		struct torture_elem *e = &tt.elems[i];
+		if (!e->in_use && !e->retired && READ_ONCE(e->cb_done)) {
+			e->in_use = 1;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static void torture_writer(void)
+{
+	for (;;) {
+		u64 now = arch_clock_ns();
+		if (now >= tt.hard_deadline || (now >= tt.deadline && tt.writes >= TORTURE_MIN_WRITES))
+			break;
+		struct torture_elem *e = torture_alloc();
+		if (!e) {
+			/* Every element still waits for its callback: let grace periods pass. */
+			synchronize_rcu();
+			continue;
+		}
+		WRITE_ONCE(e->age, 0);
+		WRITE_ONCE(e->cb_done, 0);
+		struct torture_elem *old = tt.cur;
+		rcu_assign_pointer(tt.cur, e);
+		old->in_use = 0;
+		old->retired = 1;
+		call_rcu(&old->rh, torture_cb);
+		tt.writes++;
+		/* A grace period, then every retired element is one older. */
+		synchronize_rcu();
+		for (unsigned i = 0; i < TORTURE_ELEMS; i++) {
+			struct torture_elem *r = &tt.elems[i];
+			if (!r->retired)
+				continue;
+			WRITE_ONCE(r->age, r->age + 1);
+			if (r->age >= TORTURE_PIPE_LEN)
+				r->retired = 0;
+		}
+		cond_resched();
+	}
+}
+
+static void torture_reader(unsigned cpu)
+{
+	u64 *hist = tt.hist[cpu];
+	while (!READ_ONCE(tt.stop)) {
+		rcu_read_lock();
+		struct torture_elem *p = rcu_dereference(tt.cur);
+		spin(READER_INSIDE_SPINS);
+		u32 age = READ_ONCE(p->age);
+		if (READ_ONCE(p->cb_done))
+			tt.cb_early[cpu]++;
+		rcu_read_unlock();
+		hist[MIN(age, TORTURE_PIPE_LEN)]++;
+		spin(READER_OUTSIDE_SPINS);
+	}
+}
+
+static void torture_fn(void *arg)
+{
+	unsigned cpu = smp_processor_id();
+	smp_sync_wait(&tt.start, num_online_cpus());
+	if (cpu == tt.writer) {
+		torture_writer();
+		WRITE_ONCE(tt.stop, 1);
+	} else {
+		torture_reader(cpu);
+	}
+}
+
+/* Run the torture test for a time scaled by CPU count; the errors readers saw. */
+static u64 torture_run(bool broken, u64 *writes)
+{
+	unsigned cpu;
+	u64 hist[TORTURE_PIPE_LEN + 1] = { 0 }, errors = 0, early = 0;
+
+	rcu_barrier();		/* no callback of an earlier run is pending on tt */
+	tt = (__typeof__(tt)){ 0 };
+	for (unsigned i = 0; i < TORTURE_ELEMS; i++)
+		tt.elems[i].cb_done = 1;
+	tt.elems[0].in_use = 1;
+	tt.elems[0].cb_done = 0;
+	RCU_INIT_POINTER(tt.cur, &tt.elems[0]);
+	preempt_disable();
+	tt.writer = smp_processor_id();
+	preempt_enable();
+	/* 0.5 s plus 20 ms per CPU: at 64 CPUs a grace period waits for 63 spinning readers. */
+	tt.deadline = arch_clock_ns() + NSEC_PER_SEC / 2 + num_online_cpus() * 20 * NSEC_PER_MSEC;
+	tt.hard_deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 4;
+
+	if (broken)
+		rcu_set_torture_broken(true);
+	smp_run_all(torture_fn, NULL);
+	if (broken)
+		rcu_set_torture_broken(false);
+	rcu_barrier();
+
+	for_each_online_cpu(cpu) {
+		for (unsigned a = 0; a <= TORTURE_PIPE_LEN; a++)
+			hist[a] += tt.hist[cpu][a];
+		early += tt.cb_early[cpu];
+	}
+	for (unsigned a = 2; a <= TORTURE_PIPE_LEN; a++)
+		errors += hist[a];
+	printk("# rcu torture%s: %llu writes, pipeline ages: %llu %llu %llu %llu %llu %llu %llu %llu "
+	       "%llu %llu %llu, callbacks early: %llu\n",
+	       broken ? " (broken on purpose)" : "", (unsigned long long)tt.writes,
+	       (unsigned long long)hist[0], (unsigned long long)hist[1], (unsigned long long)hist[2],
+	       (unsigned long long)hist[3], (unsigned long long)hist[4], (unsigned long long)hist[5],
+	       (unsigned long long)hist[6], (unsigned long long)hist[7], (unsigned long long)hist[8],
+	       (unsigned long long)hist[9], (unsigned long long)hist[10], (unsigned long long)early);
+	*writes = tt.writes;
+	return errors + early;
+}
+
+TEST(rcu, torture)
+{
+	u64 writes;
+	u64 errors = torture_run(false, &writes);
+	EXPECT_EQ(errors, 0);
+	EXPECT_GE(writes, TORTURE_MIN_WRITES);
+}
+
+TEST(rcu, torture_catches_broken_rcu)
+{
+	if (num_online_cpus() < 2) {
+		test_skip("readers and the writer need CPUs of their own");
+		return;
+	}
+	u64 writes;
+	u64 errors = torture_run(true, &writes);
+	EXPECT_FALSE(rcu_torture_broken());
+	EXPECT_GT(errors, 0);
+}
+
+/* ---- callbacks: barrier, order, interrupts, flood ---- */
+
+#define CB_PER_CPU 64
+
+static struct cb_test {
+	struct rcu_head heads[MAX_CPUS][CB_PER_CPU];
+	u32 next_seq[MAX_CPUS] __cacheline_aligned;	/* the owner CPU's callbacks only */
+	u32 disorder, wrong_cpu;
+	u32 ran;
+} cbt;
+
+static void order_cb(struct rcu_head *rh)
+{
+	/* heads[cpu][i] is at a fixed place: recover the owner and sequence from it. */
+	unsigned idx = (unsigned)(rh - &cbt.heads[0][0]);
+	unsigned cpu = idx / CB_PER_CPU, seq = idx % CB_PER_CPU;
+	if (cpu != smp_processor_id())
+		__atomic_fetch_add(&cbt.wrong_cpu, 1, __ATOMIC_RELAXED);
+	if (cbt.next_seq[cpu] != seq)
+		__atomic_fetch_add(&cbt.disorder, 1, __ATOMIC_RELAXED);
+	cbt.next_seq[cpu] = seq + 1;
+	__atomic_fetch_add(&cbt.ran, 1, __ATOMIC_RELAXED);
+}
+
+static void order_fn(void *arg)
+{
+	unsigned cpu = smp_processor_id();
+	for (unsigned i = 0; i < CB_PER_CPU; i++) {
+		call_rcu(&cbt.heads[cpu][i], order_cb);
+		/* Spread over several grace periods, so the list has several segments. */
+		if (i % 16 == 15)
+			msleep(3);
+	}
+}
+
+TEST(rcu, callbacks_keep_per_cpu_order_and_barrier_waits_for_all)
+{
+	cbt = (struct cb_test){ 0 };
+	smp_run_all(order_fn, NULL);
+	rcu_barrier();
+	EXPECT_EQ(__atomic_load_n(&cbt.ran, __ATOMIC_ACQUIRE), num_online_cpus() * CB_PER_CPU);
+	EXPECT_EQ(cbt.disorder, 0);
+	EXPECT_EQ(cbt.wrong_cpu, 0);
+}
+
+static u32 barrier_ran;
+static struct rcu_head barrier_heads[MAX_CPUS];
+
+static void barrier_cb(struct rcu_head *rh)
+{
+	__atomic_fetch_add(&barrier_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void barrier_fn(void *arg)
+{
+	call_rcu(&barrier_heads[smp_processor_id()], barrier_cb);
+}
+
+TEST(rcu, barrier_waits_for_callbacks_on_every_cpu)
+{
+	barrier_ran = 0;
+	smp_run_all(barrier_fn, NULL);
+	rcu_barrier();
+	EXPECT_EQ(__atomic_load_n(&barrier_ran, __ATOMIC_ACQUIRE), num_online_cpus());
+}
+
+#define IRQ_TEST_CPUS 8
+
+static struct irq_test {
+	struct timer timers[IRQ_TEST_CPUS];
+	struct rcu_head heads[IRQ_TEST_CPUS];
+	u64 need[IRQ_TEST_CPUS];	/* gp_seq the callback must not run before */
+	u32 queued, ran, early, not_irq;
+} irt;
+
+static void irq_cb(struct rcu_head *rh)
+{
+	unsigned i = (unsigned)(rh - irt.heads);
+	if (rcu_gp_seq() < irt.need[i])
+		__atomic_fetch_add(&irt.early, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&irt.ran, 1, __ATOMIC_RELEASE);
+}
+
+static void irq_timer_fn(struct timer *t)
+{
+	unsigned i = (unsigned)(t - irt.timers);
+	if (!in_interrupt() || !arch_irqs_disabled())
+		__atomic_fetch_add(&irt.not_irq, 1, __ATOMIC_RELAXED);
+	/* A full grace period must follow: the one after the current (or next) one. */
+	u64 s = rcu_gp_seq();
+	irt.need[i] = (s + 3) & ~1ULL;
+	call_rcu(&irt.heads[i], irq_cb);
+	__atomic_fetch_add(&irt.queued, 1, __ATOMIC_RELEASE);
+}
+
+TEST(rcu, call_rcu_from_a_timer_interrupt)
+{
+	unsigned cpu, n = 0;
+	irt = (struct irq_test){ 0 };
+	for_each_online_cpu(cpu) {
+		if (n == IRQ_TEST_CPUS)
+			break;
+		timer_init(&irt.timers[n], irq_timer_fn);
+		timer_add_on(&irt.timers[n], arch_clock_ns() + NSEC_PER_MSEC, cpu);
+		n++;
+	}
+	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
+	while (__atomic_load_n(&irt.ran, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+		msleep(5);
+	EXPECT_EQ(__atomic_load_n(&irt.queued, __ATOMIC_ACQUIRE), n);
+	EXPECT_EQ(__atomic_load_n(&irt.ran, __ATOMIC_ACQUIRE), n);
+	EXPECT_EQ(irt.early, 0);
+	EXPECT_EQ(irt.not_irq, 0);
+	for (unsigned i = 0; i < n; i++)
+		timer_cancel_sync(&irt.timers[i]);
+}
+
+#define FLOOD_CALLBACKS 100000
+
+static struct flood_cb {
+	struct rcu_head rh;
+	u64 need;
+} flood[FLOOD_CALLBACKS];
+static u32 flood_ran, flood_early;
+
+static void flood_fn(struct rcu_head *rh)
+{
+	struct flood_cb *f = container_of(rh, struct flood_cb, rh);
+	if (rcu_gp_seq() < f->need)
+		flood_early++;
+	flood_ran++;	/* one CPU's soft interrupt runs them all */
+}
+
+TEST(rcu, flood_of_100000_callbacks_neither_lost_nor_early)
+{
+	flood_ran = flood_early = 0;
+	/* All from this CPU (the test thread stays on it): past qhimark, bigger batches. */
+	for (unsigned i = 0; i < FLOOD_CALLBACKS; i++) {
+		flood[i].need = (rcu_gp_seq() + 3) & ~1ULL;
+		call_rcu(&flood[i].rh, flood_fn);
+	}
+	rcu_barrier();
+	EXPECT_EQ(READ_ONCE(flood_ran), FLOOD_CALLBACKS);
+	EXPECT_EQ(flood_early, 0);
+}
+
+/* ---- no IPIs to idle CPUs ---- */
+
+TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
+{
+	unsigned cpu, self;
+	static struct rcu_cpu_stats before[MAX_CPUS];
+	rcu_barrier();		/* nobody has callbacks left from earlier tests */
+	msleep(20);
+	for_each_online_cpu(cpu)
+		rcu_cpu_stats(cpu, &before[cpu]);
+	u64 gp0 = rcu_gp_completed();
+	for (unsigned i = 0; i < 10; i++)
+		synchronize_rcu();
+	u64 gps = rcu_gp_completed() - gp0;
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	u64 idle_ipis = 0, other_cb_ipis = 0, eqs = 0;
+	for_each_online_cpu(cpu) {
+		struct rcu_cpu_stats s;
+		rcu_cpu_stats(cpu, &s);
+		idle_ipis += s.fqs_ipis_idle - before[cpu].fqs_ipis_idle;
+		if (cpu != self) {
+			other_cb_ipis += s.cb_ipis - before[cpu].cb_ipis;
+			eqs += s.eqs_reports - before[cpu].eqs_reports;
+		}
+	}
+	printk("# rcu: %llu grace periods, %llu reported from idle counters, %llu IPIs found a CPU idle\n",
+	       (unsigned long long)gps, (unsigned long long)eqs, (unsigned long long)idle_ipis);
+	EXPECT_GE(gps, 10);
+	EXPECT_EQ(idle_ipis, 0);
+	EXPECT_EQ(other_cb_ipis, 0);
+	/* The other CPUs sat idle: the kthread reported them from their counters. */
+	if (num_online_cpus() > 2)
+		EXPECT_GT(eqs, 0);
+}
+
+/* ---- stall warnings ---- */
+
+static u32 holder_inside;
+static u64 holder_stalls_before;
+
+static int stall_holder(void *arg)
+{
+	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 2;
+	rcu_read_lock();
+	smp_store_release(&holder_inside, 1);
+	while (rcu_stall_warnings() == holder_stalls_before && arch_clock_ns() < deadline)
+		cpu_relax();
+	rcu_read_unlock();
+	return 0;
+}
+
+TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
+{
+	if (num_online_cpus() < 2) {
+		test_skip("the holdout would hold up the only CPU");
+		return;
+	}
+	unsigned self, holder = 0, cpu;
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			holder = cpu;
+	/* The kthread stays off the holdout's CPU, on ours (we sleep meanwhile). */
+	struct task *gp = rcu_gp_task();
+	kthread_bind(gp, self);
+	u64 saved = rcu_stall_timeout_ms();
+	rcu_set_stall_timeout_ms(1000);
+	holder_inside = 0;
+	holder_stalls_before = rcu_stall_warnings();
+	struct task *t = kthread_create(stall_holder, NULL, "rcu_stall");
+	ASSERT_TRUE(t != NULL);
+	kthread_bind(t, holder);
+	wake_up_process(t);
+	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
+	while (!smp_load_acquire(&holder_inside) && arch_clock_ns() < deadline)
+		msleep(1);
+	synchronize_rcu();	/* a grace period the holder holds up */
+	kthread_join(t);
+	rcu_set_stall_timeout_ms(saved);
+	set_cpus_allowed(gp, &cpu_online_mask);
+	EXPECT_GT(rcu_stall_warnings(), holder_stalls_before);
+	struct cpumask named;
+	rcu_last_stall_cpus(&named);
+	EXPECT_TRUE(cpumask_test(&named, holder));
+}
+
+/* ---- SLAB_TYPESAFE_BY_RCU ---- */
+
+TEST(rcu, typesafe_by_rcu_slab_pages_wait_for_a_grace_period)
+{
+	enum { N = 300 };
+	static void *objs[N];
+	struct kmem_cache *c = kmem_cache_create("test-rcu-gp", 128, 0, SLAB_TYPESAFE_BY_RCU, NULL);
+	ASSERT_TRUE(c != NULL);
+	for (int i = 0; i < N; i++)
+		ASSERT_TRUE((objs[i] = kmem_cache_alloc(c)) != NULL);
+	struct kmem_cache_stats s;
+	/* A reader holds on across the frees: no slab may go back while it reads. */
+	rcu_read_lock();
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(c, objs[i]);
+	kmem_cache_shrink(c);
+	kmem_cache_stats(c, &s);
+	u64 held = s.slabs;
+	rcu_read_unlock();
+	EXPECT_GT(held, 1);
+	rcu_barrier();
+	kmem_cache_stats(c, &s);
+	EXPECT_EQ(s.slabs, 0);
+	EXPECT_EQ(kmem_cache_destroy(c), 0);
+}
