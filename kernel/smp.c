@@ -115,6 +115,32 @@ int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
 	return 0;
 }
 
+int smp_call_try(unsigned cpu, smp_fn_t fn, void *arg)
+{
+	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu) || in_interrupt())
+		return -EINVAL;
+	preempt_disable();
+	int err = 0;
+	if (cpu == smp_processor_id()) {
+		unsigned long flags = arch_irq_save();
+		fn(arg);
+		arch_irq_restore(flags);
+	} else {
+		struct call *c = &this_cpu(call_slots)[cpu];
+		/* Pairs with the smp_store_release() in ipi_interrupt(). */
+		if (smp_load_acquire(&c->busy)) {
+			err = -EBUSY;	/* our last call there has not run: interrupts off? */
+		} else {
+			c->fn = fn;
+			c->arg = arg;
+			c->busy = 1;
+			call_queue_push(cpu, c);
+		}
+	}
+	preempt_enable();
+	return err;
+}
+
 void smp_call_others(smp_fn_t fn, void *arg, bool wait)
 {
 	unsigned cpu;

@@ -98,7 +98,8 @@ struct rcu_cpu_stats {
 	u64 qlen;			/* callbacks queued, not yet invoked */
 	u64 invoked;			/* callbacks invoked since boot */
 	u64 fqs_ipis;			/* force-quiescent-state IPIs sent to it */
-	u64 fqs_ipis_idle;		/* ... that found it idle (must stay 0) */
+	u64 fqs_ipis_to_idle;		/* ... sent while it was idle (must stay 0) */
+	u64 fqs_ipis_idle;		/* ... that found it idle on arrival (it went idle since) */
 	u64 cb_ipis;			/* IPIs to run its callbacks after a grace period */
 	u64 exp_ipis;			/* expedited grace-period IPIs sent to it */
 	u64 eqs_reports;		/* quiescent states reported for it from its idle counter */

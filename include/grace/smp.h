@@ -17,6 +17,12 @@ typedef void (*smp_fn_t)(void *arg);
 
 /* Run fn(arg) on cpu from its IPI handler; with wait, return after it ran. */
 int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait);
+/*
+ * Like smp_call without waiting, but never blocks: -EBUSY when this CPU's previous
+ * call to cpu has not run yet (cpu has had interrupts off since). For senders that
+ * must keep going whatever the target does, like RCU's forcing and stall reports.
+ */
+int smp_call_try(unsigned cpu, smp_fn_t fn, void *arg);
 /* Run fn(arg) on every online CPU but this one, from the IPI handler; with wait, wait for all. */
 void smp_call_others(smp_fn_t fn, void *arg, bool wait);
 /* Run fn(arg) on every online CPU, this one included, in task context; wait for all. */

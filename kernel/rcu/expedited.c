@@ -27,7 +27,9 @@ static void rcu_exp_handler(void *arg)
 		smp_mb();
 		smp_store_release(&rdp->exp_qs_seq, (u64)(uintptr_t)arg);
 	} else {
-		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1);	/* answer at the reader's end */
+		/* Answer at the reader's end, with the sequence this IPI delivered. */
+		WRITE_ONCE(rdp->exp_want, (u64)(uintptr_t)arg);
+		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1);
 	}
 }
 
@@ -40,9 +42,10 @@ void synchronize_rcu_expedited(void)
 
 	mutex_lock(&exp_mutex);
 	u64 seq = rs.exp_seq + 1;
+	smp_mb();	/* the caller's removal before the new sequence and the samples */
 	WRITE_ONCE(rs.exp_seq, seq);
 	cpumask_clear(&pending);
-	smp_mb();	/* the caller's removal before the samples */
+	smp_mb();
 	preempt_disable();
 	self = smp_processor_id();
 	for_each_online_cpu(cpu) {
@@ -65,10 +68,9 @@ void synchronize_rcu_expedited(void)
 				cpumask_clear_cpu(&pending, cpu);
 				continue;
 			}
-			if (now >= resend) {
+			/* Never wait for the slot: a CPU with interrupts off must not stop us. */
+			if (now >= resend && !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
 				rs.exp_ipis[cpu]++;
-				smp_call(cpu, rcu_exp_handler, (void *)(uintptr_t)seq, false);
-			}
 		}
 		if (now >= resend)
 			resend = now + RCU_EXP_RESEND_NS;

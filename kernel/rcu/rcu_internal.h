@@ -58,6 +58,7 @@ struct rcu_data {
 	u64 qs_seq;			/* last grace period this CPU passed a quiescent state in */
 	u64 ctxsw;			/* context switches */
 	u64 exp_qs_seq;			/* last expedited sequence it answered */
+	u64 exp_want;			/* the expedited sequence an IPI found a reader in (acked at unlock) */
 	u64 ipis_while_idle;		/* RCU's IPIs that found it idle */
 	u32 irq_from_eqs;		/* in an interrupt taken while idle (rcu_irq_enter) */
 
@@ -85,6 +86,7 @@ struct rcu_state {
 	u64 gp_start_ns;
 	u64 dynticks_snap[MAX_CPUS];	/* each CPU's idle counter at the grace period's start */
 	u64 fqs_ipis[MAX_CPUS];		/* per target; the kthread's */
+	u64 fqs_ipis_to_idle[MAX_CPUS];	/* ... sent while the target's idle counter was odd */
 	u64 cb_ipis[MAX_CPUS];
 	u64 eqs_reports[MAX_CPUS];
 

@@ -154,7 +154,8 @@ void rcu_read_unlock_special(void)
 		u64 gp = READ_ONCE(rs.gp_seq);
 		if ((gp & 1) && rdp->qs_seq != gp)
 			rcu_report_qs_here(rdp, gp);
-		u64 exp = READ_ONCE(rs.exp_seq);
+		/* Only the sequence an expedited IPI delivered here, never a newer one. */
+		u64 exp = READ_ONCE(rdp->exp_want);
 		smp_mb();
 		smp_store_release(&rdp->exp_qs_seq, exp);
 	}
@@ -166,6 +167,8 @@ void rcu_read_unlock_special(void)
 void rcu_qs_context_switch(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	/* The expedited path reads a changed ctxsw as a quiescent state: readers' loads first. */
+	smp_mb();
 	WRITE_ONCE(rdp->ctxsw, rdp->ctxsw + 1);
 	u64 gp = READ_ONCE(rs.gp_seq);
 	if ((gp & 1) && rdp->qs_seq != gp) {
@@ -283,6 +286,8 @@ static void rcu_fqs_ipi(void *arg)
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if ((READ_ONCE(rdp->dynticks) & 1) || rdp->irq_from_eqs)
 		WRITE_ONCE(rdp->ipis_while_idle, rdp->ipis_while_idle + 1);
+	if (READ_ONCE(rdp->qlen))
+		raise_softirq(SOFTIRQ_RCU);	/* stands in for a cleanup IPI that found this one pending */
 	if (READ_ONCE(rs.gp_seq) != gp || rdp->qs_seq == gp)
 		return;
 	if (rcu_outside_reader())
@@ -322,9 +327,12 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				continue;
 			}
 			cpumask_set(out, cpu);
-			if (ipi) {
+			/* Never wait for the slot: a holdout with interrupts off must not stop us. */
+			if (ipi && !smp_call_try(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp)) {
 				rs.fqs_ipis[cpu]++;
-				smp_call(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp, false);
+				/* By the target's state when sent: should never count (it was sampled busy). */
+				if (READ_ONCE(rdp->dynticks) & 1)
+					rs.fqs_ipis_to_idle[cpu]++;
 			}
 		}
 	}
@@ -358,7 +366,10 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 	for_each_cpu(cpu, holdouts) {
 		if (cpu == smp_processor_id())
 			continue;
-		smp_call(cpu, rcu_dump_stack_ipi, &dumped, false);
+		if (smp_call_try(cpu, rcu_dump_stack_ipi, &dumped)) {
+			pr_err("rcu: CPU %u has not taken our last IPI (interrupts off?)\n", cpu);
+			continue;
+		}
 		n++;
 		u64 deadline = arch_clock_ns() + RCU_STALL_DUMP_WAIT_NS;
 		while (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
@@ -424,8 +435,9 @@ static void rcu_gp_cleanup(u64 gp)
 	for_each_online_cpu(cpu) {
 		if (!READ_ONCE(per_cpu(rcu_data, cpu).qlen))
 			continue;
-		rs.cb_ipis[cpu]++;
-		smp_call(cpu, rcu_cb_ipi, NULL, false);
+		/* Busy: our forcing IPI is still pending there, and it raises the softirq too. */
+		if (!smp_call_try(cpu, rcu_cb_ipi, NULL))
+			rs.cb_ipis[cpu]++;
 	}
 }
 
@@ -463,6 +475,7 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	out->invoked = READ_ONCE(rdp->invoked);
 	out->fqs_ipis = READ_ONCE(rs.fqs_ipis[cpu]);
 	out->fqs_ipis_idle = READ_ONCE(rdp->ipis_while_idle);
+	out->fqs_ipis_to_idle = READ_ONCE(rs.fqs_ipis_to_idle[cpu]);
 	out->cb_ipis = READ_ONCE(rs.cb_ipis[cpu]);
 	out->exp_ipis = READ_ONCE(rs.exp_ipis[cpu]);
 	out->eqs_reports = READ_ONCE(rs.eqs_reports[cpu]);

@@ -408,18 +408,24 @@ static void flood_fn(struct rcu_head *rh)
 {
 	struct flood_cb *f = container_of(rh, struct flood_cb, rh);
 	if (rcu_gp_seq() < f->need)
-		flood_early++;
-	flood_ran++;	/* one CPU's soft interrupt runs them all */
+		__atomic_fetch_add(&flood_early, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&flood_ran, 1, __ATOMIC_RELAXED);
 }
 
 TEST(rcu, flood_of_100000_callbacks_neither_lost_nor_early)
 {
+	struct cpumask saved = current->allowed;
 	flood_ran = flood_early = 0;
-	/* All from this CPU (the test thread stays on it): past qhimark, bigger batches. */
+	/* All from one CPU, bound there: past qhimark, bigger batches. */
+	preempt_disable();
+	unsigned self = smp_processor_id();
+	preempt_enable();
+	kthread_bind(current, self);
 	for (unsigned i = 0; i < FLOOD_CALLBACKS; i++) {
 		flood[i].need = (rcu_gp_seq() + 3) & ~1ULL;
 		call_rcu(&flood[i].rh, flood_fn);
 	}
+	set_cpus_allowed(current, &saved);
 	rcu_barrier();
 	EXPECT_EQ(READ_ONCE(flood_ran), FLOOD_CALLBACKS);
 	EXPECT_EQ(flood_early, 0);
@@ -446,13 +452,14 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 	for_each_online_cpu(cpu) {
 		struct rcu_cpu_stats s;
 		rcu_cpu_stats(cpu, &s);
-		idle_ipis += s.fqs_ipis_idle - before[cpu].fqs_ipis_idle;
+		/* By the target's state when sent (one may go idle while an IPI is on its way). */
+		idle_ipis += s.fqs_ipis_to_idle - before[cpu].fqs_ipis_to_idle;
 		if (cpu != self) {
 			other_cb_ipis += s.cb_ipis - before[cpu].cb_ipis;
 			eqs += s.eqs_reports - before[cpu].eqs_reports;
 		}
 	}
-	printk("# rcu: %llu grace periods, %llu reported from idle counters, %llu IPIs found a CPU idle\n",
+	printk("# rcu: %llu grace periods, %llu reported from idle counters, %llu IPIs sent to an idle CPU\n",
 	       (unsigned long long)gps, (unsigned long long)eqs, (unsigned long long)idle_ipis);
 	EXPECT_GE(gps, 10);
 	EXPECT_EQ(idle_ipis, 0);
@@ -467,18 +474,37 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 static u32 holder_inside;
 static u64 holder_stalls_before;
 
+/* A stall warning since the test began that names cpu. */
+static bool stall_names(unsigned cpu)
+{
+	struct cpumask named;
+	if (rcu_stall_warnings() == holder_stalls_before)
+		return false;
+	rcu_last_stall_cpus(&named);
+	return cpumask_test(&named, cpu);
+}
+
+static u32 holder_irqs_off;
+
 static int stall_holder(void *arg)
 {
+	unsigned cpu = (unsigned)(uintptr_t)arg;
 	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 2;
+	unsigned long flags = 0;
 	rcu_read_lock();
+	if (holder_irqs_off)
+		flags = arch_irq_save();	/* not even the forcing IPIs get through */
 	smp_store_release(&holder_inside, 1);
-	while (rcu_stall_warnings() == holder_stalls_before && arch_clock_ns() < deadline)
+	/* Until a warning names us: one for an earlier slow grace period does not count. */
+	while (!stall_names(cpu) && arch_clock_ns() < deadline)
 		cpu_relax();
+	if (holder_irqs_off)
+		arch_irq_restore(flags);
 	rcu_read_unlock();
 	return 0;
 }
 
-TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
+static void stall_test(bool irqs_off)
 {
 	if (num_online_cpus() < 2) {
 		test_skip("the holdout would hold up the only CPU");
@@ -497,8 +523,9 @@ TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
 	u64 saved = rcu_stall_timeout_ms();
 	rcu_set_stall_timeout_ms(1000);
 	holder_inside = 0;
+	holder_irqs_off = irqs_off;
 	holder_stalls_before = rcu_stall_warnings();
-	struct task *t = kthread_create(stall_holder, NULL, "rcu_stall");
+	struct task *t = kthread_create(stall_holder, (void *)(uintptr_t)holder, "rcu_stall");
 	ASSERT_TRUE(t != NULL);
 	kthread_bind(t, holder);
 	wake_up_process(t);
@@ -515,25 +542,75 @@ TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
 	EXPECT_TRUE(cpumask_test(&named, holder));
 }
 
+TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
+{
+	stall_test(false);
+}
+
+/* Its CPU answers no IPI: the kthread must not wait for it, and still names it. */
+TEST(rcu, stall_warning_names_a_reader_with_interrupts_off)
+{
+	stall_test(true);
+}
+
 /* ---- SLAB_TYPESAFE_BY_RCU ---- */
+
+static struct typesafe_test {
+	u32 reading, release;
+} tst;
+
+/* A reader on another CPU, held until told: grace periods cannot end meanwhile. */
+static int typesafe_reader(void *arg)
+{
+	(void)arg;
+	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
+	rcu_read_lock();
+	smp_store_release(&tst.reading, 1);
+	while (!smp_load_acquire(&tst.release) && arch_clock_ns() < deadline)
+		cpu_relax();
+	rcu_read_unlock();
+	return 0;
+}
 
 TEST(rcu, typesafe_by_rcu_slab_pages_wait_for_a_grace_period)
 {
 	enum { N = 300 };
 	static void *objs[N];
+	unsigned self, other = 0, cpu;
+	if (num_online_cpus() < 2) {
+		test_skip("the reader must run on another CPU");
+		return;
+	}
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			other = cpu;
 	struct kmem_cache *c = kmem_cache_create("test-rcu-gp", 128, 0, SLAB_TYPESAFE_BY_RCU, NULL);
 	ASSERT_TRUE(c != NULL);
 	for (int i = 0; i < N; i++)
 		ASSERT_TRUE((objs[i] = kmem_cache_alloc(c)) != NULL);
-	struct kmem_cache_stats s;
-	/* A reader holds on across the frees: no slab may go back while it reads. */
-	rcu_read_lock();
+
+	tst = (struct typesafe_test){ 0 };
+	struct task *t = kthread_create(typesafe_reader, NULL, "rcu_reader");
+	ASSERT_TRUE(t != NULL);
+	kthread_bind(t, other);
+	wake_up_process(t);
+	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
+	while (!smp_load_acquire(&tst.reading) && arch_clock_ns() < deadline)
+		msleep(1);
+
+	/* Freed and shrunk while the reader reads: the slabs must outlive it. */
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(c, objs[i]);
 	kmem_cache_shrink(c);
+	msleep(100);		/* ten jiffies: broken RCU would have released them by now */
+	struct kmem_cache_stats s;
 	kmem_cache_stats(c, &s);
 	u64 held = s.slabs;
-	rcu_read_unlock();
+	smp_store_release(&tst.release, 1);
+	kthread_join(t);
 	EXPECT_GT(held, 1);
 	rcu_barrier();
 	kmem_cache_stats(c, &s);
