@@ -7,7 +7,8 @@
  *                                 cpu's run-queue lock, interrupts off.
  *   rcu_idle_enter/exit()         the idle loop is about to halt / has woken: an
  *                                 extended quiescent state, interrupts off.
- *   rcu_sched_tick(idle)          every tick on a busy CPU; idle says whether it
+ *   rcu_sched_tick(idle)          every tick (a CPU ticks while it has more than
+ *                                 one runnable thread); idle says whether it
  *                                 interrupted the idle thread. Hard-interrupt context.
  *
  * kernel/sched/hooks.c counts what they see, so that a selftest can check the

@@ -141,7 +141,7 @@ void sched_init(void);
 void sched_start(void);
 /* The current CPU's idle loop; the boot context of each CPU ends here. */
 void __noreturn cpu_idle_loop(void);
-/* The tick (HZ, while the CPU is busy): time slices, load balancing, the RCU tick hook. */
+/* The tick (HZ, on a CPU with more than one runnable thread): time slices, balancing, RCU. */
 void sched_tick(void);
 /*
  * Make cpu reschedule: set need_resched on what it runs and send the IPI; the
