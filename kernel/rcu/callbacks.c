@@ -133,10 +133,15 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	seg_accelerate(rdp, snap);
 	if (snap > rdp->gp_seq_needed)
 		rcu_need_gp(rdp, snap);
-	if (unlikely(rdp->qlen > RCU_QHIMARK) && rdp->blimit != RCU_BLIMIT_HURRY) {
-		/* A flood: run bigger batches, and have the kthread push the grace period. */
+	if (unlikely(rdp->qlen > RCU_QHIMARK)) {
+		/*
+		 * A flood: run bigger batches, and have the kthread push every grace
+		 * period while it lasts (it clears hurry at each start). Read first: the
+		 * line is shared, and only the first caller per grace period writes it.
+		 */
 		rdp->blimit = RCU_BLIMIT_HURRY;
-		WRITE_ONCE(rs.hurry, 1);
+		if (!READ_ONCE(rs.hurry))
+			WRITE_ONCE(rs.hurry, 1);
 	}
 	arch_irq_restore(flags);
 }
