@@ -83,7 +83,11 @@ static void call_wait(struct call *c)
 		cpu_relax();
 }
 
-int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
+/*
+ * smp_call and smp_call_try. block: wait for our previous call to cpu to have run
+ * before reusing its slot; otherwise give up with -EBUSY while it is queued.
+ */
+static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 {
 	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
 		return -EINVAL;
@@ -95,50 +99,39 @@ int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
 		pr_warn("smp: smp_call() from interrupt context refused\n");
 		return -EINVAL;
 	}
-	preempt_disable();
-	if (cpu == smp_processor_id()) {
-		unsigned long flags = arch_irq_save();
-		fn(arg);
-		arch_irq_restore(flags);
-		preempt_enable();
-		return 0;
-	}
-	struct call *c = &this_cpu(call_slots)[cpu];
-	call_wait(c);		/* our previous call to this CPU may still be queued */
-	c->fn = fn;
-	c->arg = arg;
-	c->busy = 1;
-	call_queue_push(cpu, c);
-	if (wait)
-		call_wait(c);
-	preempt_enable();
-	return 0;
-}
-
-int smp_call_try(unsigned cpu, smp_fn_t fn, void *arg)
-{
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu) || in_interrupt())
-		return -EINVAL;
-	preempt_disable();
 	int err = 0;
+	preempt_disable();
 	if (cpu == smp_processor_id()) {
 		unsigned long flags = arch_irq_save();
 		fn(arg);
 		arch_irq_restore(flags);
 	} else {
 		struct call *c = &this_cpu(call_slots)[cpu];
-		/* Pairs with the smp_store_release() in ipi_interrupt(). */
-		if (smp_load_acquire(&c->busy)) {
-			err = -EBUSY;	/* our last call there has not run: interrupts off? */
-		} else {
+		if (block)
+			call_wait(c);	/* our previous call to this CPU may still be queued */
+		else if (smp_load_acquire(&c->busy))
+			err = -EBUSY;	/* it is: the target has had interrupts off since */
+		if (!err) {
 			c->fn = fn;
 			c->arg = arg;
 			c->busy = 1;
 			call_queue_push(cpu, c);
+			if (wait)
+				call_wait(c);
 		}
 	}
 	preempt_enable();
 	return err;
+}
+
+int smp_call(unsigned cpu, smp_fn_t fn, void *arg, bool wait)
+{
+	return call_on(cpu, fn, arg, wait, true);
+}
+
+int smp_call_try(unsigned cpu, smp_fn_t fn, void *arg)
+{
+	return call_on(cpu, fn, arg, false, false);
 }
 
 void smp_call_others(smp_fn_t fn, void *arg, bool wait)
@@ -282,10 +275,9 @@ void smp_start_run_threads(void)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		struct task *t = kthread_create(run_thread_fn, &per_cpu(run_slot, cpu), "run/%u", cpu);
+		struct task *t = kthread_create_on_cpu(run_thread_fn, &per_cpu(run_slot, cpu), cpu, "run/%u", cpu);
 		if (!t)
 			panic("smp: cannot create run/%u", cpu);
-		kthread_bind(t, cpu);
 		per_cpu(run_thread, cpu) = t;
 		wake_up_process(t);
 	}

@@ -321,9 +321,8 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				if (eqs)
 					rs.eqs_reports[cpu]++;
 				flags = arch_irq_save();
-				bool root = rcu_report_qs_rnp(rnp, 1UL << bit, gp);
+				rcu_report_qs_rnp(rnp, 1UL << bit, gp);	/* the caller checks the root */
 				arch_irq_restore(flags);
-				(void)root;	/* the caller checks the root */
 				continue;
 			}
 			cpumask_set(out, cpu);

@@ -17,12 +17,12 @@
 #include <asm/irq.h>
 #include "sched_internal.h"
 
-unsigned select_task_cpu(struct task *p, unsigned prev_cpu)
+unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu)
 {
 	struct cpumask usable;
 	unsigned cpu;
 
-	cpumask_and(&usable, &p->allowed, &cpu_online_mask);
+	cpumask_and(&usable, allowed, &cpu_online_mask);
 	bool prev_ok = cpumask_test(&usable, prev_cpu);
 	if (prev_ok && sched_nr_running(prev_cpu) == 0)
 		return prev_cpu;
@@ -49,22 +49,25 @@ static struct task *pick_movable(struct rq *from, unsigned to_cpu)
 	return NULL;
 }
 
-/* Move one thread from busiest to rq if busiest still has at least min_excess more. */
-static bool pull_one(struct rq *rq, struct rq *busiest, unsigned min_excess)
+/*
+ * Move one queued thread from from to to if that evens the two out (from has at
+ * least two more), and let to reschedule if the thread should run there now.
+ */
+static bool move_one(struct rq *from, struct rq *to)
 {
 	bool moved = false;
 	unsigned long flags = arch_irq_save();
 
-	double_rq_lock(rq, busiest);
-	if (busiest->nr_running >= rq->nr_running + min_excess) {
-		struct task *p = pick_movable(busiest, rq->cpu);
+	double_rq_lock(from, to);
+	if (from->nr_running >= to->nr_running + 2) {
+		struct task *p = pick_movable(from, to->cpu);
 		if (p) {
-			move_queued_task(busiest, rq, p);
-			resched_curr(rq);
+			move_queued_task(from, to, p);
+			check_preempt(to, p);
 			moved = true;
 		}
 	}
-	double_rq_unlock(rq, busiest);
+	double_rq_unlock(from, to);
 	arch_irq_restore(flags);
 	return moved;
 }
@@ -88,8 +91,8 @@ static struct rq *find_busiest(struct rq *rq)
 bool idle_balance(struct rq *rq)
 {
 	struct rq *busiest = find_busiest(rq);
-	/* One waiting thread is enough reason: we are idle. */
-	return busiest && pull_one(rq, busiest, 2);
+	/* One waiting thread is enough reason: we are idle (and check_preempt wakes us). */
+	return busiest && move_one(busiest, rq);
 }
 
 /* The online CPU other than rq's with the fewest threads, or NULL. */
@@ -108,32 +111,12 @@ static struct rq *find_idlest(struct rq *rq)
 	return idlest;
 }
 
-/* Move one queued thread from rq to target if that evens the two out. */
-static bool push_one(struct rq *rq, struct rq *target)
-{
-	bool moved = false;
-	unsigned long flags = arch_irq_save();
-
-	double_rq_lock(rq, target);
-	if (rq->nr_running >= target->nr_running + 2) {
-		struct task *p = pick_movable(rq, target->cpu);
-		if (p) {
-			move_queued_task(rq, target, p);
-			check_preempt(target, p);
-			moved = true;
-		}
-	}
-	double_rq_unlock(rq, target);
-	arch_irq_restore(flags);
-	return moved;
-}
-
 void periodic_balance(struct rq *rq)
 {
 	/* Bounded: each push lowers our count by one. */
 	for (unsigned i = 0; i < MAX_CPUS; i++) {
 		struct rq *target = find_idlest(rq);
-		if (!target || !push_one(rq, target))
+		if (!target || !move_one(rq, target))
 			break;
 	}
 }

@@ -172,7 +172,7 @@ bool wake_up_process(struct task *p)
 		unsigned cpu = READ_ONCE(p->cpu);
 		from = cpu_rq(cpu);
 		/* A hint chosen without locks; checked against p->allowed once they are held. */
-		to = cpu_rq(select_task_cpu(p, cpu));
+		to = cpu_rq(select_cpu(&p->allowed, cpu));
 		double_rq_lock(from, to);
 		if (READ_ONCE(p->cpu) == cpu)
 			break;
@@ -352,18 +352,14 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 {
 	struct cpumask usable;
 	unsigned cpu;
-	bool any = false;
 
-	for_each_online_cpu(cpu)
-		if (cpumask_test(mask, cpu))
-			any = true;
-	if (!any)
+	cpumask_and(&usable, mask, &cpu_online_mask);
+	if (!cpumask_weight(&usable))
 		return -1;
-	usable = *mask;
 
 	unsigned long flags;
 	struct rq *rq = task_rq_lock(p, &flags);
-	p->allowed = usable;
+	p->allowed = *mask;
 	if (cpumask_test(&usable, rq->cpu) || !p->on_rq) {
 		/* Fine where it is, or asleep: its next wake-up honours the mask. */
 		task_rq_unlock(rq, flags);
@@ -381,7 +377,7 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 	preempt_disable();
 	unsigned to_cpu = cpumask_next(&usable, 0);
 	for_each_cpu(cpu, &usable)
-		if (cpumask_test(&cpu_online_mask, cpu) && sched_nr_running(cpu) < sched_nr_running(to_cpu))
+		if (sched_nr_running(cpu) < sched_nr_running(to_cpu))
 			to_cpu = cpu;
 	spin_unlock(&rq->lock);
 	struct rq *to = cpu_rq(to_cpu);

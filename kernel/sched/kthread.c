@@ -116,8 +116,14 @@ void __noreturn kthread_exit(int code)
 	sched_exit_current();
 }
 
-static struct task *kthread_vcreate(int (*fn)(void *), void *arg, const char *fmt, va_list ap)
+/* A new thread, asleep; bound to cpu, or free to run anywhere with KTHREAD_ANY_CPU. */
+#define KTHREAD_ANY_CPU (-1)
+static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, const char *fmt,
+				    va_list ap)
 {
+	if (bind_cpu != KTHREAD_ANY_CPU &&
+	    (bind_cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, (unsigned)bind_cpu)))
+		return NULL;
 	if (!task_cache)
 		task_cache = kmem_cache_create("task", sizeof(struct task), 64, 0, NULL);
 	struct task *p = task_cache ? kmem_cache_alloc(task_cache) : NULL;
@@ -126,7 +132,8 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, const char *fm
 	memset(p, 0, sizeof(*p));
 
 	/* New threads spread over the CPUs; the stack comes from that CPU's node. */
-	unsigned cpu = select_task_cpu(&(struct task){ .allowed = cpu_online_mask }, smp_processor_id());
+	unsigned cpu = bind_cpu != KTHREAD_ANY_CPU ? (unsigned)bind_cpu
+						   : select_cpu(&cpu_online_mask, smp_processor_id());
 	p->stack = stack_alloc_node(cpu_to_node(cpu));
 	if (!p->stack) {
 		kmem_cache_free(task_cache, p);
@@ -137,7 +144,12 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, const char *fm
 	p->arg = arg;
 	p->cpu = cpu;
 	p->state = TASK_SLEEPING;	/* until the first wake_up_process() */
-	p->allowed = cpu_online_mask;
+	if (bind_cpu != KTHREAD_ANY_CPU) {
+		cpumask_clear(&p->allowed);
+		cpumask_set(&p->allowed, cpu);
+	} else {
+		p->allowed = cpu_online_mask;
+	}
 	/* Its first switch-in ends in finish_switch(), which drops the run-queue lock. */
 	p->preempt.count = 1;
 	list_init(&p->run_node);
@@ -152,7 +164,16 @@ struct task *kthread_create(int (*fn)(void *), void *arg, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	struct task *p = kthread_vcreate(fn, arg, fmt, ap);
+	struct task *p = kthread_vcreate(fn, arg, KTHREAD_ANY_CPU, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+struct task *kthread_create_on_cpu(int (*fn)(void *), void *arg, unsigned cpu, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct task *p = kthread_vcreate(fn, arg, (int)cpu, fmt, ap);
 	va_end(ap);
 	return p;
 }
@@ -161,7 +182,7 @@ struct task *kthread_run(int (*fn)(void *), void *arg, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	struct task *p = kthread_vcreate(fn, arg, fmt, ap);
+	struct task *p = kthread_vcreate(fn, arg, KTHREAD_ANY_CPU, fmt, ap);
 	va_end(ap);
 	if (p)
 		wake_up_process(p);

@@ -46,8 +46,8 @@ void double_rq_unlock(struct rq *a, struct rq *b);
 bool idle_balance(struct rq *rq);
 /* From the tick every BALANCE_TICKS: push queued threads to less loaded CPUs. */
 void periodic_balance(struct rq *rq);
-/* Where a thread that is not running should go on wake-up or creation. */
-unsigned select_task_cpu(struct task *p, unsigned prev_cpu);
+/* Where a thread allowed on allowed, last on prev_cpu, should go on wake-up or creation. */
+unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu);
 
 /* Mark the current thread dead and switch away for good (kthread_exit). */
 void __noreturn sched_exit_current(void);

@@ -69,11 +69,10 @@ void softirq_start(void)
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
 		struct softirq_cpu *s = &per_cpu(softirq_cpu, cpu);
-		struct task *t = kthread_create(softirqd, s, "softirqd/%u", cpu);
+		struct task *t = kthread_create_on_cpu(softirqd, s, cpu, "softirqd/%u", cpu);
 		if (!t)
 			panic("softirq: cannot create softirqd/%u", cpu);
 		t->flags |= TASK_URGENT;
-		kthread_bind(t, cpu);
 		smp_store_release(&s->thread, t);
 		wake_up_process(t);
 	}

@@ -106,10 +106,9 @@ void workqueue_start(void)
 		spin_lock_init(&k->lock);
 		list_init(&k->items);
 		wait_queue_init(&k->wq);
-		struct task *t = kthread_create(worker_thread, k, "kworker/%u", cpu);
+		struct task *t = kthread_create_on_cpu(worker_thread, k, cpu, "kworker/%u", cpu);
 		if (!t)
 			panic("workqueue: cannot create kworker/%u", cpu);
-		kthread_bind(t, cpu);
 		wake_up_process(t);
 		kthread_detach(t);
 	}
