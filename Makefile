@@ -48,12 +48,21 @@ LD := $(CROSS_COMPILE)ld
 NM := $(CROSS_COMPILE)nm
 OBJCOPY := $(CROSS_COMPILE)objcopy
 
-CFLAGS := -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
+# The compiler's own headers (stdint.h, stdarg.h). Asked of the compiler the first time a
+# recipe needs it, never while make reads this file: on a fresh machine the cross
+# compiler only exists once scripts/install-deps has run, and a parse-time $(shell)
+# would have read an empty path and let -isystem swallow the next flag.
+CC_INCLUDE = $(eval CC_INCLUDE := $$(call cc_include_dir))$(CC_INCLUDE)
+cc_include_dir = $(or $(filter /%,$(shell $(CC) -print-file-name=include 2>/dev/null)),\
+	$(error $(CC) is missing or has no include directory; run scripts/install-deps))
+
+# Recursive (=), not :=, so that CC_INCLUDE is expanded in recipes only.
+CFLAGS = -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(CC_INCLUDE) \
 	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common -fno-strict-aliasing \
 	-ffunction-sections -fno-toplevel-reorder -MMD -MP \
 	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS) $(DEBUG_CFLAGS)
-ASFLAGS := -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
+ASFLAGS = -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
 
 GENERIC_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c drivers/*/*.c tests/kernel/*.c tests/bench/*.c)
@@ -106,9 +115,11 @@ QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMU
 qemu: all
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" arch/$(ARCH)/qemu.sh
 
+GDB_CMD := $(if $(filter riscv64,$(ARCH)),gdb-multiarch,gdb)
 gdb qemu-gdb: all
+	$(Q)scripts/install-deps --gdb $(ARCH)
 	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
-	@echo "  gdb-multiarch $(KERNEL) -ex 'target remote :1234'"
+	@echo "  $(GDB_CMD) $(KERNEL) -ex 'target remote :1234'"
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 arch/$(ARCH)/qemu.sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
