@@ -2,9 +2,11 @@
 #include <grace/arch.h>
 #include <grace/bench.h>
 #include <grace/cmdline.h>
+#include <grace/errno.h>
 #include <grace/percpu.h>
-#include <grace/profile.h>
 #include <grace/printk.h>
+#include <grace/profile.h>
+#include <grace/shell.h>
 #include <grace/smp.h>
 #include <grace/string.h>
 #include <grace/time.h>
@@ -90,11 +92,16 @@ void bench_report(const char *name, unsigned cpus, const char *fmt, ...)
 	printk_raw("bench: %s arch=%s online=%u cpus=%u %s", name, arch_name, num_online_cpus(), cpus, rest);
 }
 
+static bool bench_selected(const struct bench_case *b, const char *globs)
+{
+	return glob_list_match(globs, b->name) || !strcmp(globs, "all");
+}
+
 int bench_run(const char *globs)
 {
 	unsigned ran = 0;
 	for (const struct bench_case *b = __benches_start; b < __benches_end; b++) {
-		if (!glob_list_match(globs, b->name) && strcmp(globs, "all"))
+		if (!bench_selected(b, globs))
 			continue;
 		printk("bench: running %s on %u CPUs\n", b->name, num_online_cpus());
 		bench_current = b->name;
@@ -112,4 +119,23 @@ int bench_run(const char *globs)
 		pr_err("bench: no benchmark matches '%s'\n", globs);
 	printk_raw("benchmarks: done");
 	return ran ? 0 : 1;
+}
+
+SHELL_CMD(bench, "glob[,glob...]|all", "run the matching benchmarks, printing bench: lines")
+{
+	if (argc != 2)
+		return SHELL_USAGE;
+	unsigned matches = 0;
+	for (const struct bench_case *b = __benches_start; b < __benches_end; b++)
+		matches += bench_selected(b, argv[1]);
+	if (!matches) {
+		printk("bench: %s: no benchmark matches\n", argv[1]);
+		return -ENOENT;
+	}
+	if (profile_active()) {
+		printk("bench: %s: the sampling profiler is on ('profile off' first)\n", argv[1]);
+		return -EBUSY;
+	}
+	bench_run(argv[1]);
+	return 0;
 }

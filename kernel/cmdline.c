@@ -5,6 +5,7 @@
 #include <grace/boot_info.h>
 #include <grace/cmdline.h>
 #include <grace/printk.h>
+#include <grace/shell.h>
 #include <grace/string.h>
 
 #define CMDLINE_MAX_ARGS 32
@@ -69,4 +70,17 @@ const char *cmdline_get(const char *key)
 		if (!strcmp(args[i].key, key))
 			value = args[i].value;
 	return value;
+}
+
+SHELL_CMD(cmdline, "", "this boot's command line, and the arguments Grace reads")
+{
+	char known[256];
+	size_t len = 0;
+	if (argc != 1)
+		return SHELL_USAGE;
+	printk("cmdline: '%s'\n", boot_info.cmdline);
+	for (unsigned i = 0; i < ARRAY_SIZE(known_keys); i++)
+		len += snprintf(known + len, sizeof(known) - len, " %s", known_keys[i]);
+	printk("known:%s (README.md says what each does)\n", known);
+	return 0;
 }

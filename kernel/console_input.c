@@ -1,47 +1,61 @@
 /*
- * What a key press on the console does. Runs in the UART's receive interrupt, so
- * each command only reads counters and prints.
+ * Console input: the UART's receive interrupt appends each byte to a ring, and
+ * the one reader (the shell thread) sleeps until there is something to take.
+ * The interrupt only stores and wakes; what a byte means is the reader's
+ * business, in thread context.
+ *
+ * Input that arrives while the ring is full is dropped and counted: a person
+ * types far slower than the shell reads, and a script (tests/run --input) waits
+ * for the prompt before it sends the next line.
  */
 #include <grace/console.h>
-#include <grace/cpumask.h>
-#include <grace/irq.h>
-#include <grace/mm.h>
-#include <grace/percpu.h>
-#include <grace/printk.h>
-#include <grace/sched.h>
-#include <grace/smp.h>
-#include <grace/time.h>
+#include <grace/spinlock.h>
+#include <grace/wait.h>
 
-static void console_show_cpus(void)
-{
-	unsigned cpu;
-	printk("uptime %llu ms; %u CPUs online\n", (unsigned long long)(arch_clock_ns() / NSEC_PER_MSEC),
-	       num_online_cpus());
-	for_each_online_cpu(cpu)
-		printk("  cpu%-2u hwid %-3u interrupts %-8llu ipis %-8llu timer %llu\n", cpu,
-		       boot_info.cpus[cpu].hwid, (unsigned long long)irq_count(cpu),
-		       (unsigned long long)smp_ipis_received(cpu), (unsigned long long)timer_interrupts(cpu));
-}
+#define CONSOLE_RING_SIZE 256	/* two full lines of the shell's; a power of two */
+
+static struct {
+	spinlock_t lock;	/* protects buf, head and tail; taken with interrupts off */
+	char buf[CONSOLE_RING_SIZE];
+	u32 head, tail;		/* bytes ever written and read; head - tail is the fill */
+	u64 dropped;
+} ring = { .lock = SPINLOCK_INIT };
+
+static DEFINE_WAIT_QUEUE_HEAD(console_wq);
 
 void console_input(char c)
 {
-	switch (c) {
-	case 'c':
-		console_show_cpus();
-		break;
-	case 'm':
-		printk("memory: %llu KiB free\n", (unsigned long long)(mm_free_bytes() >> 10));
-		break;
-	case 't':
-		sched_show_toggle();
-		break;
-	case 'h':
-	case '?':
-		printk("keys: c = CPUs and their interrupt counts, m = free memory, "
-		       "t = periodic thread report on/off, h = this help; "
-		       "Ctrl-A X quits QEMU\n");
-		break;
-	default:
-		break;
-	}
+	unsigned long flags = spin_lock_irqsave(&ring.lock);
+	if (ring.head - ring.tail < CONSOLE_RING_SIZE)
+		ring.buf[ring.head++ % CONSOLE_RING_SIZE] = c;
+	else
+		ring.dropped++;
+	spin_unlock_irqrestore(&ring.lock, flags);
+	wake_up(&console_wq);
+}
+
+static bool console_take(char *c)
+{
+	unsigned long flags = spin_lock_irqsave(&ring.lock);
+	bool got = ring.head != ring.tail;
+	if (got)
+		*c = ring.buf[ring.tail++ % CONSOLE_RING_SIZE];
+	spin_unlock_irqrestore(&ring.lock, flags);
+	return got;
+}
+
+char console_getc(void)
+{
+	char c;
+	/* wait_event re-checks after queueing itself, so a byte stored meanwhile is not missed. */
+	wait_event(console_wq, console_take(&c));
+	return c;
+}
+
+u64 console_input_dropped(void)
+{
+	unsigned long flags = spin_lock_irqsave(&ring.lock);
+	u64 n = ring.dropped;
+	spin_unlock_irqrestore(&ring.lock, flags);
+	return n;
 }

@@ -3,8 +3,7 @@
  * the MMU on and boot_info filled. It brings up the console, memory, per-CPU areas,
  * the platform's interrupts and timers and the other CPUs, then runs what the
  * command line asks, from the init thread: the selftests (test=<glob>), the
- * benchmarks (bench=<glob>), or nothing but the scheduler's report every few
- * seconds, with the console listening. The boot context becomes CPU's idle thread.
+ * benchmarks (bench=<glob>), or, without either, the console shell. The boot context becomes CPU's idle thread.
  */
 #include <grace/arch.h>
 #include <grace/bench.h>
@@ -19,6 +18,7 @@
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
 #include <grace/selftest.h>
+#include <grace/shell.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
@@ -76,8 +76,8 @@ static int init_main(void *arg)
 			failed += bench_run(*benches ? benches : "*");
 		arch_shutdown(failed ? 1 : 0);
 	}
-	printk("Grace is up. Press h on the console for the keys it knows.\n");
-	sched_start_top();
+	printk("Grace is up. Type help at the prompt for the commands.\n");
+	shell_start(boot_info.boot_cpu);
 	return 0;
 }
 

@@ -62,6 +62,11 @@ static void emit(const char *s, size_t n, bool to_console)
 	arch_irq_restore(flags);
 }
 
+void console_print(const char *s, size_t n)
+{
+	emit(s, n, true);
+}
+
 /* Format into line[], make sure it ends with a newline, and emit it. */
 static int emit_formatted(const char *fmt, va_list ap, bool to_console)
 {

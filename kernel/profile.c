@@ -10,6 +10,7 @@
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/profile.h>
+#include <grace/shell.h>
 #include <grace/smp.h>
 #include <grace/string.h>
 #include <grace/time.h>
@@ -59,6 +60,13 @@ static void profile_cpu_stop(void *arg)
 }
 
 static struct cpumask profile_mask;	/* CPUs sampled in the last run */
+static bool profile_running;		/* between profile_start() and profile_stop() */
+static bool profile_has_run;		/* there is a table to print */
+
+bool profile_active(void)
+{
+	return READ_ONCE(profile_running);
+}
 
 int profile_start(unsigned ncpus)
 {
@@ -77,6 +85,8 @@ int profile_start(unsigned ncpus)
 	/* Start each CPU from its IPI handler, so no sample lands before its reset. */
 	for_each_cpu(cpu, &profile_mask)
 		smp_call(cpu, profile_cpu_start, NULL, true);
+	WRITE_ONCE(profile_running, true);
+	profile_has_run = true;
 	return 0;
 }
 
@@ -85,6 +95,7 @@ void profile_stop(void)
 	unsigned cpu;
 	for_each_cpu(cpu, &profile_mask)
 		smp_call(cpu, profile_cpu_stop, NULL, true);
+	WRITE_ONCE(profile_running, false);
 }
 
 static u64 profile_sum(unsigned long sym)
@@ -148,4 +159,40 @@ void profile_print(const char *title, unsigned top)
 	}
 	printk_raw("%14llu  %-40s %7s", total, "total", "100.00%");
 	free_pages(rows, order);
+}
+
+#define PROFILE_SHELL_ROWS 20
+
+SHELL_CMD(profile, "on|off|show", "the sampling profiler on every CPU: start, stop, print the table")
+{
+	if (argc != 2)
+		return SHELL_USAGE;
+	if (!strcmp(argv[1], "show")) {
+		if (!profile_has_run) {
+			printk("profile: show: nothing sampled yet ('profile on' first)\n");
+			return -ENOENT;
+		}
+		/* While sampling, the counts move under the sum: a table, not a snapshot. */
+		profile_print(profile_active() ? "profile so far" : "profile", PROFILE_SHELL_ROWS);
+		return 0;
+	}
+	bool on;
+	if (!shell_parse_on_off(argv[1], &on))
+		return SHELL_USAGE;
+	if (on == profile_active()) {
+		printk("profile: %s: already %s\n", argv[1], on ? "sampling" : "stopped");
+		return -EBUSY;
+	}
+	if (!on) {
+		profile_stop();
+		printk("profile: stopped; 'profile show' prints the table\n");
+		return 0;
+	}
+	int err = profile_start(num_online_cpus());
+	if (err) {
+		printk("profile: on: %s\n", errno_name(err));
+		return err;
+	}
+	printk("profile: sampling every CPU's timer interrupt at 1 kHz\n");
+	return 0;
 }

@@ -14,8 +14,10 @@
  * kernel hangs or panics.
  */
 #include <grace/atomic.h>
+#include <grace/errno.h>
 #include <grace/printk.h>
 #include <grace/selftest.h>
+#include <grace/shell.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
 #include <grace/test.h>
@@ -110,4 +112,19 @@ int selftest_run(const char *globs)
 	printk_raw("# %u passed, %u failed, %u skipped", passed, failed, skipped);
 	printk_raw("tests: done");
 	return (int)failed;
+}
+
+SHELL_CMD(test, "glob[,glob...]", "run the selftests whose suite.name matches, printing KTAP")
+{
+	if (argc != 2)
+		return SHELL_USAGE;
+	unsigned matches = 0;
+	for (const struct test_case *tc = __testcases_start; tc < __testcases_end; tc++)
+		matches += test_selected(tc, argv[1]);
+	if (!matches) {
+		printk("test: %s: no test matches\n", argv[1]);
+		return -ENOENT;
+	}
+	selftest_run(argv[1]);
+	return 0;
 }

@@ -11,9 +11,11 @@
  */
 #include <grace/arch.h>
 #include <grace/completion.h>
+#include <grace/irq.h>
 #include <grace/kthread.h>
 #include <grace/mutex.h>
 #include <grace/sched.h>
+#include <grace/shell.h>
 #include <grace/errno.h>
 #include <grace/mm.h>
 #include <grace/numa.h>
@@ -345,4 +347,21 @@ void smp_boot(void)
 		pr_warn("smp: the firmware describes %u CPUs; Grace supports %u\n",
 			boot_info.nr_cpus_found, MAX_CPUS);
 	printk("smp: %u CPUs online\n", num_online_cpus());
+}
+
+SHELL_CMD(cpus, "", "online CPUs: hardware id, node, interrupts, IPIs, timer interrupts")
+{
+	unsigned cpu;
+	if (argc != 1)
+		return SHELL_USAGE;
+	printk("%u CPUs online of %u described; boot CPU %u\n", num_online_cpus(), boot_info.nr_cpus,
+	       boot_info.boot_cpu);
+	printk("  %-5s %5s %4s %12s %12s %12s %12s\n", "cpu", arch_hwid_name, "node", "interrupts", "ipis",
+	       "timer", "switches");
+	for_each_online_cpu(cpu)
+		printk("  cpu%-2u %5u %4d %12llu %12llu %12llu %12llu\n", cpu, boot_info.cpus[cpu].hwid,
+		       boot_info.cpus[cpu].node, (unsigned long long)irq_count(cpu),
+		       (unsigned long long)smp_ipis_received(cpu), (unsigned long long)timer_interrupts(cpu),
+		       (unsigned long long)sched_nr_switches(cpu));
+	return 0;
 }

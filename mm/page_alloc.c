@@ -181,6 +181,19 @@ u64 node_free_blocks(int node, unsigned order)
 	return n;
 }
 
+void node_free_area_counts(int node, u64 counts[MAX_ORDER + 1])
+{
+	for (unsigned o = 0; o <= MAX_ORDER; o++)
+		counts[o] = 0;
+	if (node < 0 || (unsigned)node >= nr_nodes)
+		return;
+	struct zone *z = &zones[node];
+	unsigned long flags = spin_lock_irqsave(&z->lock);
+	for (unsigned o = 0; o <= MAX_ORDER; o++)
+		counts[o] = z->free[o].nr;
+	spin_unlock_irqrestore(&z->lock, flags);
+}
+
 u64 node_free_pages(int node)
 {
 	return buddy_free_pages(node) + ((unsigned)node < nr_nodes ? pcp_pages(node) : 0);

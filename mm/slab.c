@@ -36,6 +36,9 @@
 #define SLAB_WASTE_DIVISOR 8
 
 static struct kmem_cache cache_cache; /* where created caches' descriptors come from */
+/* Every cache that is set up, for listings; never on an allocation path. */
+static LIST_HEAD(slab_caches);
+static DEFINE_SPINLOCK(slab_caches_lock);
 
 const char *kmem_cache_name(const struct kmem_cache *c)
 {
@@ -103,7 +106,19 @@ int kmem_cache_setup(struct kmem_cache *c, const char *name, size_t size, size_t
 	}
 	for (unsigned n = 0; n < MAX_NODES; n++)
 		spin_lock_init(&c->nodes[n].lock);
+	unsigned long irq = spin_lock_irqsave(&slab_caches_lock);
+	list_add_tail(&c->all_node, &slab_caches);
+	spin_unlock_irqrestore(&slab_caches_lock, irq);
 	return 0;
+}
+
+void kmem_cache_for_each(void (*fn)(struct kmem_cache *c, void *arg), void *arg)
+{
+	unsigned long flags = spin_lock_irqsave(&slab_caches_lock);
+	struct kmem_cache *c;
+	list_for_each_entry(c, &slab_caches, all_node)
+		fn(c, arg);
+	spin_unlock_irqrestore(&slab_caches_lock, flags);
 }
 
 /* The head page of obj's slab, or NULL if obj is in no slab. */
@@ -483,6 +498,9 @@ int kmem_cache_destroy(struct kmem_cache *c)
 	} else {
 		slab_release_empty(c);
 	}
+	unsigned long flags = spin_lock_irqsave(&slab_caches_lock);
+	list_del_init(&c->all_node);
+	spin_unlock_irqrestore(&slab_caches_lock, flags);
 	free_pages(c->cpu, c->cpu_order);
 	slab_free(&cache_cache, c, (uintptr_t)__builtin_return_address(0));
 	return 0;

@@ -10,15 +10,16 @@
  * Without DEBUG, and without a constructor or SLAB_TYPESAFE_BY_RCU, the free
  * pointer is the object's first word and obj_offset is 0.
  *
- * Lock order: slab_cpu.lock -> slab_node.lock -> (page allocator locks). In
- * practice no path holds a slab_cpu lock while taking a node lock: objects move
- * between the two through a local array.
+ * Lock order: slab_caches_lock -> slab_cpu.lock -> slab_node.lock -> (page
+ * allocator locks). In practice no path holds a slab_cpu lock while taking a node
+ * lock: objects move between the two through a local array.
  */
 #ifndef MM_SLAB_INTERNAL_H
 #define MM_SLAB_INTERNAL_H
 
 #include <grace/boot_info.h>
 #include <grace/compiler.h>
+#include <grace/list.h>
 #include <grace/page.h>
 #include <grace/slab.h>
 #include <grace/spinlock.h>
@@ -54,6 +55,7 @@ struct kmem_cache {
 	struct slab_cpu *cpu; /* boot_info.nr_cpus entries, from the buddy */
 	unsigned cpu_order;
 	struct slab_node nodes[MAX_NODES];
+	struct list_head all_node;	/* on slab_caches, under slab_caches_lock */
 };
 
 /* Set up c in place (static caches and created ones alike). 0 or -EINVAL / -ENOMEM. */

@@ -17,6 +17,7 @@
 #define SIFIVE_TEST_REG_SIZE 4
 
 const char arch_name[] = "riscv64";
+const char arch_hwid_name[] = "hart";
 
 static uintptr_t poweroff_reg;
 

@@ -24,6 +24,7 @@
 #define EXIT_FAILURE_VALUE 0x11
 
 const char arch_name[] = "x86_64";
+const char arch_hwid_name[] = "apic";
 
 void arch_platform_init(void)
 {

@@ -90,6 +90,8 @@ bool arch_unwind(uintptr_t *fp, uintptr_t *pc);
 
 /* The arch's name as printed in bench: lines ("riscv64", "x86_64"). */
 extern const char arch_name[];
+/* What boot_info's cpus[].hwid is on this arch ("hart", "apic"), for listings. */
+extern const char arch_hwid_name[];
 
 /* ---- provided by generic code, called by the arch ---- */
 

@@ -13,6 +13,12 @@ struct console {
 void console_register(const struct console *con);
 /* Called by the console driver for each received character (interrupt context). */
 void console_input(char c);
+/* The next received character; sleeps until there is one. One reader: the shell. */
+char console_getc(void);
+/* Characters lost because the reader fell a whole ring behind. */
+u64 console_input_dropped(void);
+/* Log and print n bytes as they are, with no newline added (echo, prompts). */
+void console_print(const char *s, size_t n);
 /* Start receive interrupts once the interrupt controller is up. */
 void console_enable_input(void);
 

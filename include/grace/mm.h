@@ -63,6 +63,8 @@ u64 node_free_pages(int node);
 u64 buddy_free_pages(int node);
 /* Free blocks of at least order in node's buddy lists, counted in order-sized units. */
 u64 node_free_blocks(int node, unsigned order);
+/* Free blocks of exactly each order in node's buddy lists, read in one hold of its zone lock. */
+void node_free_area_counts(int node, u64 counts[MAX_ORDER + 1]);
 /* Pages of RAM node manages (free or not). */
 u64 node_managed_pages(int node);
 /* Refused free_pages() calls (double free, wrong order, not a block): reported, leaked. */

@@ -16,6 +16,8 @@ bool profile_enabled(void);
 /* Start sampling on the CPUs smp_pick_cpus(ncpus) picks (this one first); -ENOMEM without memory. */
 int profile_start(unsigned ncpus);
 void profile_stop(void);
+/* Between profile_start() and profile_stop()? */
+bool profile_active(void);
 /* Print the merged table of the last run: at most top rows. */
 void profile_print(const char *title, unsigned top);
 /* Samples recorded for the symbol called name in the last run (for the selftest). */

@@ -126,9 +126,6 @@ u64 sched_resched_ipis(unsigned cpu);
 void sched_for_each_task(void (*fn)(struct task *p, void *arg), void *arg);
 /* Print each CPU's load and the busy threads since the previous call. */
 void sched_show(void);
-/* The "top" thread printing sched_show() every few seconds, and the key that toggles it. */
-void sched_start_top(void);
-void sched_show_toggle(void);
 /* Sleep at least ms milliseconds. */
 void msleep(u64 ms);
 u64 task_runtime_ns(struct task *p);

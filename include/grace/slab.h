@@ -63,6 +63,8 @@ struct kmem_cache_stats {
 };
 void kmem_cache_stats(struct kmem_cache *c, struct kmem_cache_stats *s);
 const char *kmem_cache_name(const struct kmem_cache *c);
+/* Call fn on every cache under the list's lock (fn must not sleep or create caches). */
+void kmem_cache_for_each(void (*fn)(struct kmem_cache *c, void *arg), void *arg);
 
 /* size bytes (0 counts as 1), 8-aligned at least, power-of-two sizes to their size; NULL on OOM. */
 void *kmalloc(size_t size);

@@ -1,12 +1,14 @@
 /*
- * What the console shows of the scheduler: each CPU's load since the previous
- * report, and the threads that used CPU time in that interval (all of them
- * would be four lines per CPU at 64 CPUs). `make qemu` prints this every
- * SHOW_PERIOD_S seconds from the "top" thread; the t key prints it at once.
+ * What the console shows of the scheduler. `top`: each CPU's load since the
+ * previous report, and the threads that used CPU time in that interval (all of
+ * them would be four lines per CPU at 64 CPUs); `top on` prints it every
+ * SHOW_PERIOD_S seconds from the "top" thread. `ps`: the whole thread table.
  */
+#include <grace/errno.h>
 #include <grace/kthread.h>
 #include <grace/printk.h>
 #include <grace/sched.h>
+#include <grace/shell.h>
 #include <grace/smp.h>
 #include <grace/string.h>
 #include <grace/time.h>
@@ -77,28 +79,72 @@ void sched_show(void)
 	last_show_ns = s.now;
 }
 
-static bool show_enabled = true;
-
-void sched_show_toggle(void)
-{
-	WRITE_ONCE(show_enabled, !show_enabled);
-	printk("sched: periodic report %s\n", show_enabled ? "on" : "off (t turns it back on)");
-}
+/* The periodic report: off until `top on`; its thread is created the first time. */
+static bool show_periodic;
+static struct task *top_task;
 
 static int top_thread(void *arg)
 {
 	(void)arg;
 	for (;;) {
 		msleep(SHOW_PERIOD_S * 1000);
-		if (READ_ONCE(show_enabled))
+		if (READ_ONCE(show_periodic))
 			sched_show();
 	}
 	return 0;
 }
 
-void sched_start_top(void)
+/* Shell thread only, so top_task needs no lock. */
+static int sched_show_periodic(bool on)
 {
-	struct task *t = kthread_run(top_thread, NULL, "top");
-	if (t)
-		kthread_detach(t);
+	if (on && !top_task) {
+		top_task = kthread_run(top_thread, NULL, "top");
+		if (!top_task) {
+			printk("top: on: no memory for its thread\n");
+			return -ENOMEM;
+		}
+	}
+	WRITE_ONCE(show_periodic, on);
+	printk("top: the report every %u s is %s\n", SHOW_PERIOD_S, on ? "on" : "off");
+	return 0;
+}
+
+SHELL_CMD(top, "[on|off]", "CPU load and busy threads now; on/off: every 5 s")
+{
+	bool on;
+	if (argc == 1) {
+		sched_show();
+		return 0;
+	}
+	if (argc != 2 || !shell_parse_on_off(argv[1], &on))
+		return SHELL_USAGE;
+	return sched_show_periodic(on);
+}
+
+static void ps_task(struct task *p, void *arg)
+{
+	char allowed[12];
+	unsigned first = cpumask_next(&p->allowed, 0);
+	if (cpumask_weight(&p->allowed) == 1)
+		snprintf(allowed, sizeof(allowed), "cpu%u", first);
+	else if (cpumask_weight(&p->allowed) >= num_online_cpus())
+		snprintf(allowed, sizeof(allowed), "any");
+	else
+		snprintf(allowed, sizeof(allowed), "%u cpus", cpumask_weight(&p->allowed));
+	/* Under the table lock only: the fields may be a switch old, never torn. */
+	printk("  %4u %-16s %c cpu%-3u %-7s %10llu %10llu\n", p->id, p->name,
+	       state_letter[READ_ONCE(p->state)], READ_ONCE(p->cpu), allowed,
+	       (unsigned long long)(READ_ONCE(p->runtime_ns) / NSEC_PER_MSEC),
+	       (unsigned long long)READ_ONCE(p->nr_switches));
+}
+
+SHELL_CMD(ps, "", "the thread table: id, name, state, CPU, affinity, CPU time, switches")
+{
+	if (argc != 1)
+		return SHELL_USAGE;
+	printk("%u threads (S: R running or queued, S sleeping, D dead)\n", kthread_count());
+	printk("  %4s %-16s %c %-6s %-7s %10s %10s\n", "id", "thread", 'S', "cpu", "allowed", "cpu ms",
+	       "switches");
+	sched_for_each_task(ps_task, NULL);
+	return 0;
 }

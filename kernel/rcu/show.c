@@ -1,0 +1,54 @@
+/*
+ * The `rcu` shell command: the grace-period number, the rcu_node tree with the
+ * children each node still waits for (qsmask) out of those it has (qsmaskinit),
+ * and the callbacks queued on each CPU. Each node is read under its own lock;
+ * the whole is a walk, not a snapshot, like the kernel's own force-quiescent
+ * scan.
+ */
+#include <grace/errno.h>
+#include <grace/printk.h>
+#include <grace/shell.h>
+#include "rcu_internal.h"
+
+static void rcu_show_node(const struct rcu_node *rnp)
+{
+	struct rcu_node *n = (struct rcu_node *)rnp;
+	unsigned long flags = spin_lock_irqsave(&n->lock);
+	u64 gp = n->gp_seq;
+	unsigned long qsmask = n->qsmask, init = n->qsmaskinit;
+	spin_unlock_irqrestore(&n->lock, flags);
+
+	printk("  %*snode %-3ld level %u cpus %u-%u qsmask 0x%lx of 0x%lx gp_seq %llu\n", (int)(2 * rnp->level), "",
+	       (long)(rnp - rs.nodes), rnp->level, rnp->grplo, rnp->grphi, qsmask,
+	       init, (unsigned long long)gp);
+	for (unsigned i = 0; i < rs.nr_nodes; i++)
+		if (rs.nodes[i].parent == rnp)
+			rcu_show_node(&rs.nodes[i]);
+}
+
+SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask, callbacks per CPU")
+{
+	unsigned cpu;
+	if (argc != 1)
+		return SHELL_USAGE;
+	if (!READ_ONCE(rcu_ready)) {
+		printk("rcu: not started yet\n");
+		return -EAGAIN;
+	}
+	u64 gp = rcu_gp_seq();
+	printk("rcu: gp_seq %llu (%llu grace periods completed, %s); %u nodes in %u levels, "
+	       "fanout_leaf %u, fanout %u; %llu stall warnings\n",
+	       (unsigned long long)gp, (unsigned long long)rcu_gp_completed(),
+	       gp & 1 ? "one in progress" : "idle", rs.nr_nodes, rs.nr_levels, rs.fanout_leaf, rs.fanout,
+	       (unsigned long long)rcu_stall_warnings());
+	rcu_show_node(&rs.nodes[0]);
+	printk("  %-5s %10s %12s %10s %10s\n", "cpu", "queued", "invoked", "fqs_ipis", "exp_ipis");
+	for_each_online_cpu(cpu) {
+		struct rcu_cpu_stats s;
+		rcu_cpu_stats(cpu, &s);
+		printk("  cpu%-2u %10llu %12llu %10llu %10llu\n", cpu, (unsigned long long)s.qlen,
+		       (unsigned long long)s.invoked, (unsigned long long)s.fqs_ipis,
+		       (unsigned long long)s.exp_ipis);
+	}
+	return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * The console shell (see grace/shell.h): one kernel thread, bound to the boot
+ * CPU because the selftests it can run assume they start there. It prints the
+ * prompt, reads a line (line.c), splits it into words at spaces and runs the
+ * command the first word names. The commands are in the .shell_cmds section,
+ * put there by SHELL_CMD() in the files of the subsystems they belong to.
+ */
+#include <grace/arch.h>
+#include <grace/console.h>
+#include <grace/errno.h>
+#include <grace/kthread.h>
+#include <grace/printk.h>
+#include <grace/shell.h>
+#include <grace/smp.h>
+#include <grace/string.h>
+#include <grace/time.h>
+#include "shell_internal.h"
+
+#define SHELL_MAX_ARGS 16
+#define SHELL_PROMPT "grace> "
+
+extern const struct shell_cmd __shell_cmds_start[], __shell_cmds_end[];
+
+static const struct shell_cmd *shell_find(const char *name)
+{
+	for (const struct shell_cmd *c = __shell_cmds_start; c < __shell_cmds_end; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+bool shell_parse_on_off(const char *word, bool *on)
+{
+	if (!strcmp(word, "on"))
+		*on = true;
+	else if (!strcmp(word, "off"))
+		*on = false;
+	else
+		return false;
+	return true;
+}
+
+/* Split line in place into words; the number of words, or -E2BIG. */
+static int shell_split(char *line, char **argv)
+{
+	int argc = 0;
+	char *p = line;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = '\0';
+		if (!*p)
+			return argc;
+		if (argc == SHELL_MAX_ARGS)
+			return -E2BIG;
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+}
+
+static void shell_run_line(char *line)
+{
+	char *argv[SHELL_MAX_ARGS + 1];
+	int argc = shell_split(line, argv);
+	if (argc == 0)
+		return;
+	if (argc < 0) {
+		printk("shell: %s: more than %u words\n", argv[0], SHELL_MAX_ARGS);
+		return;
+	}
+	argv[argc] = NULL;
+	const struct shell_cmd *cmd = shell_find(argv[0]);
+	if (!cmd) {
+		printk("shell: %s: unknown command ('help' lists them)\n", argv[0]);
+		return;
+	}
+	if (cmd->fn(argc, argv) == SHELL_USAGE)
+		printk("%s: usage: %s%s%s\n", cmd->name, cmd->name, *cmd->usage ? " " : "", cmd->usage);
+}
+
+static int shell_thread(void *arg)
+{
+	char line[SHELL_LINE_MAX];
+	(void)arg;
+	for (;;) {
+		console_print(SHELL_PROMPT, sizeof(SHELL_PROMPT) - 1);
+		if (shell_read_line(line) > 0)
+			shell_run_line(line);
+	}
+	return 0;
+}
+
+void shell_start(unsigned cpu)
+{
+	struct task *t = kthread_create_on_cpu(shell_thread, NULL, cpu, "shell");
+	if (!t) {
+		pr_err("shell: cannot create its thread: %s\n", errno_name(-ENOMEM));
+		return;
+	}
+	wake_up_process(t);
+	kthread_detach(t);
+}
+
+/* ---- the commands of the shell itself ---- */
+
+SHELL_CMD(help, "[command]", "list the commands, or show one's usage")
+{
+	if (argc > 2)
+		return SHELL_USAGE;
+	if (argc == 2) {
+		const struct shell_cmd *c = shell_find(argv[1]);
+		if (!c) {
+			printk("help: %s: unknown command\n", argv[1]);
+			return -ENOENT;
+		}
+		printk("%s %s\n  %s\n", c->name, c->usage, c->help);
+		return 0;
+	}
+	/* In name order; there are a few dozen at most. */
+	const struct shell_cmd *last = NULL;
+	for (;;) {
+		const struct shell_cmd *next = NULL;
+		for (const struct shell_cmd *c = __shell_cmds_start; c < __shell_cmds_end; c++)
+			if ((!last || strcmp(c->name, last->name) > 0) &&
+			    (!next || strcmp(c->name, next->name) < 0))
+				next = c;
+		if (!next)
+			break;
+		char words[48];
+		snprintf(words, sizeof(words), "%s %s", next->name, next->usage);
+		printk("  %-28s %s\n", words, next->help);
+		last = next;
+	}
+	printk("Line editing: Backspace, ^U erases the line, ^C abandons it, Up/Down recall lines.\n");
+	printk("Boot arguments are listed in README.md; 'cmdline' shows this boot's.\n");
+	return 0;
+}
+
+SHELL_CMD(echo, "[word ...]", "print the words")
+{
+	char out[SHELL_LINE_MAX];
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 1; i < argc; i++)
+		len += snprintf(out + len, sizeof(out) - len, "%s%s", i > 1 ? " " : "", argv[i]);
+	printk("%s\n", out);
+	return 0;
+}
+
+SHELL_CMD(uptime, "", "time since boot, CPUs online, threads")
+{
+	if (argc != 1)
+		return SHELL_USAGE;
+	u64 ms = arch_clock_ns() / NSEC_PER_MSEC;
+	printk("up %llu.%03llu s, %u CPUs online, %u threads\n", (unsigned long long)(ms / 1000),
+	       (unsigned long long)(ms % 1000), num_online_cpus(), kthread_count());
+	return 0;
+}
+
+SHELL_CMD(poweroff, "", "power the machine off (QEMU exits)")
+{
+	if (argc != 1)
+		return SHELL_USAGE;
+	printk("Powering off.\n");
+	arch_shutdown(0);
+}

@@ -1,0 +1,223 @@
+"""Drive Grace's console shell from a script and judge what each command printed.
+
+tests/run --input FILE boots Grace without test= or bench=, waits for the
+`grace> ` prompt, and types FILE's lines one at a time, each after the prompt
+that follows the previous command. Lines are written with C escapes (\\x7f, \\x15,
+\\x03, \\x1b[A); blank lines and lines starting with '#' are skipped. A line may end
+in `  #=> TEXT` (the command prints exactly that one line) or `  #=> /REGEX/`
+(every line it prints matches).
+
+What a line does is worked out here, by replaying the editing keys the way a
+terminal user expects them to work (backspace, ^U, ^C, up and down through
+history), not by asking the kernel; then the output is checked against what
+that command must print (CHECKS below), so a shell that edits or runs the wrong
+thing fails.
+"""
+import codecs
+import re
+
+PROMPT = "grace> "
+EXPECT_MARK = "  #=> "
+HISTORY = 16  # SHELL_HISTORY in kernel/shell/shell_internal.h
+LINE_MAX = 127  # SHELL_LINE_MAX - 1
+# Every command the shell must offer; `help` has to list each.
+REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "top", "test", "bench", "profile",
+                     "echo", "uptime", "poweroff")
+KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline",)
+
+
+class Step:
+    def __init__(self, lineno, raw, keys, expect):
+        self.lineno = lineno
+        self.raw = raw          # as written in the file
+        self.keys = keys        # the characters typed
+        self.expect = expect    # None, ("exact", text) or ("regex", pattern)
+        self.command = None     # the line the shell should run (None: abandoned)
+
+
+def parse_script(path):
+    steps = []
+    with open(path) as f:
+        for lineno, text in enumerate(f, 1):
+            text = text.rstrip("\n")
+            if not text.strip() or text.startswith("#"):
+                continue
+            expect = None
+            if EXPECT_MARK in text:
+                text, want = text.split(EXPECT_MARK, 1)
+                text = text.rstrip()
+                if len(want) > 1 and want.startswith("/") and want.endswith("/"):
+                    expect = ("regex", want[1:-1])
+                else:
+                    expect = ("exact", want)
+            keys = codecs.decode(text, "unicode_escape")
+            if "\x03" in keys[:-1]:
+                raise ValueError(f"{path}:{lineno}: ^C may only end a line")
+            steps.append(Step(lineno, text, keys, expect))
+    history = []
+    for s in steps:
+        s.command = replay_editing(s.keys, history)
+    return steps
+
+
+def replay_editing(keys, history):
+    """The line the shell must run for these keys, or None when ^C abandons it."""
+    line, back, i = "", 0, 0
+    while i < len(keys):
+        c = keys[i]
+        i += 1
+        if c == "\x03":
+            return None
+        if c == "\x15":
+            line = ""
+        elif c in "\x7f\x08":
+            line = line[:-1]
+        elif c == "\x1b":
+            m = re.match(r"[\[O][\x20-\x3f]*([\x40-\x7e])", keys[i:])
+            if not m:
+                i += 1
+                continue
+            i += m.end()
+            if m.group(1) == "A" and back < min(len(history), HISTORY):
+                back += 1
+                line = history[-back]
+            elif m.group(1) == "B" and back > 0:
+                back -= 1
+                line = history[-back] if back else ""
+        elif " " <= c <= "~" and len(line) < LINE_MAX:
+            line += c
+    if line and (not history or history[-1] != line):
+        history.append(line)
+    return line
+
+
+def split_output(chunk):
+    """(the echo of the typed line, the lines the command printed after it)."""
+    lines = chunk.replace("\r", "").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return (lines[0] if lines else ""), lines[1:]
+
+
+# ---- what each command must print ----
+
+def check_help(words, out, cfg):
+    listed = {l.split()[0] for l in out if l.startswith("  ") and l.split()}
+    missing = [c for c in REQUIRED_COMMANDS if c not in listed]
+    return f"help does not list {', '.join(missing)}" if missing else None
+
+
+def check_cpus(words, out, cfg):
+    m = re.match(r"(\d+) CPUs online", out[0]) if out else None
+    if not m or int(m.group(1)) != cfg.smp:
+        return f"expected '{cfg.smp} CPUs online' first, got {out[:1]}"
+    rows = [l.split() for l in out if re.match(r"\s+cpu\d+\s", l)]
+    if len(rows) != cfg.smp:
+        return f"{len(rows)} CPU rows for smp={cfg.smp}"
+    if sorted(int(r[0][3:]) for r in rows) != list(range(cfg.smp)):
+        return f"CPU numbers {[r[0] for r in rows]} are not 0..{cfg.smp - 1}"
+    if len({r[1] for r in rows}) != cfg.smp:
+        return "two CPUs share a hardware id"
+    return None
+
+
+def check_uptime(words, out, cfg):
+    if len(words) == 1 and not (len(out) == 1 and re.match(rf"up \d+\.\d{{3}} s, {cfg.smp} CPUs online, \d+ threads$", out[0])):
+        return f"unexpected uptime output {out}"
+    return None
+
+
+def check_echo(words, out, cfg):
+    want = " ".join(words[1:])
+    return None if out == [want] else f"echo printed {out}, expected [{want!r}]"
+
+
+def check_ps(words, out, cfg):
+    names = {l.split()[1] for l in out[2:] if len(l.split()) > 2}
+    for needed in ("shell", "rcu_gp"):
+        if not any(n.startswith(needed) for n in names):
+            return f"ps lists no thread named {needed}*: {sorted(names)}"
+    return None
+
+
+def check_mem(words, out, cfg):
+    if not out or not out[0].startswith("memory: "):
+        return f"mem starts with {out[:1]}"
+    if not any(l.startswith("node 0: ") for l in out) or not any(re.match(r"\s+\d+ caches$", l) for l in out):
+        return "mem shows no node 0 line or no cache count"
+    if not any(l.split()[:1] == ["kmalloc-64"] for l in out):
+        return "mem lists no kmalloc-64 cache"
+    return None
+
+
+def check_rcu(words, out, cfg):
+    if not out or not out[0].startswith("rcu: gp_seq "):
+        return f"rcu starts with {out[:1]}"
+    if not any(re.search(rf"node 0\s+level 0 cpus 0-{cfg.smp - 1} ", l) for l in out):
+        return f"no root node covering cpus 0-{cfg.smp - 1}"
+    rows = [l for l in out if re.match(r"\s+cpu\d+\s", l)]
+    return None if len(rows) == cfg.smp else f"{len(rows)} per-CPU callback rows for smp={cfg.smp}"
+
+
+def check_test(words, out, cfg):
+    if len(words) != 2 or any(l.startswith("test: ") for l in out):
+        return None  # an error case; its expectation says what it prints
+    plan = [int(m.group(1)) for l in out for m in [re.match(r"1\.\.(\d+)$", l)] if m]
+    results = [l for l in out if re.match(r"(not )?ok \d+ ", l)]
+    if "KTAP version 1" not in out or not plan or plan[0] == 0:
+        return "no KTAP header with a nonempty plan"
+    if len(results) != plan[0]:
+        return f"{len(results)} results for a plan of {plan[0]}"
+    failed = [r for r in results if r.startswith("not ok")]
+    if failed:
+        return f"failed: {failed[0]}"
+    return None if out[-1] == "tests: done" else "no 'tests: done' at the end"
+
+
+def check_bench(words, out, cfg):
+    if len(words) != 2 or any(l.startswith("bench: ") and "no benchmark" in l for l in out):
+        return None
+    if not any(l.startswith("bench: ") and " arch=" in l for l in out):
+        return "no bench: result line"
+    return None if out and out[-1] == "benchmarks: done" else "no 'benchmarks: done' at the end"
+
+
+def check_profile(words, out, cfg):
+    if words[1:] == ["show"] and any(l.startswith("profile: show:") for l in out):
+        return None
+    if words[1:] == ["show"] and not any(re.match(r"\s+\d+\s+total\s+100\.00%", l) for l in out):
+        return "profile show printed no table with a total"
+    return None
+
+
+CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
+          "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
+          "bench": check_bench, "profile": check_profile}
+
+
+def judge(step, chunk, cfg):
+    """None if what the step's command printed (chunk, up to the next prompt) is right, else why not."""
+    echo, out = split_output(chunk)
+    if any("Kernel panic" in l for l in out):
+        return "kernel panic"
+    if step.command is None:
+        ok = echo.endswith("^C") and not out
+        return None if ok else f"^C should end the echoed line and print nothing more: {echo!r}, {out}"
+    words = step.command.split()
+    if not words:
+        return None if not out else f"an empty line printed {out}"
+    if words[0] not in KNOWN_COMMANDS:
+        want = f"shell: {words[0]}: unknown command ('help' lists them)"
+        if out != [want]:
+            return f"unknown command: expected [{want!r}], got {out}"
+    if step.expect:
+        kind, want = step.expect
+        if kind == "exact" and out != [want]:
+            return f"expected [{want!r}], got {out}"
+        if kind == "regex" and (not out or not all(re.search(want, l) for l in out)):
+            return f"expected every line to match /{want}/, got {out}"
+        return None
+    if any(re.match(r"\S+: usage: ", l) for l in out):
+        return f"unexpected usage error: {out}"
+    check = CHECKS.get(words[0])
+    return check(words, out, cfg) if check else None
