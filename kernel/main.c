@@ -2,8 +2,9 @@
  * kernel_main: the generic half of boot, entered on the boot CPU once the arch has
  * the MMU on and boot_info filled. It brings up the console, memory, per-CPU areas,
  * the platform's interrupts and timers and the other CPUs, then runs what the
- * command line asks, from the init thread: the selftests (test=<glob>), the
- * benchmarks (bench=<glob>), or, without either, the console shell. The boot context becomes CPU's idle thread.
+ * command line asks: the selftests (test=<glob>) and benchmarks (bench=<glob>)
+ * from the init thread, or, without either, the console shell. The boot context
+ * becomes the CPU's idle thread.
  */
 #include <grace/arch.h>
 #include <grace/bench.h>
@@ -62,23 +63,18 @@ static void boot_apply_cmdline(void)
 	printk("spinlock: ticket locks with %s\n", spinlock_backoff ? "proportional backoff" : "plain spinning");
 }
 
-/* The first thread: runs what the command line asks, then shuts down or stays up. */
+/* The first thread of a test or benchmark boot: runs what the command line asks, then powers off. */
 static int init_main(void *arg)
 {
 	(void)arg;
 	const char *tests = cmdline_get("test");
 	const char *benches = cmdline_get("bench");
-	if (tests || benches) {
-		int failed = 0;
-		if (tests)
-			failed += selftest_run(*tests ? tests : "*");
-		if (benches)
-			failed += bench_run(*benches ? benches : "*");
-		arch_shutdown(failed ? 1 : 0);
-	}
-	printk("Grace is up. Type help at the prompt for the commands.\n");
-	shell_start(boot_info.boot_cpu);
-	return 0;
+	int failed = 0;
+	if (tests)
+		failed += selftest_run(*tests ? tests : "*");
+	if (benches)
+		failed += bench_run(*benches ? benches : "*");
+	arch_shutdown(failed ? 1 : 0);
 }
 
 void __noreturn kernel_main(void)
@@ -104,12 +100,20 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init();		/* after sched_start: its kthread and soft interrupt */
 
-	struct task *init = kthread_create(init_main, NULL, "init");
-	if (!init)
-		panic("cannot create the init thread");
-	/* The selftests assume the thread that runs them stays on the boot CPU. */
-	kthread_bind(init, boot_cpu);
-	wake_up_process(init);
-	kthread_detach(init);
+	if (cmdline_get("test") || cmdline_get("bench")) {
+		/* The selftests assume the thread that runs them stays on the boot CPU. */
+		struct task *init = kthread_create_on_cpu(init_main, NULL, boot_cpu, "init");
+		if (!init)
+			panic("cannot create the init thread");
+		wake_up_process(init);
+		kthread_detach(init);
+	} else {
+		/*
+		 * No thread in between that exits: a test run from the prompt counts free
+		 * pages, and a reaped stack would show up in its count.
+		 */
+		printk("Grace is up. Type help at the prompt for the commands.\n");
+		shell_start(boot_cpu);
+	}
 	cpu_idle_loop();
 }
