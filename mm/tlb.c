@@ -112,7 +112,7 @@ static void flush_cpus(struct tlb_gather *g)
 	struct cpumask targets;
 	unsigned cpu, self;
 
-	/* The cleared entries before the mask read; pairs with the barrier in mm_switch(). */
+	/* The cleared entries before the mask read; pairs with the barrier in mm_load(). */
 	smp_mb();
 	unsigned long flags = arch_irq_save();
 	self = smp_processor_id();

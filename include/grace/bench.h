@@ -26,7 +26,7 @@ struct bench_case {
 		__aligned(8) = { #name, bench_##name };                                \
 	static void bench_##name(void)
 
-/* Comma-separated globs; prints "benchmarks: done" at the end. Returns 0. */
+/* Comma-separated globs; prints "benchmarks: done" at the end. 0, or 1 when none matched. */
 int bench_run(const char *globs);
 
 /* How long each timed phase runs: bench_ms=<n> on the command line, default 300 ms. */

@@ -72,7 +72,7 @@ u64 mm_bad_free_count(void);
 
 /* Return the calling CPU's per-CPU pages to the buddy. */
 void pcp_drain_local(void);
-/* Return every CPU's per-CPU pages to the buddy (IPIs the others and waits). */
+/* Return every CPU's per-CPU pages to the buddy (takes each CPU's list lock in turn). */
 void pcp_drain_all(void);
 
 /*

@@ -61,7 +61,7 @@ struct mm {
 	spinlock_t page_table_lock __cacheline_aligned;
 
 	/*
-	 * CPUs whose TLB may hold this mm's user entries: set by mm_switch() before it
+	 * CPUs whose TLB may hold this mm's user entries: set by mm_load() before it
 	 * loads the tables, cleared when the CPU switches away (arch_switch_mm flushes
 	 * the user half). Atomic bit operations; read by shootdowns after a full barrier.
 	 */

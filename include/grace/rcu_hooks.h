@@ -1,6 +1,6 @@
 /*
  * The scheduler's hooks for RCU, named for the events they report. The scheduler
- * calls them; RCU (the tree-RCU issue) gives them their meaning:
+ * calls them; tree RCU (kernel/rcu/tree.c) gives them their meaning:
  *
  *   rcu_note_context_switch(cpu)  every pass through the scheduler on cpu (a
  *                                 switch or not): a quiescent state. Runs under

@@ -33,8 +33,9 @@
  *
  * Expedited grace periods are in kernel/rcu/expedited.c.
  *
- * Lock order: run-queue lock (context-switch hook) -> rcu_node locks, one at a
- * time (a report drops the child's lock before it takes the parent's). Nothing
+ * Lock order: rcu_node locks are taken one at a time (a report drops the child's
+ * lock before it takes the parent's); the context-switch hook, which runs under
+ * the run-queue lock, takes none. Nothing
  * wakes a thread, prints or sends an IPI with an rcu_node lock held.
  */
 #include <grace/arch.h>

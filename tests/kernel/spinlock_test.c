@@ -4,7 +4,7 @@
  * the backoff tuning's bounds and adaptation.
  *
  * Work is a fixed total split over the CPUs: with 64 vCPUs on 2 host cores every
- * hand-off can wait for the host to schedule the next ticket's vCPU (PLATFORM.md),
+ * hand-off can wait for the host to schedule the next ticket's vCPU for milliseconds,
  * so the total, not the per-CPU count, bounds the run time.
  */
 #include <grace/mm.h>
