@@ -113,7 +113,7 @@ SHELL_CMD(help, "[command]", "list the commands, or show one's usage")
 			printk("help: %s: unknown command\n", argv[1]);
 			return -ENOENT;
 		}
-		printk("%s %s\n  %s\n", c->name, c->usage, c->help);
+		printk("%s%s%s\n  %s\n", c->name, *c->usage ? " " : "", c->usage, c->help);
 		return 0;
 	}
 	/* In name order; there are a few dozen at most. */
