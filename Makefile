@@ -38,7 +38,11 @@ else
 Q := @
 endif
 
+# The production kernel, and the same kernel with the selftests and benchmarks linked
+# in: what make test, make bench and make profile boot (make qemu TESTS=1 too).
 KERNEL := $(BUILD)/kernel.elf
+TEST_KERNEL := $(BUILD)/kernel-test.elf
+TESTS ?=
 # arch/<arch>/build.mk adds rules; keep `all` the default goal whatever it defines first.
 .DEFAULT_GOAL := all
 include arch/$(ARCH)/build.mk
@@ -65,15 +69,23 @@ CFLAGS = -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(CC_INCLUDE)
 ASFLAGS = -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
 
-GENERIC_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c drivers/*/*.c tests/kernel/*.c tests/bench/*.c)
-SRCS := $(GENERIC_SRCS) $(ARCH_SRCS)
-OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(SRCS)))
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c drivers/*/*.c) $(ARCH_SRCS)
+TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)
+objs_of = $(patsubst %,$(BUILD)/%.o,$(basename $(1)))
+KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
+TEST_OBJS := $(call objs_of,$(TEST_SRCS))
+OBJS := $(KERNEL_OBJS) $(TEST_OBJS)
 LDSCRIPT := linker/$(ARCH).ld
+
+# The white-box tests include internal headers by their path from the root
+# (<mm/mm_internal.h>); nothing else in the kernel may.
+$(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps qemu gdb qemu-gdb test bench profile plugin clean
+.PHONY: all test-image deps qemu gdb qemu-gdb test bench profile plugin clean
 all: $(KERNEL) $(ARCH_IMAGES)
+test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
 # Installs what is missing (quiet when nothing is); re-checked once per build/ tree.
 deps: $(DEPS_STAMP)
@@ -94,32 +106,44 @@ $(BUILD)/%.o: %.S | $(DEPS_STAMP)
 # The kernel embeds its own symbol table for backtraces. Link three times: with an
 # empty table, with the table of that link (now the right size, so every address
 # that follows it moves into place), and with the table of the second link.
-KSYMS_LINK = $(LD) $(LDFLAGS) -T $(LDSCRIPT) -o $(1) $(OBJS) $(2)
-$(KERNEL): $(OBJS) $(LDSCRIPT) scripts/gen-ksyms
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)scripts/gen-ksyms /dev/null > $(BUILD)/ksyms0.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms0.S -o $(BUILD)/ksyms0.o
-	$(Q)$(call KSYMS_LINK,$(BUILD)/kernel.0,$(BUILD)/ksyms0.o)
-	$(Q)$(NM) -n --defined-only $(BUILD)/kernel.0 | scripts/gen-ksyms - > $(BUILD)/ksyms1.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms1.S -o $(BUILD)/ksyms1.o
-	$(Q)$(call KSYMS_LINK,$(BUILD)/kernel.1,$(BUILD)/ksyms1.o)
-	$(Q)$(NM) -n --defined-only $(BUILD)/kernel.1 | scripts/gen-ksyms - > $(BUILD)/ksyms2.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/ksyms2.S -o $(BUILD)/ksyms2.o
-	$(Q)$(call KSYMS_LINK,$@,$(BUILD)/ksyms2.o)
-	$(Q)$(NM) -n --defined-only $@ | scripts/gen-ksyms - | cmp -s - $(BUILD)/ksyms2.S || \
-		{ echo "ksyms: symbol table did not converge after three links" >&2; rm -f $@; exit 1; }
+# $(1): the ELF to write; $(2): its objects. The steps' files go to $(BUILD)/link/.
+ksyms_link = $(LD) $(LDFLAGS) -T $(LDSCRIPT) -o $(1) $(2)
+define link_with_ksyms
+	@$(if $(Q),echo "  LD      $(1)")
+	@mkdir -p $(BUILD)/link
+	$(Q)scripts/gen-ksyms /dev/null > $(BUILD)/link/$(notdir $(1)).ksyms0.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms0.S -o $(BUILD)/link/$(notdir $(1)).ksyms0.o
+	$(Q)$(call ksyms_link,$(BUILD)/link/$(notdir $(1)).0,$(2) $(BUILD)/link/$(notdir $(1)).ksyms0.o)
+	$(Q)$(NM) -n --defined-only $(BUILD)/link/$(notdir $(1)).0 | scripts/gen-ksyms - > $(BUILD)/link/$(notdir $(1)).ksyms1.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms1.S -o $(BUILD)/link/$(notdir $(1)).ksyms1.o
+	$(Q)$(call ksyms_link,$(BUILD)/link/$(notdir $(1)).1,$(2) $(BUILD)/link/$(notdir $(1)).ksyms1.o)
+	$(Q)$(NM) -n --defined-only $(BUILD)/link/$(notdir $(1)).1 | scripts/gen-ksyms - > $(BUILD)/link/$(notdir $(1)).ksyms2.S
+	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms2.S -o $(BUILD)/link/$(notdir $(1)).ksyms2.o
+	$(Q)$(call ksyms_link,$(1),$(2) $(BUILD)/link/$(notdir $(1)).ksyms2.o)
+	$(Q)$(NM) -n --defined-only $(1) | scripts/gen-ksyms - | cmp -s - $(BUILD)/link/$(notdir $(1)).ksyms2.S || \
+		{ echo "ksyms: symbol table of $(1) did not converge after three links" >&2; rm -f $(1); exit 1; }
+endef
+
+$(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
+	$(call link_with_ksyms,$@,$(KERNEL_OBJS))
+
+$(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
+	$(call link_with_ksyms,$@,$(KERNEL_OBJS) $(TEST_OBJS))
 
 # QEMU is started by arch/<arch>/qemu.sh from these variables, for make and the test runner alike.
-QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)"
+# TESTS=1: boot the test image instead of the production kernel.
+QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS)
+BOOT_IMAGE := $(if $(filter 1,$(TESTS)),test-image,all)
+BOOT_ELF := $(if $(filter 1,$(TESTS)),$(TEST_KERNEL),$(KERNEL))
 
-qemu: all
+qemu: $(BOOT_IMAGE)
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" arch/$(ARCH)/qemu.sh
 
 GDB_CMD := $(if $(filter riscv64,$(ARCH)),gdb-multiarch,gdb)
-gdb qemu-gdb: all
+gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)scripts/install-deps --gdb $(ARCH)
 	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
-	@echo "  $(GDB_CMD) $(KERNEL) -ex 'target remote :1234'"
+	@echo "  $(GDB_CMD) $(BOOT_ELF) -ex 'target remote :1234'"
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 arch/$(ARCH)/qemu.sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
@@ -129,12 +153,12 @@ test: | $(DEPS_STAMP)
 ifeq ($(SELECTORS),)
 	$(Q)python3 tests/run --matrix
 else
-	$(Q)$(MAKE) -s all
+	$(Q)$(MAKE) -s test-image
 	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
 
-bench: all
+bench: test-image
 	$(Q)python3 tests/run --bench $(BENCH) --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
@@ -148,7 +172,7 @@ $(PLUGIN): $(PLUGIN_SRCS) $(wildcard tools/profile/*.h) | $(DEPS_STAMP)
 		-fvisibility=hidden -o $@ $(PLUGIN_SRCS) -lpthread
 
 MODE ?= insns
-profile: all $(PLUGIN)
+profile: test-image $(PLUGIN)
 	$(Q)python3 tests/run --bench $(BENCH) --profile $(MODE) --arch $(ARCH) --smp $(SMP) --mem $(MEM) \
 		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 

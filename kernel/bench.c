@@ -14,6 +14,7 @@
 #define BENCH_PHASE_MS_DEFAULT 300	/* long enough for thousands of lock hand-offs under TCG */
 #define BENCH_LINE_MAX 400
 #define BENCH_PROFILE_ROWS 20
+#define NO_BENCHES_HERE "this image has no benchmarks (make qemu TESTS=1 boots the one that has)"
 
 extern const struct bench_case __benches_start[], __benches_end[];
 
@@ -97,13 +98,23 @@ static bool bench_selected(const struct bench_case *b, const char *globs)
 	return glob_list_match(globs, b->name) || !strcmp(globs, "all");
 }
 
+void bench_error(const char *name, const char *fmt, ...)
+{
+	char why[BENCH_LINE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	printk_raw("bench: error %s arch=%s online=%u %s", name, arch_name, num_online_cpus(), why);
+}
+
 int bench_run(const char *globs)
 {
 	unsigned ran = 0;
 	for (const struct bench_case *b = __benches_start; b < __benches_end; b++) {
 		if (!bench_selected(b, globs))
 			continue;
-		printk("bench: running %s on %u CPUs\n", b->name, num_online_cpus());
+		printk_raw("bench: running %s on %u CPUs", b->name, num_online_cpus());
 		bench_current = b->name;
 		bool profiling = profile_enabled() && profile_start(MAX_CPUS) == 0;
 		b->fn();
@@ -115,7 +126,9 @@ int bench_run(const char *globs)
 		}
 		ran++;
 	}
-	if (!ran)
+	if (__benches_end - __benches_start == 0)
+		pr_err("bench: " NO_BENCHES_HERE "\n");
+	else if (!ran)
 		pr_err("bench: no benchmark matches '%s'\n", globs);
 	printk_raw("benchmarks: done");
 	return ran ? 0 : 1;
@@ -125,6 +138,10 @@ SHELL_CMD(bench, "glob[,glob...]|all", "run the matching benchmarks, printing be
 {
 	if (argc != 2)
 		return SHELL_USAGE;
+	if (__benches_end - __benches_start == 0) {
+		printk("bench: %s: " NO_BENCHES_HERE "\n", argv[1]);
+		return -ENOENT;
+	}
 	unsigned matches = 0;
 	for (const struct bench_case *b = __benches_start; b < __benches_end; b++)
 		matches += bench_selected(b, argv[1]);

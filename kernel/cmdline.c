@@ -20,6 +20,8 @@ static unsigned nr_args;
 static const char *const known_keys[] = {
 	"test", "bench", "spinlock", "quiet", "bench_ms", "profile", "ptlock",
 	"rcu_fanout_leaf", "rcu_fanout", "rcu_cpu_stall_timeout", "rcu_torture_broken",
+	/* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
+	"expect_cpus", "expect_hwids", "expect_mem_mib", "expect_nodes",
 };
 
 static bool cmdline_known(const char *key)

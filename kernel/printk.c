@@ -67,12 +67,21 @@ void console_print(const char *s, size_t n)
 	emit(s, n, true);
 }
 
-/* Format into line[], make sure it ends with a newline, and emit it. */
-static int emit_formatted(const char *fmt, va_list ap, bool to_console)
+/*
+ * Lines at KERN_ERR and worse start with this on the console and in the log, so
+ * that a person and the test runner alike see that something went wrong.
+ */
+#define ERROR_PREFIX "error: "
+#define LEVEL_ERR 3
+
+/* prefix, then fmt formatted, into line[]; make sure it ends with a newline, and emit it. */
+static int emit_formatted(const char *prefix, const char *fmt, va_list ap, bool to_console)
 {
 	char line[LINE_MAX];
-	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	size_t len = (size_t)n < sizeof(line) - 2 ? (size_t)n : sizeof(line) - 2;
+	size_t len = strlcpy(line, prefix, sizeof(line));
+	int n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
+	size_t room = sizeof(line) - len - 2;
+	len += (size_t)n < room ? (size_t)n : room;
 	if (len == 0 || line[len - 1] != '\n')
 		line[len++] = '\n';
 	emit(line, len, to_console);
@@ -86,7 +95,9 @@ int vprintk(const char *fmt, va_list ap)
 		level = fmt[1] - '0';
 		fmt += 3;
 	}
-	return emit_formatted(fmt, ap, level < console_loglevel);
+	if (level <= LEVEL_ERR)
+		return emit_formatted(ERROR_PREFIX, fmt, ap, true);
+	return emit_formatted("", fmt, ap, level < console_loglevel);
 }
 
 int printk(const char *fmt, ...)
@@ -102,7 +113,7 @@ int printk_raw(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = emit_formatted(fmt, ap, true);
+	int n = emit_formatted("", fmt, ap, true);
 	va_end(ap);
 	return n;
 }

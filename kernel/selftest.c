@@ -25,6 +25,7 @@
 
 #define TEST_MAX_FAILURE_LINES 8	/* per test; a loop of failures must not flood the log */
 #define TEST_NAME_MAX 96
+#define NO_TESTS_HERE "this image has no selftests (make qemu TESTS=1 boots the one that has)"
 
 extern const struct test_case __testcases_start[], __testcases_end[];
 
@@ -56,7 +57,16 @@ bool test_fail(const char *file, int line, const char *fmt, ...)
 
 void test_skip(const char *reason)
 {
+	if (!reason || !*reason) {
+		test_fail(__FILE__, __LINE__, "test_skip() needs a reason");
+		return;
+	}
 	current.skip = reason;
+}
+
+void test_expect_message(const char *text)
+{
+	printk_raw("# expect: %s", text);
 }
 
 bool test_failed(void)
@@ -79,7 +89,9 @@ int selftest_run(const char *globs)
 
 	for (tc = __testcases_start; tc < __testcases_end; tc++)
 		planned += test_selected(tc, globs);
-	if (!planned)
+	if (__testcases_end - __testcases_start == 0)
+		pr_warn("test: " NO_TESTS_HERE "\n");
+	else if (!planned)
 		pr_warn("test: no test matches '%s'\n", globs);
 
 	printk_raw("KTAP version 1");
@@ -118,6 +130,10 @@ SHELL_CMD(test, "glob[,glob...]", "run the selftests whose suite.name matches, p
 {
 	if (argc != 2)
 		return SHELL_USAGE;
+	if (__testcases_end - __testcases_start == 0) {
+		printk("test: %s: " NO_TESTS_HERE "\n", argv[1]);
+		return -ENOENT;
+	}
 	unsigned matches = 0;
 	for (const struct test_case *tc = __testcases_start; tc < __testcases_end; tc++)
 		matches += test_selected(tc, argv[1]);

@@ -1,7 +1,7 @@
 /*
- * What the page allocator's files share and nobody else needs: the zone (one per
- * NUMA node), the buddy operations under its lock, the per-CPU lists, and the
- * boot-time feeder.
+ * What the page allocator's files share and nobody else needs but their white-box
+ * tests (tests/kernel/buddy_test.c, pcp_test.c): the zone (one per NUMA node), the
+ * buddy operations under its lock, the per-CPU lists, and the boot-time feeder.
  *
  * Lock order: per-CPU list lock (pcp->lock) -> zone->lock. Both are taken with
  * interrupts off, so an allocation from an interrupt handler cannot find its own
@@ -14,6 +14,9 @@
 #include <grace/mm.h>
 #include <grace/page.h>
 #include <grace/spinlock.h>
+
+/* alloc_page_block() flag beside grace/mm.h's: bypass the per-CPU lists (buddy tests). */
+#define ALLOC_NOPCP (1u << 2)
 
 struct free_area {
 	struct page *head; /* blocks of this order, linked through page->next/prev */

@@ -8,9 +8,14 @@ ARCH_CFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany
 ARCH_LDFLAGS := -melf64lriscv
 ARCH_SRCS := $(wildcard arch/riscv64/*.c arch/riscv64/*.S)
 ARCH_IMAGES := $(BUILD)/Image
+ARCH_TEST_IMAGES := $(BUILD)/Image-test
 
 # The flat image that OpenSBI's fw_dynamic (QEMU -kernel), U-Boot booti and board
 # firmware load: the loaded sections from the header on, bss excluded.
 $(BUILD)/Image: $(KERNEL)
+	@$(if $(Q),echo "  OBJCOPY $@")
+	$(Q)$(OBJCOPY) -O binary $< $@
+
+$(BUILD)/Image-test: $(TEST_KERNEL)
 	@$(if $(Q),echo "  OBJCOPY $@")
 	$(Q)$(OBJCOPY) -O binary $< $@

@@ -5,7 +5,8 @@
 # Environment (all optional): BUILD (build/riscv64, relative to the repo root),
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line, /chosen bootargs), QEMUFLAGS (appended last, e.g.
-# "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234).
+# "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234),
+# TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -16,10 +17,16 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build/riscv64}
 SMP=${SMP:-8}
 MEM=${MEM:-512M}
-IMAGE=$BUILD/Image
+if [ "$TESTS" = 1 ]; then
+	IMAGE=$BUILD/Image-test
+	target=test-image
+else
+	IMAGE=$BUILD/Image
+	target=all
+fi
 
 if [ ! -f "$IMAGE" ]; then
-	echo "qemu.sh: $IMAGE not found; run make ARCH=riscv64 first" >&2
+	echo "qemu.sh: $IMAGE not found; run make ARCH=riscv64 $target first" >&2
 	exit 1
 fi
 

@@ -7,10 +7,11 @@ ARCH_CFLAGS := -m64 -march=x86-64 -mcmodel=kernel -mno-red-zone -mno-sse -mno-mm
 ARCH_LDFLAGS := -m elf_x86_64
 ARCH_SRCS := $(wildcard arch/x86_64/*.c arch/x86_64/*.S)
 
-# The default ISO boots with an empty command line; qemu.sh builds (and caches) one
-# ISO per command line with the same script.
+# The default ISOs boot with an empty command line; qemu.sh builds (and caches) one
+# ISO per kernel and command line with the same script.
 ARCH_IMAGES := $(BUILD)/kernel.iso
+ARCH_TEST_IMAGES := $(BUILD)/kernel-test.iso
 
-$(BUILD)/kernel.iso: $(KERNEL) arch/x86_64/mkiso.sh
+$(BUILD)/kernel.iso $(BUILD)/kernel-test.iso: $(BUILD)/%.iso: $(BUILD)/%.elf arch/x86_64/mkiso.sh
 	@$(if $(Q),echo "  ISO     $@")
 	$(Q)arch/x86_64/mkiso.sh $< $@ ""

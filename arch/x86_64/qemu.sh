@@ -4,7 +4,8 @@
 # Environment (all optional): BUILD (build/x86_64, relative to the repo root),
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
-# on :1234).
+# on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
+# and benchmarks).
 #
 # QEMU's exit status (isa-debug-exit at port 0xf4; see arch/x86_64/platform.c):
 #   33  the kernel powered off with success (arch_shutdown(0))
@@ -12,26 +13,32 @@
 #   other  it never reached arch_shutdown (0: triple fault under -no-reboot; 1: QEMU error)
 # The test runner judges from the console output; these statuses only add to it.
 #
-# GRUB takes the command line from grub.cfg, so each command line gets its own
-# ISO, cached under $BUILD/iso/ by a hash of the command line and rebuilt when
-# kernel.elf is newer.
+# GRUB takes the command line from grub.cfg, so each kernel and command line gets
+# its own ISO, cached under $BUILD/iso/ by a hash of both and rebuilt when the
+# kernel is newer.
 set -e
 cd "$(dirname "$0")/../.."
 
 BUILD=${BUILD:-build/x86_64}
 SMP=${SMP:-8}
 MEM=${MEM:-512M}
-KERNEL=$BUILD/kernel.elf
+if [ "$TESTS" = 1 ]; then
+	KERNEL=$BUILD/kernel-test.elf
+	target=test-image
+else
+	KERNEL=$BUILD/kernel.elf
+	target=all
+fi
 
 if [ ! -f "$KERNEL" ]; then
-	echo "qemu.sh: $KERNEL not found; run make ARCH=x86_64 first" >&2
+	echo "qemu.sh: $KERNEL not found; run make ARCH=x86_64 $target first" >&2
 	exit 1
 fi
 
 if [ -z "$CMDLINE" ]; then
-	iso=$BUILD/kernel.iso
+	iso=${KERNEL%.elf}.iso
 else
-	hash=$(printf '%s' "$CMDLINE" | sha1sum | cut -c1-16)
+	hash=$(printf '%s %s' "$KERNEL" "$CMDLINE" | sha1sum | cut -c1-16)
 	iso=$BUILD/iso/$hash.iso
 fi
 if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ]; then

@@ -35,6 +35,13 @@ u64 bench_phase_ns(void);
 /* Print one result line: the common prefix, then fmt. */
 void bench_report(const char *name, unsigned cpus, const char *fmt, ...) __printf(3, 4);
 
+/*
+ * The benchmark could not measure what it should (an allocation failed, an
+ * operation returned an error): "bench: error <name> arch=... <why>". The runner
+ * fails the run on such a line; a benchmark prints it instead of a result.
+ */
+void bench_error(const char *name, const char *fmt, ...) __printf(2, 3);
+
 void bench_phase_begin(const char *phase, unsigned cpus);
 void bench_phase_end(u64 ops);
 

@@ -24,7 +24,6 @@
 /* alloc_pages_flags() flags */
 #define ALLOC_NOZERO (1u << 0) /* don't zero the block (the caller overwrites it all) */
 #define ALLOC_STRICT (1u << 1) /* only from the requested node, no fallback */
-#define ALLOC_NOPCP (1u << 2)  /* bypass the per-CPU lists (tests) */
 
 /*
  * 2^order contiguous pages from node (NUMA_NO_NODE: the calling CPU's node), or,

@@ -2,7 +2,9 @@
  * printk: formatted kernel messages. Safe from any CPU and from interrupt context;
  * a line is assembled in full before it is written, so lines never interleave.
  * A level prefix ("<3>" = KERN_ERR) may start the format; lines below the console
- * level are kept in the log buffer only. KTAP lines use printk_raw(): no prefix at all.
+ * level are kept in the log buffer only. KERN_ERR and worse are always printed,
+ * starting with "error: " (the test runner fails a boot on such a line unless the
+ * running test announced it with test_expect_message()). KTAP lines use printk_raw(): no prefix at all.
  */
 #ifndef GRACE_PRINTK_H
 #define GRACE_PRINTK_H

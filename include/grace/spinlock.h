@@ -39,20 +39,13 @@ extern bool spinlock_backoff;
 
 void spin_lock_wait(spinlock_t *lock, u32 ticket);
 
-/* Take the lock and return the ticket we were served with (the FIFO selftest records it). */
-static inline u32 spin_lock_ticket(spinlock_t *lock)
+static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
 	u32 ticket = __atomic_fetch_add(&lock->next, 1, __ATOMIC_RELAXED);
 	/* Pairs with the smp_store_release() in spin_unlock(). */
 	if (unlikely(smp_load_acquire(&lock->owner) != ticket))
 		spin_lock_wait(lock, ticket);
-	return ticket;
-}
-
-static inline void spin_lock(spinlock_t *lock)
-{
-	spin_lock_ticket(lock);
 }
 
 static inline bool spin_trylock(spinlock_t *lock)
@@ -104,37 +97,5 @@ static inline void spin_lock_set_plain(spinlock_t *lock, bool plain)
 {
 	WRITE_ONCE(lock->plain, plain);
 }
-
-/*
- * Backoff tuning, exposed for the selftests and the benchmark.
- *
- * SPIN_DELAY_MIN/MAX bound the per-slot delay, in cpu_relax() iterations per waiter
- * ahead of us. 1 and 1000 are the bounds of the 2012 patches (MIN_SPINLOCK_DELAY,
- * MAX_SPINLOCK_DELAY): 1000 iterations is about the longest a lock is held in a
- * well-behaved kernel, so a larger delay only oversleeps. SPIN_DELAY_SLOTS = 16
- * (DELAY_HASH_SHIFT 4) is the table size Eric Dumazet measured.
- */
-#define SPIN_DELAY_MIN 1
-#define SPIN_DELAY_MAX 1000
-#define SPIN_DELAY_HASH_SHIFT 4
-#define SPIN_DELAY_SLOTS (1u << SPIN_DELAY_HASH_SHIFT)
-
-unsigned spin_delay_slot(const spinlock_t *lock);
-/* This CPU's current delay for lock's slot (or cpu's, with spin_delay_of_cpu). */
-unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock);
-/* The largest delay cpu reached for lock's slot since the last spin_delay_reset(). */
-unsigned spin_delay_peak_of_cpu(unsigned cpu, const spinlock_t *lock);
-/* One tuning step: the new delay after a poll that found the lock taken (busy) or ours. */
-unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner);
-/* Reset every CPU's table to SPIN_DELAY_MIN (between benchmark phases). */
-void spin_delay_reset(void);
-/*
- * For the selftests: count the contended acquisitions of one lock, per CPU, by
- * the path they took (tuned backoff or plain spinning). The delay table is
- * shared by every lock that hashes to a slot, the kernel's own included, so a
- * slot's values alone cannot say which lock moved them. Watching resets the counts.
- */
-void spin_delay_watch(const spinlock_t *lock);
-void spin_delay_watched_waits(unsigned cpu, u32 *tuned, u32 *plain);
 
 #endif

@@ -8,6 +8,7 @@
  *   EXPECT_*  record a failure and continue.
  *   ASSERT_*  record a failure and return from the enclosing void function.
  *   test_skip("reason")  mark the running test skipped (call, then return).
+ *   test_expect_message("text")  an error line with this text is about to be printed.
  */
 #ifndef GRACE_TEST_H
 #define GRACE_TEST_H
@@ -31,6 +32,13 @@ struct test_case {
 /* Record a failure of the running test; returns false so macros can chain. */
 bool test_fail(const char *file, int line, const char *fmt, ...) __printf(3, 4);
 void test_skip(const char *reason);
+/*
+ * The running test is about to provoke an error line (printk KERN_ERR and worse,
+ * an RCU stall report, a slab debug report) that contains text. Printed as the
+ * KTAP comment "# expect: <text>": the host runner then excuses such lines while
+ * this test runs, and fails the test if none of them appeared.
+ */
+void test_expect_message(const char *text);
 /* True once the running test has recorded a failure. */
 bool test_failed(void);
 

@@ -7,6 +7,8 @@
 #include <grace/smp.h>
 #include <asm/cpu.h>
 
+#include "spinlock_internal.h"
+
 bool spinlock_backoff = true;
 
 /*

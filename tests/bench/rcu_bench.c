@@ -125,7 +125,7 @@ static void rcu_bench_call_rcu(unsigned k)
 		rb.cpu[cpu].slept_ns = 0;
 		rb.cpu[cpu].free = NULL;
 		if (!rb.pool[cpu] && !(rb.pool[cpu] = kmalloc(RCU_BENCH_POOL * sizeof(struct rcu_bench_obj)))) {
-			pr_err("bench: rcu: no memory for CPU %u's objects\n", cpu);
+			bench_error("rcu", "no memory for CPU %u's objects", cpu);
 			return;
 		}
 		for (unsigned i = 0; i < RCU_BENCH_POOL; i++) {

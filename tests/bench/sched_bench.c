@@ -58,8 +58,15 @@ static void pingpong_case(const char *name, unsigned cpu_a, unsigned cpu_b, unsi
 	pp.stop = 0;
 	for (unsigned i = 0; i < 2; i++) {
 		t[i] = kthread_create(pingpong_thread, (void *)(uintptr_t)i, "pingpong%u", i);
-		if (!t[i])
-			panic("bench: sched: cannot create threads");
+		if (!t[i]) {
+			bench_error("sched", "case=%s: no memory for a thread", name);
+			if (i) {	/* the first one waits for its turn: let it see stop */
+				WRITE_ONCE(pp.stop, 1);
+				wake_up(&pp.wq[0]);
+				kthread_join(t[0]);
+			}
+			return;
+		}
 		kthread_bind(t[i], i ? cpu_b : cpu_a);
 		wake_up_process(t[i]);
 	}
@@ -118,8 +125,10 @@ static void wakeup_case(unsigned cpu_waker, unsigned cpu_sleeper, unsigned cpus)
 	wait_queue_init(&wl.ack_wq);
 	wl.seq = wl.acked = 0;
 	struct task *s = kthread_create(wakeup_sleeper, NULL, "sleeper");
-	if (!s)
-		panic("bench: sched: cannot create threads");
+	if (!s) {
+		bench_error("sched", "case=wakeup: no memory for a thread");
+		return;
+	}
 	kthread_bind(s, cpu_sleeper);
 	wake_up_process(s);
 	kthread_bind(current, cpu_waker);

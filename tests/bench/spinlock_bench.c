@@ -14,6 +14,7 @@
 #include <grace/smp_sync.h>
 #include <grace/spinlock.h>
 #include <grace/time.h>
+#include <kernel/locking/spinlock_internal.h>
 
 #define SPIN_BENCH_MAX_LOCKS 16
 #define SPIN_BENCH_CS_LOOPS 10		/* a short critical section: a few cache lines' worth of work */

@@ -100,7 +100,7 @@ static void thp_phase(enum ptlock_mode mode, bool huge, bool report)
 	tb = (struct thp_bench){.region = region, .vma_flags = huge ? 0 : VMA_NOHUGE};
 	tb.mm = mm_create_ptlock(mode);
 	if (!tb.mm) {
-		pr_err("thp_memscale: no memory for an mm\n");
+		bench_error("thp_memscale", "no memory for an mm");
 		return;
 	}
 	snprintf(phase, sizeof(phase), "ptlock=%s/pages=%s", ptlock_mode_name(mode),
@@ -124,7 +124,9 @@ static void thp_phase(enum ptlock_mode mode, bool huge, bool report)
 		last = MAX(last, tb.end[cpu]);
 	}
 	u64 ns = last > first ? last - first : 1;
-	if (!report) {
+	if (tb.errors)
+		bench_error("thp_memscale", "phase %s: %u faults failed", phase, tb.errors);
+	if (!report || tb.errors) {
 		mm_destroy(tb.mm);
 		return;
 	}

@@ -18,6 +18,7 @@
 #include <grace/test.h>
 
 #include "blob_copy.h"
+#include "host_expect.h"
 
 #define HDR_LEN 36
 #define HDR_LENGTH 4
@@ -199,13 +200,39 @@ static u32 madt_last_entry(const struct chain *c)
 	return last;
 }
 
+/* Proximity domains that hold memory in the SRAT; 1 without one. */
+static unsigned srat_memory_domains(const struct acpi_info *a)
+{
+	if (!a->has_srat)
+		return 1;
+	unsigned n = 0;
+	for (unsigned i = 0; i < a->nr_mem_affinity; i++) {
+		bool seen = false;
+		for (unsigned j = 0; j < i; j++)
+			seen |= a->mem_affinity[j].domain == a->mem_affinity[i].domain;
+		n += !seen && a->mem_affinity[i].length;
+	}
+	return n;
+}
+
 TEST(acpi, boot_tables_match_boot_info)
 {
-	if (!boot_acpi())
+	static struct host_expect e;
+	if (!boot_acpi() || !host_expect_get(&e))
 		return;
 	size_t len;
 	const void *rsdp = boot_rsdp(&len);
 	ASSERT_EQ(acpi_parse(rsdp, len, map_firmware, &mb2, &info), 0);
+
+	/* What QEMU was given, as the runner knows it from outside. */
+	EXPECT_EQ(acpi_enabled_cpus(&info), e.cpus);
+	for (unsigned j = 0; j < info.nr_cpus; j++)
+		if (info.cpus[j].enabled && !host_expect_has_hwid(&e, info.cpus[j].apic_id))
+			test_fail(__FILE__, __LINE__, "MADT CPU with APIC id %u is not one QEMU was given",
+				  info.cpus[j].apic_id);
+	EXPECT_EQ(srat_memory_domains(&info), e.nodes);
+
+	/* And boot kept what the parser found. */
 	EXPECT_EQ(acpi_enabled_cpus(&info), boot_info.nr_cpus_found);
 	EXPECT_GE(info.nr_ioapics, 1);
 	/* Every CPU boot started is an enabled MADT CPU with the same APIC id. */
@@ -237,6 +264,7 @@ TEST(acpi, private_chains_parse)
 
 TEST(acpi, rejects_bad_rsdp)
 {
+	test_expect_message("acpi: ");
 	struct chain c;
 	if (!boot_acpi() || !chain_build(&c, true))
 		return;
@@ -264,6 +292,7 @@ TEST(acpi, rejects_bad_rsdp)
 
 TEST(acpi, rejects_bad_madt_checksum)
 {
+	test_expect_message("acpi: ");
 	struct chain c;
 	if (!boot_acpi() || !chain_build(&c, false))
 		return;
@@ -274,6 +303,7 @@ TEST(acpi, rejects_bad_madt_checksum)
 
 TEST(acpi, rejects_bad_madt_entry_length)
 {
+	test_expect_message("acpi: ");
 	struct chain c;
 	if (!boot_acpi() || !chain_build(&c, false))
 		return;
@@ -301,6 +331,7 @@ TEST(acpi, rejects_bad_madt_entry_length)
 
 TEST(acpi, rejects_truncated_madt)
 {
+	test_expect_message("acpi: ");
 	struct chain c;
 	if (!boot_acpi() || !chain_build(&c, false))
 		return;
@@ -338,6 +369,7 @@ TEST(acpi, rejects_truncated_madt)
 
 TEST(acpi, rejects_bad_root_table_length)
 {
+	test_expect_message("acpi: ");
 	struct chain c;
 	if (!boot_acpi())
 		return;

@@ -5,8 +5,8 @@
  * descriptor and in its memory) and checked on free, so a block handed out twice
  * is caught; afterwards the free count is back exactly where it started.
  *
- * The storm's work is a fixed total split over the CPUs (PLATFORM.md: 64 vCPUs
- * share 2 host cores).
+ * The storm's work is a fixed total split over the CPUs: under QEMU 64 vCPUs may
+ * share 2 host cores.
  */
 #include <grace/mm.h>
 #include <grace/page.h>
@@ -16,7 +16,7 @@
 #include <grace/smp_sync.h>
 #include <grace/string.h>
 #include <grace/test.h>
-#include "../../mm/mm_internal.h"
+#include <mm/mm_internal.h>
 #include "mm_test_util.h"
 
 static bool zone_has_exactly(struct zone *z, const u64 want[MAX_ORDER + 1])

@@ -13,6 +13,7 @@
 #include <grace/test.h>
 
 #include "blob_copy.h"
+#include "host_expect.h"
 
 /* Header field offsets (DTB version 17), to damage copies with. */
 #define HDR_MAGIC 0
@@ -60,7 +61,8 @@ static void expect_rejected(struct blob_copy *c, size_t len, const char *what)
 
 TEST(fdt, boot_blob_matches_boot_info)
 {
-	if (!boot_fdt())
+	static struct host_expect e;
+	if (!boot_fdt() || !host_expect_get(&e))
 		return;
 	static struct fdt_machine m;
 	struct fdt fdt;
@@ -68,6 +70,18 @@ TEST(fdt, boot_blob_matches_boot_info)
 	u32 boot_hart = boot_info.cpus[boot_info.boot_cpu].hwid;
 	ASSERT_EQ(fdt_scan_machine(&fdt, boot_hart, &m), 0);
 
+	/* What QEMU built, as the runner read it from outside. */
+	EXPECT_EQ(m.nr_harts_found, e.cpus);
+	for (unsigned i = 0; i < m.nr_harts; i++)
+		if (!host_expect_has_hwid(&e, m.harts[i].hartid))
+			test_fail(__FILE__, __LINE__, "hart %u is not one QEMU was given", m.harts[i].hartid);
+	u64 ram = 0;
+	for (unsigned i = 0; i < m.nr_mem; i++)
+		ram += m.mem[i].size;
+	EXPECT_EQ(ram, e.mem_bytes);
+	EXPECT_EQ(m.nr_nodes, e.nodes);
+
+	/* And boot kept what the parser found. */
 	ASSERT_EQ(m.nr_mem, boot_info.nr_mem);
 	for (unsigned i = 0; i < m.nr_mem; i++) {
 		EXPECT_EQ(m.mem[i].base, boot_info.mem[i].base);
@@ -235,6 +249,7 @@ TEST(fdt, rejects_bad_strings_and_lengths)
 
 TEST(fdt, tree_without_memory_is_an_error)
 {
+	test_expect_message("fdt: ");
 	if (!boot_fdt())
 		return;
 	static struct fdt_machine m;

@@ -42,6 +42,7 @@ TEST(mm, alloc_aligned_zeroed_reused)
 
 TEST(mm, bad_free_reported_and_refused)
 {
+	test_expect_message("mm: bad free_pages(");
 	u64 before = mm_test_buddy_free(), bad = mm_bad_free_count();
 	u8 *p = alloc_pages(2);
 	ASSERT_TRUE(p != NULL);

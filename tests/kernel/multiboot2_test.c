@@ -14,6 +14,7 @@
 #include <grace/test.h>
 
 #include "blob_copy.h"
+#include "host_expect.h"
 
 #define MB2_TAG_END 0
 #define MB2_TAG_CMDLINE 1
@@ -57,11 +58,26 @@ static void expect_rejected(struct blob_copy *c, size_t len, const char *what)
 		test_fail(__FILE__, __LINE__, "%s: expected -EINVAL, got %d", what, err);
 }
 
+/*
+ * RAM the firmware keeps for itself out of what QEMU was given: below 1 MiB the
+ * legacy hole and the EBDA (385 KiB), at the top SeaBIOS's tables (128 KiB);
+ * 513 KiB in all at MEM=96M and 512M. Twice that, rounded up, is the allowance.
+ */
+#define MB2_FIRMWARE_RAM_MAX (2ULL << 20)
+
 TEST(multiboot2, boot_blob_matches_boot_info)
 {
-	if (!boot_mb2())
+	static struct host_expect e;
+	if (!boot_mb2() || !host_expect_get(&e))
 		return;
 	ASSERT_EQ(mb2_parse(boot_info.fw_blob, boot_info.fw_blob_size, &info), 0);
+
+	/* The RAM QEMU was given, as the runner knows it from outside, less the firmware's. */
+	u64 avail = mb2_available_bytes(&info);
+	if (avail > e.mem_bytes || avail + MB2_FIRMWARE_RAM_MAX < e.mem_bytes)
+		test_fail(__FILE__, __LINE__, "%llu KiB available of the %llu KiB QEMU was given",
+			  (unsigned long long)(avail >> 10), (unsigned long long)(e.mem_bytes >> 10));
+
 	EXPECT_EQ(info.total_size, boot_info.fw_blob_size);
 	EXPECT_EQ(strncmp(info.cmdline, boot_info.cmdline, CMDLINE_MAX - 1), 0);
 	EXPECT_TRUE(info.rsdp_v1 || info.rsdp_v2);
@@ -87,6 +103,7 @@ TEST(multiboot2, boot_blob_matches_boot_info)
 
 TEST(multiboot2, rejects_truncated_copies)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -109,6 +126,7 @@ TEST(multiboot2, rejects_truncated_copies)
 
 TEST(multiboot2, rejects_bad_total_size)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -122,6 +140,7 @@ TEST(multiboot2, rejects_bad_total_size)
 
 TEST(multiboot2, rejects_tag_past_end)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -138,6 +157,7 @@ TEST(multiboot2, rejects_tag_past_end)
 
 TEST(multiboot2, rejects_missing_end_tag)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -150,6 +170,7 @@ TEST(multiboot2, rejects_missing_end_tag)
 
 TEST(multiboot2, rejects_unterminated_cmdline)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -163,6 +184,7 @@ TEST(multiboot2, rejects_unterminated_cmdline)
 
 TEST(multiboot2, rejects_bad_mmap_entry_size)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
@@ -178,6 +200,7 @@ TEST(multiboot2, rejects_bad_mmap_entry_size)
 
 TEST(multiboot2, rejects_short_rsdp_tag)
 {
+	test_expect_message("multiboot2: ");
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;

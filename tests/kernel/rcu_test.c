@@ -544,12 +544,14 @@ static void stall_test(bool irqs_off)
 
 TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
 {
+	test_expect_message("rcu: ");
 	stall_test(false);
 }
 
 /* Its CPU answers no IPI: the kthread must not wait for it, and still names it. */
 TEST(rcu, stall_warning_names_a_reader_with_interrupts_off)
 {
+	test_expect_message("rcu: ");
 	stall_test(true);
 }
 

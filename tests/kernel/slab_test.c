@@ -183,6 +183,7 @@ TEST(slab, typesafe_by_rcu_gives_pages_back_after_a_grace_period)
 
 TEST(slab, destroy_refuses_busy_cache)
 {
+	test_expect_message("slab: destroying cache test-busy");
 	struct kmem_cache *c = kmem_cache_create("test-busy", 64, 0, 0, NULL);
 	ASSERT_TRUE(c != NULL);
 	void *obj = kmem_cache_alloc(c);
@@ -264,6 +265,7 @@ TEST(slab, concurrent_every_cpu)
 /* Any build: a pointer that is no object of the cache is refused and reported. */
 TEST(slab, bad_free_reported)
 {
+	test_expect_message("slab: ");
 	struct kmem_cache *c = kmem_cache_create("test-badfree", 64, 0, 0, NULL);
 	ASSERT_TRUE(c != NULL);
 	char *obj = kmem_cache_alloc(c);
@@ -298,6 +300,7 @@ static void __noinline buggy_double_free(struct kmem_cache *c, void *obj)
 
 TEST(slab, debug_double_free_reported)
 {
+	test_expect_message("slab: ");
 	if (!slab_debug_enabled()) {
 		test_skip("needs DEBUG=1");
 		return;
@@ -330,6 +333,7 @@ static void __noinline buggy_underflow(u8 *obj)
 
 TEST(slab, debug_overflow_reported)
 {
+	test_expect_message("slab: ");
 	if (!slab_debug_enabled()) {
 		test_skip("needs DEBUG=1");
 		return;
@@ -353,6 +357,7 @@ TEST(slab, debug_overflow_reported)
 
 TEST(slab, debug_use_after_free_reported)
 {
+	test_expect_message("slab: ");
 	if (!slab_debug_enabled()) {
 		test_skip("needs DEBUG=1");
 		return;

@@ -173,6 +173,7 @@ static bool stack_check(u8 *s)
 
 TEST(wx, stack_guard_page)
 {
+	test_expect_message("vmap: stack_free(");
 	u8 *s[WX_GUARD_STACKS];
 	for (unsigned i = 0; i < WX_GUARD_STACKS; i++) {
 		s[i] = stack_alloc();
