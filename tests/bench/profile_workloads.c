@@ -3,8 +3,8 @@
  * runs this under the plugin and checks what it reports; alone it just runs):
  *
  *   calls     one CPU calls profile_known_function() PROFILE_CALLS times: the
- *             function must top the profile with exactly PROFILE_CALLS times its
- *             per-call instruction count;
+ *             function must top the profile with exactly PROFILE_CALLS times the
+ *             instructions of its (straight-line) body;
  *   pingpong  two CPUs pass a flag on one cache line back and forth: a fixed
  *             number of transfers per round trip (4 under the plugin's rule);
  *   percpu    every CPU increments its own padded counter: about 0 transfers.
@@ -23,8 +23,14 @@
 
 static volatile u64 profile_sink;
 
+/*
+ * Straight-line code (the loop is unrolled whole, no branch but the return), so
+ * every call executes each of its instructions once: tests/run counts them in the
+ * disassembly and expects exactly PROFILE_CALLS times that many.
+ */
 u64 __noinline profile_known_function(u64 x)
 {
+#pragma GCC unroll 64
 	for (int i = 0; i < PROFILE_KNOWN_LOOPS; i++)
 		x = x * 3 + (u64)i;
 	profile_sink = x;
