@@ -9,6 +9,7 @@
  */
 #include <grace/console.h>
 #include <grace/printk.h>
+#include <grace/sched.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
 #include <asm/cpu.h>
@@ -97,7 +98,9 @@ int vprintk(const char *fmt, va_list ap)
 	}
 	if (level <= LEVEL_ERR)
 		return emit_formatted(ERROR_PREFIX, fmt, ap, true);
-	return emit_formatted("", fmt, ap, level < console_loglevel);
+	/* What the shell prints was asked for: the log level does not hide it. */
+	bool asked = READ_ONCE(current->flags) & TASK_CONSOLE;
+	return emit_formatted("", fmt, ap, level < console_loglevel || asked);
 }
 
 int printk(const char *fmt, ...)

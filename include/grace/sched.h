@@ -41,6 +41,7 @@ enum task_state {
 /* task->flags */
 #define TASK_IDLE (1u << 0)	/* a CPU's idle thread: never queued, runs when nothing else can */
 #define TASK_URGENT (1u << 1)	/* deferred-work threads: queued at the head, preempt normal threads */
+#define TASK_CONSOLE (1u << 2)	/* answers on the console (the shell): its printk lines ignore `quiet` */
 
 struct task {
 	struct task_preempt preempt;	/* first: grace/preempt.h reaches it via arch_current() */

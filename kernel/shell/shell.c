@@ -97,6 +97,7 @@ void shell_start(unsigned cpu)
 		pr_err("shell: cannot create its thread: %s\n", errno_name(-ENOMEM));
 		return;
 	}
+	t->flags |= TASK_CONSOLE;	/* before it first runs: nobody else writes flags yet */
 	wake_up_process(t);
 	kthread_detach(t);
 }
