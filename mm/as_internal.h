@@ -9,6 +9,7 @@
 #include <grace/fault.h>
 #include <grace/mm.h>
 #include <grace/percpu.h>
+#include <grace/preempt.h>
 
 /* True when fault injection says this allocation must fail (see mm_inject_alloc_failures). */
 bool mm_inject_fail(void);
@@ -48,8 +49,18 @@ static inline void mm_clear_block(void *block, size_t bytes)
  */
 void fault_forget_spurious(void);
 
-/* Each CPU counts its own; only fault_stats_sum() reads the others'. */
+/*
+ * Each CPU counts its own; only fault_stats_sum() reads the others'. Some counts are
+ * bumped outside the VMA lock, where the fault runs preemptible: a preemption between
+ * the load and the store would lose the increment of the thread that ran meanwhile
+ * (or, after a migration, write into the CPU the thread left).
+ */
 DECLARE_PER_CPU(struct fault_stats, fault_stats);
-#define fault_stat_inc(field) (this_cpu(fault_stats).field++)
+#define fault_stat_inc(field)                      \
+	do {                                       \
+		preempt_disable();                 \
+		this_cpu(fault_stats).field++;     \
+		preempt_enable();                  \
+	} while (0)
 
 #endif
