@@ -1,13 +1,14 @@
 /*
  * What the address-space files (mm/mm.c, vma.c, fault.c, huge.c, pagetable.c,
  * tlb.c) share and nobody else needs: the allocation wrapper that fault injection
- * hooks into, and the per-CPU fault counters.
+ * hooks into, and the per-CPU fault and page-table page counters.
  */
 #ifndef MM_AS_INTERNAL_H
 #define MM_AS_INTERNAL_H
 
 #include <grace/fault.h>
 #include <grace/mm.h>
+#include <grace/pgtable.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 
@@ -42,6 +43,19 @@ static inline void mm_clear_block(void *block, size_t bytes)
 		p[7] = 0;
 	}
 }
+
+/*
+ * Page-table pages (roots included) allocated and given up since boot, summed over
+ * CPUs: pt_table_alloc() counts one allocated, pt_table_free() and pt_table_retire()
+ * one freed. While no table changes, allocated - freed is what every mm's tables hold
+ * (the ptlock tests check exactly that after racing faults).
+ */
+struct pt_table_stats {
+	u64 allocated, freed;
+};
+void pt_table_stats_sum(struct pt_table_stats *out);
+/* A table leaves the page tables for good; the caller frees its page (tlb_finish, after the flush). */
+void pt_table_retire(pte_t *table);
 
 /*
  * Forget this CPU's run of spurious faults (mm/fault.c): a new address space may

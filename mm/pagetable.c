@@ -18,9 +18,22 @@
 #include <grace/fault.h>
 #include <grace/mm.h>
 #include <grace/pagetable.h>
+#include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/smp.h>
 #include <grace/tlb.h>
 #include "as_internal.h"
+
+/* Page-table pages each CPU allocated and gave up; only pt_table_stats_sum() reads others'. */
+static DEFINE_PER_CPU(struct pt_table_stats, pt_table_stats);
+
+/* Bumped from preemptible paths too (mm_create, pt_pmd_table outside a fault). */
+#define pt_table_stat_inc(field)                   \
+	do {                                       \
+		preempt_disable();                 \
+		this_cpu(pt_table_stats).field++;  \
+		preempt_enable();                  \
+	} while (0)
 
 pte_t *pt_table_alloc(void)
 {
@@ -29,13 +42,31 @@ pte_t *pt_table_alloc(void)
 		return NULL;
 	/* The allocator initialised page->ptl unlocked; mark the page for debugging. */
 	virt_to_page(t)->flags |= PG_PGTABLE;
+	pt_table_stat_inc(allocated);
 	return t;
+}
+
+void pt_table_retire(pte_t *table)
+{
+	virt_to_page(table)->flags &= ~PG_PGTABLE;
+	pt_table_stat_inc(freed);
 }
 
 void pt_table_free(pte_t *table)
 {
-	virt_to_page(table)->flags &= ~PG_PGTABLE;
+	pt_table_retire(table);
 	free_pages(table, 0);
+}
+
+void pt_table_stats_sum(struct pt_table_stats *out)
+{
+	unsigned cpu;
+
+	*out = (struct pt_table_stats){0};
+	for_each_online_cpu(cpu) {
+		out->allocated += READ_ONCE(per_cpu(pt_table_stats, cpu).allocated);
+		out->freed += READ_ONCE(per_cpu(pt_table_stats, cpu).freed);
+	}
 }
 
 pte_t *pt_pmd_table(struct mm *mm, uintptr_t va, int *err)

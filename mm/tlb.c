@@ -81,7 +81,7 @@ void tlb_gather_table(struct tlb_gather *g, pte_t *table)
 {
 	/* A freed table may sit in a CPU's paging-structure cache: only a full flush drops it. */
 	g->flush_all = true;
-	virt_to_page(table)->flags &= ~PG_PGTABLE;
+	pt_table_retire(table);
 	chain(&g->pages, table);
 	g->nr_tables++;
 }
