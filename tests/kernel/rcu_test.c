@@ -2,7 +2,8 @@
  * Tree RCU: the grace-period guarantee, an rcutorture-like test (and its proof
  * that it catches a broken RCU), rcu_barrier, per-CPU callback order, call_rcu
  * from a timer, a 100,000-callback flood, no IPIs to idle CPUs, stall warnings,
- * and SLAB_TYPESAFE_BY_RCU slabs outliving their readers.
+ * kfree_rcu() freeing only after its readers left, and SLAB_TYPESAFE_BY_RCU slabs
+ * outliving their readers.
  *
  * Work is sized by CPU count and every wait has a deadline: 64 vCPUs share two
  * host cores, so a grace period that needs an IPI to a spinning reader can take
@@ -553,6 +554,128 @@ TEST(rcu, stall_warning_names_a_reader_with_interrupts_off)
 {
 	test_expect_message("rcu: ");
 	stall_test(true);
+}
+
+/* ---- kfree_rcu ---- */
+
+/*
+ * Readers on every even-ranked CPU take every object under rcu_read_lock(); then
+ * the odd-ranked CPUs unpublish and kfree_rcu() their share and yield, so that a
+ * callback ready without a grace period would run right there (softirqd is the
+ * first thread a yield picks). With every reader still inside, nothing may have
+ * been freed: the cache, which nobody else uses, still counts every object in use,
+ * and every object still holds what was written into it (in a DEBUG=1 build a freed
+ * object is poisoned with 0x6b at once). After the readers leave, rcu_barrier()
+ * and every object is freed.
+ */
+#define KFREE_RCU_OBJS 64 /* retired in all, whatever the CPU count */
+#define KFREE_RCU_WORDS 6
+#define KFREE_RCU_POISON 0x6b6b6b6b6b6b6b6bULL /* slab_debug.c's free poison, as words */
+
+struct kfree_rcu_obj {
+	u64 words[KFREE_RCU_WORDS]; /* kfree_rcu_word(i, w) for object i */
+	struct rcu_head rh;
+};
+
+static struct {
+	struct kmem_cache *cache;
+	struct kfree_rcu_obj *slot[KFREE_RCU_OBJS]; /* readers: rcu_dereference */
+	s32 rank[MAX_CPUS];			    /* position among the online CPUs */
+	unsigned readers, updaters;
+	struct smp_sync holding;
+	u32 retired;	 /* updaters that have retired their share and yielded */
+	u32 damaged;	 /* words a reader found changed under its read lock */
+	u32 poisoned;	 /* of them, the debug build's free poison */
+	u64 in_use_held; /* objects in use while every reader held them */
+} kr;
+
+static u64 kfree_rcu_word(unsigned i, unsigned w)
+{
+	return 0x5246524355000000ULL ^ (u64)i << 8 ^ w; /* never the poison word */
+}
+
+static u64 kfree_rcu_in_use(void)
+{
+	struct kmem_cache_stats s;
+	kmem_cache_stats(kr.cache, &s);
+	return s.objects - s.free_objects - s.cpu_objects;
+}
+
+static void kfree_rcu_fn(void *arg)
+{
+	unsigned cpu = smp_processor_id(), n = num_online_cpus();
+	s32 rank = kr.rank[cpu];
+
+	if (rank % 2) {
+		/* An updater: its share of the objects, once every reader holds them all. */
+		smp_sync_wait(&kr.holding, n);
+		for (unsigned i = (unsigned)rank / 2; i < KFREE_RCU_OBJS; i += kr.updaters) {
+			struct kfree_rcu_obj *p = rcu_dereference_protected(kr.slot[i]);
+			rcu_assign_pointer(kr.slot[i], NULL);
+			kfree_rcu(p, rh);
+		}
+		yield();
+		__atomic_fetch_add(&kr.retired, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	static struct kfree_rcu_obj *held[MAX_CPUS][KFREE_RCU_OBJS];
+	struct kfree_rcu_obj **mine = held[cpu];
+	rcu_read_lock();
+	for (unsigned i = 0; i < KFREE_RCU_OBJS; i++)
+		mine[i] = rcu_dereference(kr.slot[i]);
+	smp_sync_wait(&kr.holding, n);
+	while (__atomic_load_n(&kr.retired, __ATOMIC_ACQUIRE) < kr.updaters)
+		cpu_relax();
+	if (rank == 0)
+		kr.in_use_held = kfree_rcu_in_use();
+	for (unsigned i = 0; i < KFREE_RCU_OBJS; i++)
+		for (unsigned w = 0; w < KFREE_RCU_WORDS; w++) {
+			u64 v = READ_ONCE(mine[i]->words[w]);
+			if (v == kfree_rcu_word(i, w))
+				continue;
+			__atomic_fetch_add(&kr.damaged, 1, __ATOMIC_RELAXED);
+			if (v == KFREE_RCU_POISON)
+				__atomic_fetch_add(&kr.poisoned, 1, __ATOMIC_RELAXED);
+		}
+	rcu_read_unlock();
+}
+
+TEST(rcu, kfree_rcu_frees_only_after_every_reader_left)
+{
+	unsigned cpu;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs 2 CPUs: a reader and an updater");
+		return;
+	}
+	kr = (__typeof__(kr)){0};
+	for_each_online_cpu(cpu) {
+		kr.rank[cpu] = (s32)(kr.readers + kr.updaters);
+		if (kr.rank[cpu] % 2)
+			kr.updaters++;
+		else
+			kr.readers++;
+	}
+	kr.cache = kmem_cache_create("test-kfree-rcu", sizeof(struct kfree_rcu_obj), 0, 0, NULL);
+	ASSERT_TRUE(kr.cache != NULL);
+	for (unsigned i = 0; i < KFREE_RCU_OBJS; i++) {
+		struct kfree_rcu_obj *p = kmem_cache_alloc(kr.cache);
+		ASSERT_TRUE(p != NULL);
+		for (unsigned w = 0; w < KFREE_RCU_WORDS; w++)
+			p->words[w] = kfree_rcu_word(i, w);
+		rcu_assign_pointer(kr.slot[i], p);
+	}
+	u64 before = kfree_rcu_in_use();
+	smp_run_all(kfree_rcu_fn, NULL);
+	/* While the readers held them: none freed, none changed, no poison seen. */
+	EXPECT_EQ(kr.in_use_held, before);
+	EXPECT_EQ(kr.damaged, 0);
+	EXPECT_EQ(kr.poisoned, 0);
+	rcu_barrier();
+	/* Once they left, a grace period and every object is freed. */
+	EXPECT_EQ(before, KFREE_RCU_OBJS);
+	EXPECT_EQ(kfree_rcu_in_use(), 0);
+	EXPECT_EQ(kmem_cache_destroy(kr.cache), 0);
 }
 
 /* ---- SLAB_TYPESAFE_BY_RCU ---- */
