@@ -1,8 +1,8 @@
 /*
- * Scheduler selftests: threads, the sleeping mutex, wait queues, affinity,
- * load balancing, preemption, sleeping, completions and the RCU hooks. Every
- * concurrency test runs threads on all CPUs at once and checks counts and
- * ownership; waits are bounded by generous deadlines (64 vCPUs may share two
+ * Scheduler selftests: threads, the sleeping mutex and its FIFO hand-off, wait
+ * queues, affinity, load balancing, preemption, sleeping, completions and the RCU
+ * hooks. Every concurrency test runs threads on all CPUs at once and checks counts
+ * and ownership; waits are bounded by generous deadlines (64 vCPUs may share two
  * host cores) and compared as orderings, never as speeds.
  */
 #include <grace/completion.h>
@@ -166,6 +166,83 @@ TEST(sched, mutex_trylock_and_owner)
 	EXPECT_FALSE(mutex_trylock(&m));
 	mutex_unlock(&m);
 	EXPECT_TRUE(mutex_owner(&m) == NULL);
+}
+
+/*
+ * Hand-off in FIFO order: the test holds the mutex while waiters queue one at a
+ * time (the next is started only once the previous one is on the mutex's wait
+ * list), spread over every CPU. Then it unlocks: the mutex goes to the oldest
+ * waiter before anyone else can take it (a trylock right after the unlock fails),
+ * and each waiter, once it owns the mutex, takes the next place in the order
+ * served, which must be its place in the queue.
+ */
+#define MUTEX_FIFO_WAITERS 16
+
+static struct mutex_fifo_test {
+	struct mutex lock;
+	u32 served;			/* waiters that got the mutex so far; under lock */
+	u32 place[MUTEX_FIFO_WAITERS];	/* the order waiter i was served in */
+} mf;
+
+static int mutex_fifo_waiter(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+	mutex_lock(&mf.lock);
+	mf.place[i] = mf.served++;
+	mutex_unlock(&mf.lock);
+	return 0;
+}
+
+/* Threads queued on m, counted under its wait_lock. */
+static unsigned mutex_queued(struct mutex *m)
+{
+	unsigned n = 0;
+	struct list_head *p;
+	unsigned long flags = spin_lock_irqsave(&m->wait_lock);
+	for (p = m->waiters.next; p != &m->waiters; p = p->next)
+		n++;
+	spin_unlock_irqrestore(&m->wait_lock, flags);
+	return n;
+}
+
+TEST(sched, mutex_hands_off_to_waiters_in_the_order_they_queued)
+{
+	struct task **t = threads_alloc(MUTEX_FIFO_WAITERS);
+	unsigned cpu, queued = 0;
+	ASSERT_TRUE(t != NULL);
+	preempt_disable();
+	cpu = smp_processor_id(); /* the first waiter goes to the next CPU */
+	preempt_enable();
+	mutex_init(&mf.lock);
+	mf.served = 0;
+	mutex_lock(&mf.lock);
+	for (unsigned i = 0; i < MUTEX_FIFO_WAITERS; i++) {
+		cpu = cpumask_next(&cpu_online_mask, cpu + 1);
+		if (cpu >= MAX_CPUS)
+			cpu = cpumask_next(&cpu_online_mask, 0);
+		t[i] = kthread_create(mutex_fifo_waiter, (void *)(uintptr_t)i, "mfifo%u", i);
+		ASSERT_TRUE(t[i] != NULL);
+		kthread_bind(t[i], cpu);
+		wake_up_process(t[i]);
+		/* Waiter i is queued behind waiters 0..i-1 before waiter i + 1 starts. */
+		if (!EXPECT_TRUE(wait_until(mutex_queued(&mf.lock) == i + 1)))
+			break;
+		queued++;
+	}
+	mutex_unlock(&mf.lock);
+	/* Handed off: the oldest waiter owns it already, nobody can barge in. */
+	bool barged = mutex_trylock(&mf.lock);
+	EXPECT_FALSE(barged);
+	if (barged)
+		mutex_unlock(&mf.lock);
+	EXPECT_EQ(join_all(t, MUTEX_FIFO_WAITERS), MUTEX_FIFO_WAITERS);
+	EXPECT_EQ(queued, MUTEX_FIFO_WAITERS);
+	EXPECT_EQ(mf.served, MUTEX_FIFO_WAITERS);
+	for (unsigned place_queued = 0; place_queued < queued; place_queued++) {
+		unsigned place_served = mf.place[place_queued];
+		EXPECT_EQ(place_served, place_queued);
+	}
+	EXPECT_TRUE(mutex_owner(&mf.lock) == NULL);
 }
 
 /* ---- wait/wake storm: a token passed around a ring of threads on all CPUs ---- */
