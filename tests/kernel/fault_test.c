@@ -2,8 +2,8 @@
  * Page-fault selftests: first touch of each CPU's own region and of shared pages
  * from every CPU at once (in both page-table lock modes), huge pages where the
  * VMA allows them, zeroed pages, faults after unmap, -EFAULT outside a VMA and
- * for writes to a read-only one, -ENOMEM without leaks, and node-local memory.
- * Work is sized by a fixed total, split over the CPUs.
+ * for writes to a read-only one, -ENOMEM without leaks, and node-local memory,
+ * 2 MiB pages included. Work is sized by a fixed total, split over the CPUs.
  */
 #include <grace/numa.h>
 #include <grace/printk.h>
@@ -289,11 +289,17 @@ TEST(fault, huge_when_aligned)
 	static struct huge_region t;
 	before = mm_free_bytes();
 	t = (struct huge_region){.cpus = MIN(num_online_cpus(), FAULT_HUGE_CPUS)};
+	/* Room on their nodes for all of them: then each page must come from its CPU's node. */
+	bool room = true;
+	for (unsigned cpu = 0; cpu < t.cpus; cpu++)
+		room &= node_free_pages(cpu_to_node(cpu)) >= (u64)FAULT_HUGE_CPUS << HUGE_ORDER;
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(huge_region_worker, &t);
 	EXPECT_EQ(t.errors, 0);
 	EXPECT_EQ(t.huge, t.cpus);
+	if (room)
+		EXPECT_EQ(t.local, t.huge);
 	mm_destroy(t.mm);
 	EXPECT_EQ(mm_free_bytes(), before);
 }
