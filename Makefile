@@ -1,8 +1,10 @@
 # Grace: build, boot and test. See README.md for the targets and variables.
 #
 #   make [ARCH=riscv64|x86_64]        build build/<arch>/kernel.elf and the boot image
-#   make qemu SMP=8 MEM=512M          boot under QEMU, console on stdio (Ctrl-A X quits)
+#   make test-image                   the same kernel with the tests: kernel-test.elf
+#   make qemu SMP=8 MEM=512M          boot under QEMU to the grace> prompt (Ctrl-A X quits)
 #   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
+#   make mutants                      mutation testing: every tests/mutants/*.patch caught
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
 #   make gdb                          boot with QEMU waiting for gdb on :1234
 #   make ... DEBUG=1                  slab debugging (red zones, poison), in build/<arch>-debug
@@ -83,7 +85,7 @@ $(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image deps qemu gdb qemu-gdb test bench profile plugin clean
+.PHONY: all test-image deps qemu gdb qemu-gdb test mutants bench profile plugin clean
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -158,6 +160,12 @@ else
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
 
+# Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
+# build/mutants/, must make the tests its header names fail. The runner builds the
+# base trees it needs (riscv64, riscv64-debug) itself.
+mutants: | $(DEPS_STAMP)
+	$(Q)python3 tests/mutants/run
+
 bench: test-image
 	$(Q)python3 tests/run --bench $(BENCH) --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
@@ -179,6 +187,6 @@ profile: test-image $(PLUGIN)
 plugin: $(PLUGIN)
 
 clean:
-	rm -rf build/riscv64 build/x86_64 build/riscv64-debug build/x86_64-debug build/tools
+	rm -rf build/riscv64 build/x86_64 build/riscv64-debug build/x86_64-debug build/tools build/mutants
 
 -include $(OBJS:.o=.d)
