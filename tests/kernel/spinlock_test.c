@@ -1,16 +1,19 @@
 /*
  * Ticket spinlock selftests: mutual exclusion on all CPUs at once (with a negative
  * control that must lose updates without the lock), FIFO hand-off, trylock, and
- * the backoff tuning's bounds and adaptation.
+ * the backoff tuning's bounds and adaptation, and the default mode following the
+ * spinlock= boot argument.
  *
  * Work is a fixed total split over the CPUs: with 64 vCPUs on 2 host cores every
  * hand-off can wait for the host to schedule the next ticket's vCPU for milliseconds,
  * so the total, not the per-CPU count, bounds the run time.
  */
+#include <grace/cmdline.h>
 #include <grace/mm.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
 #include <grace/spinlock.h>
+#include <grace/string.h>
 #include <grace/test.h>
 #include <grace/time.h>
 #include <kernel/locking/spinlock_internal.h>
@@ -353,4 +356,39 @@ TEST(spinlock, plain_mode_does_not_tune)
 	spin_delay_watch(NULL);
 	EXPECT_GT(plain, 0);
 	EXPECT_EQ(tuned, 0);
+}
+
+/*
+ * spinlock=plain on the command line makes plain spinning every lock's default
+ * (boot_apply_cmdline()); without it, or with spinlock=backoff, locks back off.
+ * The switch alone is not the proof: a lock left at the default must then wait on
+ * that path. Other tests flip spinlock_backoff and put it back, so here it is still
+ * what the boot made of the argument. Retried until the lock was contended at all.
+ */
+TEST(spinlock, default_follows_cmdline)
+{
+	static struct adapt_test t;
+	const char *v = cmdline_get("spinlock");
+	bool want_backoff = !(v && !strcmp(v, "plain"));
+	u32 tuned, plain;
+
+	EXPECT_EQ(READ_ONCE(spinlock_backoff), want_backoff);
+	if (!adapt_init(&t))
+		return;
+	spin_delay_watch(t.hot);
+	u64 deadline = arch_clock_ns() + RACE_RETRY_NS;
+	do {
+		adapt_round(&t);
+		watched_waits_sum(&tuned, &plain);
+	} while (!tuned && !plain && arch_clock_ns() < deadline);
+	spin_delay_watch(NULL);
+	spin_delay_reset();
+	EXPECT_GT(tuned + plain, 0);	/* contended at all: the checks below mean something */
+	if (want_backoff) {
+		EXPECT_GT(tuned, 0);
+		EXPECT_EQ(plain, 0);
+	} else {
+		EXPECT_GT(plain, 0);
+		EXPECT_EQ(tuned, 0);
+	}
 }
