@@ -1,5 +1,6 @@
 /*
- * Tree RCU: the grace-period guarantee, an rcutorture-like test (and its proof
+ * Tree RCU: the grace-period guarantee (and an expedited grace period waiting for
+ * readers held inside across the call), an rcutorture-like test (and its proof
  * that it catches a broken RCU), rcu_barrier, per-CPU callback order, call_rcu
  * from a timer, a 100,000-callback flood, no IPIs to idle CPUs, stall warnings,
  * kfree_rcu() freeing only after its readers left, and SLAB_TYPESAFE_BY_RCU slabs
@@ -108,6 +109,80 @@ TEST(rcu, synchronize_waits_for_every_earlier_reader)
 TEST(rcu, expedited_waits_for_every_earlier_reader)
 {
 	gp_guarantee_run(true);
+}
+
+/*
+ * An expedited grace period waits for a reader that was inside when it was asked
+ * for. Readers on other CPUs enter rcu_read_lock() and say so; the updater sets
+ * `calling` just before synchronize_rcu_expedited(). Each reader waits for the flag
+ * inside its section, then stays EXP_HOLD_NS longer or until the call returned
+ * (only a broken one returns while it is inside), counts itself in `exited` and
+ * leaves; the updater reads `exited` once the call returned. The hold only gives a
+ * broken expedited path time to take a reader's IPI for a quiescent state; with a
+ * working one the call cannot return before the readers left, however slow the
+ * host. Rounds, so that a reader vCPU the host stopped for the whole hold (its IPI
+ * not taken yet when it left) cannot let a broken path through.
+ *
+ * EXP_HOLD_READERS readers at most: more would only add vCPUs for 2 host cores to run.
+ */
+#define EXP_HOLD_READERS 3
+#define EXP_HOLD_ROUNDS 8
+#define EXP_HOLD_NS (20 * NSEC_PER_MSEC)	/* ten resends of the expedited IPI (2 ms) */
+
+static struct {
+	unsigned updater;	/* the CPU running the test */
+	unsigned readers;
+	u32 inside;		/* readers in their section */
+	u32 calling;		/* set just before synchronize_rcu_expedited() */
+	u32 exited;		/* readers about to rcu_read_unlock() */
+	u32 exited_at_return;	/* what the updater read once the call returned */
+	u32 returned;		/* set after that */
+} exh;
+
+static void exp_hold_fn(void *arg)
+{
+	(void)arg;
+	if (smp_processor_id() == exh.updater) {
+		while (__atomic_load_n(&exh.inside, __ATOMIC_ACQUIRE) < exh.readers)
+			cpu_relax();
+		smp_store_release(&exh.calling, 1);
+		synchronize_rcu_expedited();
+		exh.exited_at_return = __atomic_load_n(&exh.exited, __ATOMIC_ACQUIRE);
+		smp_store_release(&exh.returned, 1);
+		return;
+	}
+	rcu_read_lock();
+	__atomic_fetch_add(&exh.inside, 1, __ATOMIC_RELEASE);
+	while (!smp_load_acquire(&exh.calling))
+		cpu_relax();
+	u64 end = arch_clock_ns() + EXP_HOLD_NS;
+	while (!smp_load_acquire(&exh.returned) && arch_clock_ns() < end)
+		cpu_relax();
+	/* Pairs with the updater's acquire, after the smp_mb() that ends the call. */
+	__atomic_fetch_add(&exh.exited, 1, __ATOMIC_RELEASE);
+	rcu_read_unlock();
+}
+
+TEST(rcu, expedited_waits_for_a_reader_inside_when_it_was_called)
+{
+	u32 left_early = 0;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs 2 CPUs");
+		return;
+	}
+	unsigned readers = MIN(num_online_cpus() - 1, EXP_HOLD_READERS);
+	for (unsigned r = 0; r < EXP_HOLD_ROUNDS; r++) {
+		exh = (__typeof__(exh)){.readers = readers};
+		preempt_disable();
+		exh.updater = smp_processor_id();
+		preempt_enable();
+		smp_run_on(readers + 1, exp_hold_fn, NULL);
+		left_early += readers - exh.exited_at_return;
+		EXPECT_EQ(exh.exited, readers);
+	}
+	/* Readers still inside when the call returned: it did not wait for them. */
+	EXPECT_EQ(left_early, 0);
 }
 
 /* ---- rcutorture ---- */

@@ -1,6 +1,7 @@
 /*
  * Reader-writer lock selftests: readers really share it; writers exclude everyone;
- * a writer that waits gets in ahead of the readers that come after it.
+ * a reader that comes while a writer holds the lock gets in only after it let go,
+ * by ordering; a writer that waits gets in ahead of the readers that come after it.
  */
 #include <grace/rwlock.h>
 #include <grace/smp.h>
@@ -90,6 +91,86 @@ TEST(rwlock, writers_exclusive)
 	EXPECT_EQ(t.violations, 0);
 	EXPECT_EQ(t.writes, t.writes_done);
 	EXPECT_GT(t.writes, 0);
+	EXPECT_EQ(rw.state, 0);
+}
+
+/*
+ * A reader that comes while a writer holds the lock gets in only after the writer
+ * let go. The writer (the CPU running the test) takes write_lock(), lets the readers
+ * go and sets `releasing` just before write_unlock(); each reader reads the flag
+ * once its read_lock() returned, and a clear flag means it got in under the writer.
+ * A reader spinning in read_lock() leaves the lock word alone, so the writer cannot
+ * see it wait: it holds until every reader has said it is calling read_lock(), then
+ * RW_HOLD_NS longer or until a reader got in (only a broken lock lets one). The hold
+ * only gives a broken lock its chance; with a working one every reader finds the
+ * flag set however slow the host. Rounds, so that one reader vCPU the host stopped
+ * just before its read_lock() cannot let a broken lock through.
+ *
+ * RW_HOLD_READERS readers at most: each round costs a hand-off per reader, and a
+ * few readers that all arrive before the release are what the test is about.
+ */
+#define RW_HOLD_READERS 3
+#define RW_HOLD_ROUNDS 8
+#define RW_HOLD_NS (2 * NSEC_PER_MSEC)
+
+struct hold_test {
+	unsigned writer;	/* the CPU running the test */
+	unsigned readers;
+	u32 locked;		/* the writer holds the lock */
+	u32 calling;		/* readers about to call read_lock() */
+	u32 entered;		/* readers whose read_lock() returned */
+	u32 releasing;		/* set by the writer just before write_unlock() */
+	u32 under_writer;	/* readers that got in while the writer held it */
+};
+
+static void hold_worker(void *arg)
+{
+	struct hold_test *t = arg;
+
+	if (smp_processor_id() == t->writer) {
+		write_lock(&rw);
+		smp_store_release(&t->locked, 1);
+		while (__atomic_load_n(&t->calling, __ATOMIC_ACQUIRE) < t->readers)
+			cpu_relax();
+		u64 end = arch_clock_ns() + RW_HOLD_NS;
+		while (!__atomic_load_n(&t->entered, __ATOMIC_ACQUIRE) && arch_clock_ns() < end)
+			cpu_relax();
+		smp_store_release(&t->releasing, 1);
+		write_unlock(&rw);
+		return;
+	}
+	while (!smp_load_acquire(&t->locked))
+		cpu_relax();
+	__atomic_fetch_add(&t->calling, 1, __ATOMIC_RELEASE);
+	read_lock(&rw);
+	/* Pairs with the writer's release: a reader that got in after write_unlock() sees it. */
+	if (!smp_load_acquire(&t->releasing))
+		__atomic_fetch_add(&t->under_writer, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->entered, 1, __ATOMIC_RELEASE);
+	read_unlock(&rw);
+}
+
+TEST(rwlock, readers_wait_until_the_writer_holding_it_releases)
+{
+	static struct hold_test t;
+	u32 under_writer = 0, entered = 0;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs 2 CPUs");
+		return;
+	}
+	unsigned readers = MIN(num_online_cpus() - 1, RW_HOLD_READERS);
+	for (unsigned r = 0; r < RW_HOLD_ROUNDS; r++) {
+		t = (struct hold_test){.readers = readers};
+		preempt_disable();
+		t.writer = smp_processor_id();
+		preempt_enable();
+		smp_run_on(readers + 1, hold_worker, &t);
+		under_writer += t.under_writer;
+		entered += t.entered;
+	}
+	EXPECT_EQ(under_writer, 0);
+	EXPECT_EQ(entered, readers * RW_HOLD_ROUNDS);
 	EXPECT_EQ(rw.state, 0);
 }
 

@@ -305,6 +305,106 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
 	kfree(rt.nodes);
 }
 
+/*
+ * A wake-up that comes between set_current_state(TASK_SLEEPING) and schedule() is
+ * not lost: the waker finds TASK_SLEEPING and makes the thread runnable, and its
+ * schedule() returns at once (grace/sched.h). A sleeper bound to another CPU waits
+ * with wait_event_timeout(); the first look at its condition each round, made after
+ * prepare_to_wait(), finds it false and then holds the sleeper right there, before
+ * schedule(), until the waker (the test thread) is done: the waker sees the sleeper
+ * TASK_SLEEPING and in that window, makes the condition true, calls wake_up(), and
+ * reads the sleeper's state. Nothing else writes it while the sleeper is held, so it
+ * must read TASK_RUNNING, however slow the host. A lost wake-up leaves it
+ * TASK_SLEEPING; the sleeper then sleeps to its timeout instead of for ever, and
+ * the test stops.
+ */
+#define WAKE_WINDOW_ROUNDS 16
+#define WAKE_WINDOW_TIMEOUT_NS (2 * NSEC_PER_SEC)	/* what a lost wake-up costs */
+
+static struct wake_window_test {
+	struct wait_queue_head wq;
+	u32 token;		/* rounds the waker has woken for */
+	u32 held;		/* the sleeper held itself in the window this round */
+	u32 in_window;		/* round + 1: the sleeper is held before schedule() */
+	u32 woken;		/* round + 1: the waker is done with the round */
+	u32 stop;
+	u32 rounds_done;
+} ww;
+
+/* The sleeper's condition; its first false look in a round holds it in the window. */
+static bool wake_window_cond(unsigned r)
+{
+	bool ok = smp_load_acquire(&ww.token) > r || READ_ONCE(ww.stop);
+	if (!ok && !ww.held) {
+		ww.held = 1;
+		smp_store_release(&ww.in_window, r + 1);
+		while (smp_load_acquire(&ww.woken) <= r && !READ_ONCE(ww.stop))
+			cpu_relax();
+	}
+	return ok;
+}
+
+static int wake_window_sleeper(void *arg)
+{
+	(void)arg;
+	for (unsigned r = 0; r < WAKE_WINDOW_ROUNDS && !READ_ONCE(ww.stop); r++) {
+		ww.held = 0;
+		wait_event_timeout(ww.wq, wake_window_cond(r), WAKE_WINDOW_TIMEOUT_NS);
+		WRITE_ONCE(ww.rounds_done, r + 1);
+	}
+	return 0;
+}
+
+TEST(sched, wake_up_between_sleeping_and_schedule_is_not_lost)
+{
+	unsigned self, cpu, other = 0;
+	u32 lost = 0;
+
+	if (num_online_cpus() < 2) {
+		test_skip("needs 2 CPUs");
+		return;
+	}
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	for_each_online_cpu(cpu)
+		if (cpu != self) {
+			other = cpu;
+			break;
+		}
+	ww = (struct wake_window_test){ 0 };
+	wait_queue_init(&ww.wq);
+	struct task *p = kthread_create_on_cpu(wake_window_sleeper, NULL, other, "wakewin");
+	ASSERT_TRUE(p != NULL);
+	wake_up_process(p);
+
+	/* The waker spins: a lost wake-up must not take the waker's own sleeps with it. */
+	u64 deadline = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	for (unsigned r = 0; r < WAKE_WINDOW_ROUNDS && !lost; r++) {
+		while ((smp_load_acquire(&ww.in_window) <= r ||
+			READ_ONCE(p->state) != TASK_SLEEPING) &&
+		       arch_clock_ns() < deadline)
+			cpu_relax();
+		if (!EXPECT_EQ(READ_ONCE(ww.in_window), r + 1))
+			break;
+		smp_store_release(&ww.token, r + 1);
+		wake_up(&ww.wq);
+		if (READ_ONCE(p->state) != TASK_RUNNING) {
+			printk("# round %u: the sleeper is still sleeping after its wake-up\n", r);
+			lost++;
+		}
+		smp_store_release(&ww.woken, r + 1);
+	}
+	WRITE_ONCE(ww.stop, 1);
+	/* Its last sleep ends by its timeout at worst; join only once it is gone. */
+	while (smp_load_acquire(&p->state) != TASK_DEAD && arch_clock_ns() < deadline)
+		cpu_relax();
+	ASSERT_EQ(READ_ONCE(p->state), TASK_DEAD);
+	EXPECT_EQ(kthread_join(p), 0);
+	EXPECT_EQ(lost, 0);
+	EXPECT_EQ(ww.rounds_done, WAKE_WINDOW_ROUNDS);
+}
+
 static struct broadcast_test {
 	struct wait_queue_head wq, ack_wq;
 	u32 generation, acks, stop;
