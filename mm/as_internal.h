@@ -65,16 +65,9 @@ void fault_forget_spurious(void);
 
 /*
  * Each CPU counts its own; only fault_stats_sum() reads the others'. Some counts are
- * bumped outside the VMA lock, where the fault runs preemptible: a preemption between
- * the load and the store would lose the increment of the thread that ran meanwhile
- * (or, after a migration, write into the CPU the thread left).
+ * bumped outside the VMA lock, where the fault runs preemptible.
  */
 DECLARE_PER_CPU(struct fault_stats, fault_stats);
-#define fault_stat_inc(field)                      \
-	do {                                       \
-		preempt_disable();                 \
-		this_cpu(fault_stats).field++;     \
-		preempt_enable();                  \
-	} while (0)
+#define fault_stat_inc(field) this_cpu_inc_preemptible(fault_stats, field)
 
 #endif

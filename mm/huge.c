@@ -21,13 +21,8 @@
 
 static DEFINE_PER_CPU(struct huge_stats, huge_stats);
 
-/* Bumped from preemptible fault paths: no migration between the load and the store. */
-#define huge_stat_inc(field)                      \
-	do {                                      \
-		preempt_disable();                \
-		this_cpu(huge_stats).field++;      \
-		preempt_enable();                 \
-	} while (0)
+/* Bumped from preemptible fault paths. */
+#define huge_stat_inc(field) this_cpu_inc_preemptible(huge_stats, field)
 
 void *huge_alloc(int node)
 {

@@ -28,12 +28,7 @@
 static DEFINE_PER_CPU(struct pt_table_stats, pt_table_stats);
 
 /* Bumped from preemptible paths too (mm_create, pt_pmd_table outside a fault). */
-#define pt_table_stat_inc(field)                   \
-	do {                                       \
-		preempt_disable();                 \
-		this_cpu(pt_table_stats).field++;  \
-		preempt_enable();                  \
-	} while (0)
+#define pt_table_stat_inc(field) this_cpu_inc_preemptible(pt_table_stats, field)
 
 pte_t *pt_table_alloc(void)
 {

@@ -54,4 +54,17 @@ static inline int preempt_count(void)
 	return current_preempt()->count;
 }
 
+/*
+ * this_cpu(var).field++ from code that may be preempted: with preemption on, a
+ * switch between the load and the store would lose the increment of the thread
+ * that ran meanwhile on this CPU, or, after a migration, write into the CPU the
+ * thread left. For per-CPU statistics that only their CPU writes.
+ */
+#define this_cpu_inc_preemptible(var, field)   \
+	do {                                   \
+		preempt_disable();             \
+		this_cpu(var).field++;         \
+		preempt_enable();              \
+	} while (0)
+
 #endif
