@@ -82,7 +82,7 @@ SHELL_CMD(cmdline, "", "this boot's command line, and the arguments Grace reads"
 		return SHELL_USAGE;
 	printk("cmdline: '%s'\n", boot_info.cmdline);
 	for (unsigned i = 0; i < ARRAY_SIZE(known_keys); i++)
-		len += snprintf(known + len, sizeof(known) - len, " %s", known_keys[i]);
+		len += scnprintf(known + len, sizeof(known) - len, " %s", known_keys[i]);
 	printk("known:%s (README.md says what each does)\n", known);
 	return 0;
 }

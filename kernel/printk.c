@@ -51,13 +51,25 @@ static void log_store(const char *s, size_t n)
 	log_head += n;
 }
 
-static void emit(const char *s, size_t n, bool to_console)
+/*
+ * Whether the console's last byte ended a line; under printk_lock. A message that
+ * arrives while the shell's prompt or echo holds a partial line starts on a line
+ * of its own, so that it reads, and greps, as a line.
+ */
+static bool console_midline;
+
+/* line: s is a whole message line (printk), not a piece of one (console_print). */
+static void emit(const char *s, size_t n, bool to_console, bool line)
 {
 	bool locked;
 	unsigned long flags = printk_lock_acquire(&locked);
 	log_store(s, n);
-	if (console && to_console)
+	if (console && to_console && n) {
+		if (line && console_midline)
+			console->write("\n", 1);
 		console->write(s, n);
+		console_midline = s[n - 1] != '\n';
+	}
 	if (locked)
 		spin_unlock(&printk_lock);
 	arch_irq_restore(flags);
@@ -65,7 +77,7 @@ static void emit(const char *s, size_t n, bool to_console)
 
 void console_print(const char *s, size_t n)
 {
-	emit(s, n, true);
+	emit(s, n, true, false);
 }
 
 /*
@@ -85,7 +97,7 @@ static int emit_formatted(const char *prefix, const char *fmt, va_list ap, bool 
 	len += (size_t)n < room ? (size_t)n : room;
 	if (len == 0 || line[len - 1] != '\n')
 		line[len++] = '\n';
-	emit(line, len, to_console);
+	emit(line, len, to_console, true);
 	return (int)len;
 }
 

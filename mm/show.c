@@ -24,9 +24,9 @@ static void mem_show_node(int node)
 	       (unsigned long long)((buddy + pcp) << PAGE_SHIFT >> 10),
 	       (unsigned long long)(managed << PAGE_SHIFT >> 10),
 	       (unsigned long long)(buddy << PAGE_SHIFT >> 10), (unsigned long long)(pcp << PAGE_SHIFT >> 10));
-	len = snprintf(line, sizeof(line), "  free blocks by order:");
+	len = scnprintf(line, sizeof(line), "  free blocks by order:");
 	for (unsigned o = 0; o <= MAX_ORDER; o++)
-		len += snprintf(line + len, sizeof(line) - len, " %u:%llu", o, (unsigned long long)counts[o]);
+		len += scnprintf(line + len, sizeof(line) - len, " %u:%llu", o, (unsigned long long)counts[o]);
 	printk("%s\n", line);
 }
 
@@ -34,7 +34,9 @@ static void mem_show_cache(struct kmem_cache *c, void *arg)
 {
 	struct kmem_cache_stats s;
 	kmem_cache_stats(c, &s);
-	u64 in_use = s.objects - s.free_objects - s.cpu_objects;
+	/* The per-CPU counts are read without their locks: a snapshot can overshoot. */
+	u64 idle = s.free_objects + s.cpu_objects;
+	u64 in_use = s.objects > idle ? s.objects - idle : 0;
 	printk("  %-24s %6u %6u %8llu %8llu %8llu %8llu\n", kmem_cache_name(c), s.object_size, s.stride,
 	       (unsigned long long)s.slabs, (unsigned long long)s.objects, (unsigned long long)in_use,
 	       (unsigned long long)s.cpu_objects);

@@ -177,6 +177,9 @@ def check_test(words, out, cfg):
 def check_bench(words, out, cfg):
     if len(words) != 2 or any(l.startswith("bench: ") and "no benchmark" in l for l in out):
         return None
+    errors = [l for l in out if l.startswith("bench: error ") or l.startswith("error: ")]
+    if errors:
+        return f"the benchmark reported an error: {errors[0]}"
     if not any(l.startswith("bench: ") and " arch=" in l for l in out):
         return "no bench: result line"
     return None if out and out[-1] == "benchmarks: done" else "no 'benchmarks: done' at the end"

@@ -46,12 +46,12 @@ if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ]; then
 	arch/x86_64/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
 fi
 
-# MEM in MiB, for splitting it between NUMA nodes.
+# MEM in MiB (QEMU's -m: a bare number is MiB), for splitting it between NUMA nodes.
 mem_mib() {
 	case $1 in
 	*[Gg]) echo $(( ${1%?} * 1024 )) ;;
 	*[Mm]) echo "${1%?}" ;;
-	*) echo $(( $1 / 1048576 )) ;;
+	*) echo "$1" ;;	# a bare number is MiB to QEMU
 	esac
 }
 

@@ -32,6 +32,8 @@ int printk_raw(const char *fmt, ...) __printf(1, 2);
 /* Formatting into a buffer: %d %i %u %x %X %p %s %c %%, with l/ll/z, width, 0, -. */
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+/* Like snprintf, but returns what it wrote (never more than size - 1): safe for len += ... */
+int scnprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
 
 /* Console: the UART from boot_info. Called by kernel_main; replays what was logged before. */
 void console_init(void);

@@ -27,6 +27,19 @@ static struct {
 	unsigned count;		/* lines ever entered; the newest is lines[(count - 1) % SHELL_HISTORY] */
 } history;
 
+static bool after_cr;		/* the last key ended a line with CR: a LF next is its CRLF's */
+static int unread = -1;		/* a key read ahead (after an ESC) and given back */
+
+static char next_key(void)
+{
+	if (unread >= 0) {
+		char c = (char)unread;
+		unread = -1;
+		return c;
+	}
+	return console_getc();
+}
+
 static void echo(const char *s)
 {
 	console_print(s, strlen(s));
@@ -64,11 +77,13 @@ static void line_replace(char *buf, unsigned *len, const char *with)
  */
 static char read_escape(void)
 {
-	char c = console_getc();
-	if (c != '[' && c != 'O')
+	char c = next_key();
+	if (c != '[' && c != 'O') {
+		unread = (unsigned char)c;	/* a lone ESC: the key after it counts */
 		return 0;
+	}
 	do
-		c = console_getc();
+		c = next_key();
 	while (c >= 0x20 && c < 0x40);	/* parameters and intermediates: digits, ';' ... */
 	return c;
 }
@@ -76,12 +91,11 @@ static char read_escape(void)
 int shell_read_line(char *buf)
 {
 	unsigned len = 0;
-	unsigned back = 0;	/* how many lines up the history we are; 0 = the line being typed */
-	bool after_cr = false;
+	unsigned back = 0;	/* how many lines up the history we are; 0: none (Down to 0 clears) */
 
 	buf[0] = '\0';
 	for (;;) {
-		char c = console_getc();
+		char c = next_key();
 		bool was_cr = after_cr;
 		after_cr = false;
 

@@ -143,7 +143,7 @@ SHELL_CMD(echo, "[word ...]", "print the words")
 	size_t len = 0;
 	out[0] = '\0';
 	for (int i = 1; i < argc; i++)
-		len += snprintf(out + len, sizeof(out) - len, "%s%s", i > 1 ? " " : "", argv[i]);
+		len += scnprintf(out + len, sizeof(out) - len, "%s%s", i > 1 ? " " : "", argv[i]);
 	printk("%s\n", out);
 	return 0;
 }
