@@ -16,10 +16,14 @@ static void mem_show_node(int node)
 {
 	u64 counts[MAX_ORDER + 1];
 	char line[160];
-	size_t len = 0;
+	size_t len;
+	u64 buddy = 0;
 
+	/* The buddy total from the same snapshot as the per-order counts, not a second lock hold. */
 	node_free_area_counts(node, counts);
-	u64 managed = node_managed_pages(node), buddy = buddy_free_pages(node), pcp = pcp_pages(node);
+	for (unsigned o = 0; o <= MAX_ORDER; o++)
+		buddy += counts[o] << o;
+	u64 managed = node_managed_pages(node), pcp = pcp_pages(node);
 	printk("node %d: %llu KiB free of %llu KiB (buddy %llu KiB, per-CPU lists %llu KiB)\n", node,
 	       (unsigned long long)((buddy + pcp) << PAGE_SHIFT >> 10),
 	       (unsigned long long)(managed << PAGE_SHIFT >> 10),
