@@ -4,9 +4,9 @@
  * The interrupt only stores and wakes; what a byte means is the reader's
  * business, in thread context.
  *
- * Input that arrives while the ring is full is dropped and counted: a person
- * types far slower than the shell reads, and a script (tests/run --input) waits
- * for the prompt before it sends the next line.
+ * Input that arrives while the ring is full is dropped: a person types far
+ * slower than the shell reads, and a script (tests/run --input) waits for the
+ * prompt before it sends the next line.
  */
 #include <grace/console.h>
 #include <grace/spinlock.h>
@@ -18,7 +18,6 @@ static struct {
 	spinlock_t lock;	/* protects buf, head and tail; taken with interrupts off */
 	char buf[CONSOLE_RING_SIZE];
 	u32 head, tail;		/* bytes ever written and read; head - tail is the fill */
-	u64 dropped;
 } ring = { .lock = SPINLOCK_INIT };
 
 static DEFINE_WAIT_QUEUE_HEAD(console_wq);
@@ -28,8 +27,6 @@ void console_input(char c)
 	unsigned long flags = spin_lock_irqsave(&ring.lock);
 	if (ring.head - ring.tail < CONSOLE_RING_SIZE)
 		ring.buf[ring.head++ % CONSOLE_RING_SIZE] = c;
-	else
-		ring.dropped++;
 	spin_unlock_irqrestore(&ring.lock, flags);
 	wake_up(&console_wq);
 }
@@ -50,12 +47,4 @@ char console_getc(void)
 	/* wait_event re-checks after queueing itself, so a byte stored meanwhile is not missed. */
 	wait_event(console_wq, console_take(&c));
 	return c;
-}
-
-u64 console_input_dropped(void)
-{
-	unsigned long flags = spin_lock_irqsave(&ring.lock);
-	u64 n = ring.dropped;
-	spin_unlock_irqrestore(&ring.lock, flags);
-	return n;
 }

@@ -15,8 +15,6 @@ void console_register(const struct console *con);
 void console_input(char c);
 /* The next received character; sleeps until there is one. One reader: the shell. */
 char console_getc(void);
-/* Characters lost because the reader fell a whole ring behind. */
-u64 console_input_dropped(void);
 /* Log and print n bytes as they are, with no newline added (echo, prompts). */
 void console_print(const char *s, size_t n);
 /* Start receive interrupts once the interrupt controller is up. */
