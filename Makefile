@@ -108,29 +108,31 @@ $(BUILD)/%.o: %.S | $(DEPS_STAMP)
 # The kernel embeds its own symbol table for backtraces. Link three times: with an
 # empty table, with the table of that link (now the right size, so every address
 # that follows it moves into place), and with the table of the second link.
-# $(1): the ELF to write; $(2): its objects. The steps' files go to $(BUILD)/link/.
+# $(1): the objects of the ELF the recipe writes ($@). The steps' files are named
+# by KSYMS_TMP, under $(BUILD)/link/.
+KSYMS_TMP = $(BUILD)/link/$(notdir $@)
 ksyms_link = $(LD) $(LDFLAGS) -T $(LDSCRIPT) -o $(1) $(2)
 define link_with_ksyms
-	@$(if $(Q),echo "  LD      $(1)")
+	@$(if $(Q),echo "  LD      $@")
 	@mkdir -p $(BUILD)/link
-	$(Q)scripts/gen-ksyms /dev/null > $(BUILD)/link/$(notdir $(1)).ksyms0.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms0.S -o $(BUILD)/link/$(notdir $(1)).ksyms0.o
-	$(Q)$(call ksyms_link,$(BUILD)/link/$(notdir $(1)).0,$(2) $(BUILD)/link/$(notdir $(1)).ksyms0.o)
-	$(Q)$(NM) -n --defined-only $(BUILD)/link/$(notdir $(1)).0 | scripts/gen-ksyms - > $(BUILD)/link/$(notdir $(1)).ksyms1.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms1.S -o $(BUILD)/link/$(notdir $(1)).ksyms1.o
-	$(Q)$(call ksyms_link,$(BUILD)/link/$(notdir $(1)).1,$(2) $(BUILD)/link/$(notdir $(1)).ksyms1.o)
-	$(Q)$(NM) -n --defined-only $(BUILD)/link/$(notdir $(1)).1 | scripts/gen-ksyms - > $(BUILD)/link/$(notdir $(1)).ksyms2.S
-	$(Q)$(CC) $(ASFLAGS) -c $(BUILD)/link/$(notdir $(1)).ksyms2.S -o $(BUILD)/link/$(notdir $(1)).ksyms2.o
-	$(Q)$(call ksyms_link,$(1),$(2) $(BUILD)/link/$(notdir $(1)).ksyms2.o)
-	$(Q)$(NM) -n --defined-only $(1) | scripts/gen-ksyms - | cmp -s - $(BUILD)/link/$(notdir $(1)).ksyms2.S || \
-		{ echo "ksyms: symbol table of $(1) did not converge after three links" >&2; rm -f $(1); exit 1; }
+	$(Q)scripts/gen-ksyms /dev/null > $(KSYMS_TMP).ksyms0.S
+	$(Q)$(CC) $(ASFLAGS) -c $(KSYMS_TMP).ksyms0.S -o $(KSYMS_TMP).ksyms0.o
+	$(Q)$(call ksyms_link,$(KSYMS_TMP).0,$(1) $(KSYMS_TMP).ksyms0.o)
+	$(Q)$(NM) -n --defined-only $(KSYMS_TMP).0 | scripts/gen-ksyms - > $(KSYMS_TMP).ksyms1.S
+	$(Q)$(CC) $(ASFLAGS) -c $(KSYMS_TMP).ksyms1.S -o $(KSYMS_TMP).ksyms1.o
+	$(Q)$(call ksyms_link,$(KSYMS_TMP).1,$(1) $(KSYMS_TMP).ksyms1.o)
+	$(Q)$(NM) -n --defined-only $(KSYMS_TMP).1 | scripts/gen-ksyms - > $(KSYMS_TMP).ksyms2.S
+	$(Q)$(CC) $(ASFLAGS) -c $(KSYMS_TMP).ksyms2.S -o $(KSYMS_TMP).ksyms2.o
+	$(Q)$(call ksyms_link,$@,$(1) $(KSYMS_TMP).ksyms2.o)
+	$(Q)$(NM) -n --defined-only $@ | scripts/gen-ksyms - | cmp -s - $(KSYMS_TMP).ksyms2.S || \
+		{ echo "ksyms: symbol table of $@ did not converge after three links" >&2; rm -f $@; exit 1; }
 endef
 
 $(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
-	$(call link_with_ksyms,$@,$(KERNEL_OBJS))
+	$(call link_with_ksyms,$(KERNEL_OBJS))
 
 $(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
-	$(call link_with_ksyms,$@,$(KERNEL_OBJS) $(TEST_OBJS))
+	$(call link_with_ksyms,$(KERNEL_OBJS) $(TEST_OBJS))
 
 # QEMU is started by arch/<arch>/qemu.sh from these variables, for make and the test runner alike.
 # TESTS=1: boot the test image instead of the production kernel.
