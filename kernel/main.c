@@ -14,7 +14,7 @@
 #include <grace/kthread.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>

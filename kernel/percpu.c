@@ -3,7 +3,7 @@
  * that no two CPUs' variables share a cache line (see include/grace/percpu.h).
  */
 #include <grace/boot_info.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>

@@ -6,7 +6,7 @@
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/ksyms.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/profile.h>

@@ -17,7 +17,7 @@
 #include <grace/sched.h>
 #include <grace/shell.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>

@@ -7,7 +7,7 @@
 #define MM_AS_INTERNAL_H
 
 #include <grace/fault.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/pgtable.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>

@@ -12,7 +12,7 @@
  * Runs on the boot CPU alone, before any other CPU or interrupt: no lock.
  */
 #include <grace/boot_info.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/printk.h>
 #include "mm_internal.h"
 

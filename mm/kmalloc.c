@@ -5,7 +5,7 @@
  * a power-of-two size is aligned to itself. kfree() finds the cache from the page
  * descriptor: a slab page names its cache, a large block's head page its order.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/printk.h>
 #include <grace/string.h>

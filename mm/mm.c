@@ -13,7 +13,7 @@
  */
 #include <grace/cmdline.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/sched.h>
 #include <grace/pagetable.h>
 #include <grace/percpu.h>

@@ -11,11 +11,11 @@
 #define MM_INTERNAL_H
 
 #include <grace/compiler.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/spinlock.h>
 
-/* alloc_page_block() flag beside grace/mm.h's: bypass the per-CPU lists (buddy tests). */
+/* alloc_page_block() flag beside grace/page_alloc.h's: bypass the per-CPU lists (buddy tests). */
 #define ALLOC_NOPCP (1u << 2)
 
 struct free_area {

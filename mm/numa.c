@@ -10,7 +10,7 @@
  * SLIT (local 10, remote above 10) is replaced by the default 10/20.
  */
 #include <grace/boot_info.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>

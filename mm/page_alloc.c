@@ -14,7 +14,7 @@
  */
 #include <grace/boot_info.h>
 #include <grace/ksyms.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/printk.h>
 #include <grace/string.h>

@@ -16,7 +16,7 @@
  */
 #include <grace/errno.h>
 #include <grace/fault.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/pagetable.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>

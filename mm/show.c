@@ -4,7 +4,7 @@
  * a slab node's lock) but not all at once, so a listing taken while the kernel
  * allocates is a set of snapshots, not one.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/printk.h>
 #include <grace/shell.h>

@@ -20,7 +20,7 @@
  * slab_cpu lock while it takes a node lock or allocates pages.
  */
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>

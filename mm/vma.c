@@ -15,7 +15,7 @@
  * Lock order: vma_lock, then page-table locks (inside pt_clear_range).
  */
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/pagetable.h>
 #include <grace/string.h>
 #include <grace/tlb.h>

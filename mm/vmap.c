@@ -24,7 +24,7 @@
 #include <grace/compiler.h>
 #include <grace/errno.h>
 #include <grace/kmap.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>

@@ -10,7 +10,7 @@
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include "hart.h"
 #include "pgtable.h"

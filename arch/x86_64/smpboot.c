@@ -16,7 +16,7 @@
 #include <grace/arch.h>
 #include <grace/boot_info.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/string.h>

@@ -6,7 +6,7 @@
 #ifndef GRACE_HUGE_H
 #define GRACE_HUGE_H
 
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 
 #define HUGE_SIZE (PAGE_SIZE << HUGE_ORDER)
 

@@ -95,7 +95,7 @@ static inline int page_node(const struct page *page)
 	return page->node;
 }
 
-/* Page-level allocation: the block's head page, or NULL (see alloc_pages_flags in mm.h). */
+/* Page-level allocation: the block's head page, or NULL (see alloc_pages_flags in page_alloc.h). */
 struct page *alloc_page_block(int node, unsigned order, unsigned flags);
 void free_page_block(struct page *page, unsigned order);
 

@@ -19,7 +19,7 @@
  * move no line while rwlock reads do.
  */
 #include <grace/bench.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
 #include <grace/rwlock.h>

@@ -12,7 +12,7 @@
 #include <grace/acpi.h>
 #include <grace/boot_info.h>
 #include <grace/errno.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/multiboot2.h>
 #include <grace/string.h>
 #include <grace/test.h>

@@ -11,7 +11,7 @@
 #include <grace/extable.h>
 #include <grace/fault.h>
 #include <grace/huge.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/mm_types.h>
 #include <grace/pagetable.h>
 #include <grace/percpu.h>

@@ -7,7 +7,7 @@
 #define GRACE_TESTS_BLOB_COPY_H
 
 #include <grace/boot_info.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/string.h>
 #include <grace/test.h>
 

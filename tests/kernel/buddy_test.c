@@ -8,7 +8,7 @@
  * The storm's work is a fixed total split over the CPUs: under QEMU 64 vCPUs may
  * share 2 host cores.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>

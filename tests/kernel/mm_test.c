@@ -3,7 +3,7 @@
  * bad requests refused; bad frees (double, wrong order, not a block) reported and
  * refused without corrupting the free lists; disjoint blocks from all CPUs at once.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/percpu.h>
 #include <grace/smp.h>

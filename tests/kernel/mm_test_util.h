@@ -2,7 +2,7 @@
 #ifndef TESTS_MM_TEST_UTIL_H
 #define TESTS_MM_TEST_UTIL_H
 
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 
 /*

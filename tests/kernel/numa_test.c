@@ -5,7 +5,7 @@
  * node is exhausted. On a one-node machine they check the trivial topology.
  */
 #include <grace/boot_info.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/page.h>
 #include <grace/percpu.h>

@@ -4,7 +4,7 @@
  * slab yet, and from kmem_cache_create), then give everything back and check that
  * the free count is exactly where it was and allocation works again.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/slab.h>
 #include <grace/test.h>
 #include "mm_test_util.h"

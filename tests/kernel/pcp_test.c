@@ -4,7 +4,7 @@
  * back to the buddy, and after every CPU parked pages on its lists a drain brings
  * the zone's free count back exactly.
  */
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/percpu.h>
 #include <grace/smp.h>

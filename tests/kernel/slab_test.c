@@ -8,7 +8,7 @@
  */
 #include <grace/errno.h>
 #include <grace/ksyms.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/rcupdate.h>
 #include <grace/slab.h>

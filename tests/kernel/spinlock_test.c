@@ -9,7 +9,7 @@
  * so the total, not the per-CPU count, bounds the run time.
  */
 #include <grace/cmdline.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
 #include <grace/spinlock.h>

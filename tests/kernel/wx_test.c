@@ -10,7 +10,7 @@
 #include <grace/errno.h>
 #include <grace/extable.h>
 #include <grace/kmap.h>
-#include <grace/mm.h>
+#include <grace/page_alloc.h>
 #include <grace/pgtable.h>
 #include <grace/smp.h>
 #include <grace/string.h>

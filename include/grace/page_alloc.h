@@ -11,8 +11,8 @@
  * Addresses are direct-map virtual addresses. Every allocation is aligned to its
  * size. Out of memory is NULL, never a panic.
  */
-#ifndef GRACE_MM_H
-#define GRACE_MM_H
+#ifndef GRACE_PAGE_ALLOC_H
+#define GRACE_PAGE_ALLOC_H
 
 #include <grace/numa.h>
 #include <grace/types.h>
