@@ -80,7 +80,7 @@ OBJS := $(KERNEL_OBJS) $(TEST_OBJS)
 LDSCRIPT := linker/$(ARCH).ld
 
 # The white-box tests include internal headers by their path from the root
-# (<mm/mm_internal.h>); nothing else in the kernel may.
+# (<mm/page_alloc_internal.h>); nothing else in the kernel may.
 $(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok

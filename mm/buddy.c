@@ -14,7 +14,7 @@
  * One lock per zone (zone->lock, interrupts off) protects the lists and nr_free.
  */
 #include <grace/printk.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 
 struct zone zones[MAX_NODES];
 

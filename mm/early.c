@@ -14,7 +14,7 @@
 #include <grace/boot_info.h>
 #include <grace/page_alloc.h>
 #include <grace/printk.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 
 #define MAX_FREE_RANGES (MAX_MEM_RANGES + MAX_RESERVED + 2)
 

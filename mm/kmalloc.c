@@ -9,7 +9,7 @@
 #include <grace/page.h>
 #include <grace/printk.h>
 #include <grace/string.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 #include "slab_internal.h"
 
 static const unsigned kmalloc_sizes[] = {8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096};

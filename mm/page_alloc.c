@@ -10,7 +10,7 @@
  * memory is NULL, never a panic, and never while a free page of those nodes is
  * parked somewhere.
  *
- * Locks: this file takes none itself; see mm_internal.h for pcp -> zone.
+ * Locks: this file takes none itself; see page_alloc_internal.h for pcp -> zone.
  */
 #include <grace/boot_info.h>
 #include <grace/ksyms.h>
@@ -18,7 +18,7 @@
 #include <grace/numa.h>
 #include <grace/printk.h>
 #include <grace/string.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 
 struct page *mem_map;
 u64 mem_map_base_pfn, mem_map_pages;

@@ -17,7 +17,7 @@
  */
 #include <grace/boot_info.h>
 #include <grace/percpu.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 
 struct pcp_list {
 	struct page *head; /* linked through next */

@@ -10,7 +10,7 @@
 #include <grace/shell.h>
 #include <grace/slab.h>
 #include <grace/string.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 
 static void mem_show_node(int node)
 {

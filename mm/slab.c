@@ -26,7 +26,7 @@
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
 #include <grace/string.h>
-#include "mm_internal.h"
+#include "page_alloc_internal.h"
 #include "slab_internal.h"
 
 /* Empty slabs a node keeps for the next burst; more go back to the buddy. */

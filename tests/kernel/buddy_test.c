@@ -16,7 +16,7 @@
 #include <grace/smp_sync.h>
 #include <grace/string.h>
 #include <grace/test.h>
-#include <mm/mm_internal.h>
+#include <mm/page_alloc_internal.h>
 #include "mm_test_util.h"
 
 static bool zone_has_exactly(struct zone *z, const u64 want[MAX_ORDER + 1])

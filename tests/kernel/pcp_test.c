@@ -10,7 +10,7 @@
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
 #include <grace/test.h>
-#include <mm/mm_internal.h>
+#include <mm/page_alloc_internal.h>
 #include "mm_test_util.h"
 
 TEST(pcp, local_pair_skips_the_zone)

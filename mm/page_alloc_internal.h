@@ -7,8 +7,8 @@
  * interrupts off, so an allocation from an interrupt handler cannot find its own
  * CPU's lock held.
  */
-#ifndef MM_INTERNAL_H
-#define MM_INTERNAL_H
+#ifndef MM_PAGE_ALLOC_INTERNAL_H
+#define MM_PAGE_ALLOC_INTERNAL_H
 
 #include <grace/compiler.h>
 #include <grace/page_alloc.h>
