@@ -1,6 +1,6 @@
 /*
  * Address spaces: creating, entering and destroying a struct mm (the structure and
- * its locks are described in grace/mm_types.h).
+ * its locks are described in grace/address_space.h).
  *
  * The struct mm takes a page of its own from the page allocator rather than a slab
  * object, so that "every page back after mm_destroy" is exact in the page

@@ -10,7 +10,7 @@
 #ifndef GRACE_FAULT_H
 #define GRACE_FAULT_H
 
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <asm/regs.h>
 
 #define FAULT_READ 1

@@ -15,7 +15,7 @@
 #ifndef GRACE_PAGETABLE_H
 #define GRACE_PAGETABLE_H
 
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <grace/page.h>
 #include <grace/pgtable.h>
 

@@ -10,7 +10,7 @@
 #ifndef GRACE_TLB_H
 #define GRACE_TLB_H
 
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <grace/page.h>
 
 /*

@@ -5,7 +5,7 @@
 #ifndef GRACE_VMA_H
 #define GRACE_VMA_H
 
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 
 /* Lowest mappable address: page 0 and its neighbours stay unmapped so NULL faults. */
 #define VMA_MIN_ADDR (64 * KiB)

@@ -23,7 +23,7 @@
  */
 #include <grace/arch.h>
 #include <grace/irq.h>
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <grace/printk.h>
 #include <grace/rcu_hooks.h>
 #include <grace/smp.h>

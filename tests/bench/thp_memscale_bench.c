@@ -20,7 +20,7 @@
 #include <grace/bench.h>
 #include <grace/fault.h>
 #include <grace/huge.h>
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>

@@ -12,7 +12,7 @@
 #include <grace/fault.h>
 #include <grace/huge.h>
 #include <grace/page_alloc.h>
-#include <grace/mm_types.h>
+#include <grace/address_space.h>
 #include <grace/pagetable.h>
 #include <grace/percpu.h>
 #include <grace/smp.h>

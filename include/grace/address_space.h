@@ -17,8 +17,8 @@
  *   top levels            entries of tables above the PMD level are filled by
  *                         cmpxchg and take no lock (mm/pagetable.c).
  */
-#ifndef GRACE_MM_TYPES_H
-#define GRACE_MM_TYPES_H
+#ifndef GRACE_ADDRESS_SPACE_H
+#define GRACE_ADDRESS_SPACE_H
 
 #include <grace/cpumask.h>
 #include <grace/pgtable.h>
