@@ -26,7 +26,7 @@
 #include <grace/smp.h>
 #include <grace/time.h>
 #include <grace/vma.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 DEFINE_PER_CPU(struct fault_stats, fault_stats);
 

@@ -17,7 +17,7 @@
 #include <grace/numa.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 static DEFINE_PER_CPU(struct huge_stats, huge_stats);
 

@@ -23,7 +23,7 @@
 #include <grace/vma.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 BUILD_BUG_ON(sizeof(struct mm) > PAGE_SIZE);
 

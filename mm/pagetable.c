@@ -22,7 +22,7 @@
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/tlb.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 /* Page-table pages each CPU allocated and gave up; only pt_table_stats_sum() reads others'. */
 static DEFINE_PER_CPU(struct pt_table_stats, pt_table_stats);

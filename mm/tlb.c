@@ -22,7 +22,7 @@
 #include <grace/tlb.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 struct tlb_flush {
 	const struct tlb_gather *g;

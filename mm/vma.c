@@ -20,7 +20,7 @@
 #include <grace/string.h>
 #include <grace/tlb.h>
 #include <grace/vma.h>
-#include "as_internal.h"
+#include "address_space_internal.h"
 
 #define VMA_PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
 #define VMA_FLAGS_ALL (VMA_ANON | VMA_NOHUGE)

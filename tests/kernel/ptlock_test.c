@@ -17,7 +17,7 @@
  */
 #include <grace/cmdline.h>
 #include <grace/string.h>
-#include "../../mm/as_internal.h"
+#include "../../mm/address_space_internal.h"
 #include "as_test.h"
 
 /*

@@ -3,8 +3,8 @@
  * tlb.c) share and nobody else needs: the allocation wrapper that fault injection
  * hooks into, and the per-CPU fault and page-table page counters.
  */
-#ifndef MM_AS_INTERNAL_H
-#define MM_AS_INTERNAL_H
+#ifndef MM_ADDRESS_SPACE_INTERNAL_H
+#define MM_ADDRESS_SPACE_INTERNAL_H
 
 #include <grace/fault.h>
 #include <grace/page_alloc.h>
