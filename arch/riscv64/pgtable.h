@@ -8,7 +8,7 @@
 #define RISCV_PGTABLE_H
 
 #include <asm/const.h>
-#include <asm/pgtable.h>
+#include <grace/pgtable.h>
 
 #define PTES_PER_TABLE PT_ENTRIES
 #define PGD_SHIFT 30 /* a root entry covers 1 GiB */

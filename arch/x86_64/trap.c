@@ -17,7 +17,7 @@
 #include <grace/printk.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
-#include <asm/pgtable.h>
+#include <grace/pgtable.h>
 #include <asm/x86.h>
 #include "x86_64.h"
 

@@ -15,7 +15,10 @@
 #ifndef ASM_PGTABLE_H
 #define ASM_PGTABLE_H
 
-#include <grace/pgtable.h>
+/* A part of grace/pgtable.h, which defines pte_t, the levels and PROT_* first. */
+#ifndef GRACE_PGTABLE_H
+#error "include <grace/pgtable.h>, not <asm/pgtable.h>"
+#endif
 
 #define PT_TOP_LEVEL 3
 
