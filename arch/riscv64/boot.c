@@ -15,7 +15,7 @@
 #include <grace/string.h>
 #include <asm/memory.h>
 #include "hart.h"
-#include "pgtable.h"
+#include "kernel_pgtable.h"
 #include "riscv.h"
 #include "sbi.h"
 

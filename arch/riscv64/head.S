@@ -13,7 +13,7 @@
 #include <asm/csr.h>
 #include <asm/memory.h>
 #include "hart.h"
-#include "pgtable.h"
+#include "kernel_pgtable.h"
 
 #define SBI_LEGACY_PUTCHAR 1
 #define KERNEL_PGD_INDEX ((KERNEL_VIRT_BASE >> PGD_SHIFT) & (PTES_PER_TABLE - 1))

@@ -26,7 +26,7 @@
 #include <grace/spinlock.h>
 #include <asm/csr.h>
 #include <asm/memory.h>
-#include "pgtable.h"
+#include "kernel_pgtable.h"
 #include "sbi.h"
 
 /*

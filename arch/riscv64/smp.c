@@ -13,7 +13,7 @@
 #include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include "hart.h"
-#include "pgtable.h"
+#include "kernel_pgtable.h"
 #include "riscv.h"
 #include "sbi.h"
 

@@ -13,7 +13,7 @@
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include "hart.h"
-#include "pgtable.h"
+#include "kernel_pgtable.h"
 #include "riscv.h"
 
 BUILD_BUG_ON(offsetof(struct regs, sepc) != REGS_SEPC);

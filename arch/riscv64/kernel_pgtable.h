@@ -4,8 +4,8 @@
  * megapages (PTE_BOOT) so that C can run; mmu_init() replaces it with the W^X
  * tables every hart uses afterwards.
  */
-#ifndef RISCV_PGTABLE_H
-#define RISCV_PGTABLE_H
+#ifndef RISCV_KERNEL_PGTABLE_H
+#define RISCV_KERNEL_PGTABLE_H
 
 #include <asm/const.h>
 #include <grace/pgtable.h>
