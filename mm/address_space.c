@@ -15,7 +15,7 @@
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
 #include <grace/sched.h>
-#include <grace/pagetable.h>
+#include <grace/pagewalk.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>

@@ -14,14 +14,14 @@
  * Which lock that is (split PMD locks, the point of the 2013 thread): a 2 MiB leaf
  * or a PTE table goes into a PMD table under that PMD table's own ptl, a 4 KiB
  * leaf into a PTE table under the PTE table's ptl; with PTLOCK_MM both are
- * mm->page_table_lock. The levels above take no lock (mm/pagetable.c).
+ * mm->page_table_lock. The levels above take no lock (mm/pagewalk.c).
  *
  * Lock order: vma_lock (read), then one page-table lock.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>
 #include <grace/huge.h>
-#include <grace/pagetable.h>
+#include <grace/pagewalk.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/time.h>

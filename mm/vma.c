@@ -16,7 +16,7 @@
  */
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
-#include <grace/pagetable.h>
+#include <grace/pagewalk.h>
 #include <grace/string.h>
 #include <grace/tlb.h>
 #include <grace/vma.h>

@@ -15,7 +15,7 @@
  *                         split_ptlock, else mm->page_table_lock for all of them.
  *                         A fault holds at most one, never across an allocation.
  *   top levels            entries of tables above the PMD level are filled by
- *                         cmpxchg and take no lock (mm/pagetable.c).
+ *                         cmpxchg and take no lock (mm/pagewalk.c).
  */
 #ifndef GRACE_ADDRESS_SPACE_H
 #define GRACE_ADDRESS_SPACE_H

@@ -9,7 +9,7 @@
  *   flags, order, node, list   - the page allocator (mm/buddy.c, mm/pcp.c) while the
  *                                page is free; node never changes after boot.
  *   ptl                        - page-table pages: the split page-table lock of the
- *                                table that lives in this page (mm/pagetable.c).
+ *                                table that lives in this page (mm/pagewalk.c).
  *                                The allocator initialises it (unlocked) on every
  *                                allocation; nobody else touches it.
  *   refcount, private          - the current owner of an allocated page (page tables

@@ -1,5 +1,5 @@
 /*
- * The generic view of page tables. Generic code (mm/pagetable.c, mm/fault.c)
+ * The generic view of page tables. Generic code (mm/pagewalk.c, mm/fault.c)
  * walks and fills page tables only through this header and the arch's inline
  * helpers in asm/pgtable.h, so that the same walker serves Sv39 (3 levels) and
  * x86_64 (4 levels):

@@ -13,7 +13,7 @@
 #include <grace/huge.h>
 #include <grace/page_alloc.h>
 #include <grace/address_space.h>
-#include <grace/pagetable.h>
+#include <grace/pagewalk.h>
 #include <grace/percpu.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>

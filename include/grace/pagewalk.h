@@ -1,5 +1,5 @@
 /*
- * The generic page-table walker for address spaces (mm/pagetable.c): table pages,
+ * The generic page-table walker for address spaces (mm/pagewalk.c): table pages,
  * their locks, and the walks that fault, unmap and teardown are built from.
  *
  * Who may change which entry:
@@ -12,8 +12,8 @@
  * Entries are published with a release store (the table or page they point to
  * is zeroed first) and read with an acquire load by software walkers.
  */
-#ifndef GRACE_PAGETABLE_H
-#define GRACE_PAGETABLE_H
+#ifndef GRACE_PAGEWALK_H
+#define GRACE_PAGEWALK_H
 
 #include <grace/address_space.h>
 #include <grace/page.h>

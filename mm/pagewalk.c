@@ -2,7 +2,7 @@
  * The generic page-table walker for address spaces: table allocation, the
  * lock-free population of the levels above the PMD, lookup and counting for
  * tests, range clearing for unmap and the teardown walk. The rules for who may
- * change which entry are in include/grace/pagetable.h.
+ * change which entry are in include/grace/pagewalk.h.
  *
  * Why the top levels take no lock: an entry there only ever goes from empty to
  * "points to a zeroed table" while faults run (clearing needs the VMA lock for
@@ -17,7 +17,7 @@
 #include <grace/errno.h>
 #include <grace/fault.h>
 #include <grace/page_alloc.h>
-#include <grace/pagetable.h>
+#include <grace/pagewalk.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
