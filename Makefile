@@ -71,7 +71,11 @@ CFLAGS = -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(CC_INCLUDE)
 ASFLAGS = -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
 
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c drivers/*/*.c) $(ARCH_SRCS)
+# Drivers every machine may have (parsers, the UART); the machine-specific ones
+# (interrupt controllers, power-off devices) are named by the arch's ARCH_DRIVERS.
+COMMON_DRIVERS := acpi fdt firmware uart
+DRIVER_SRCS := $(wildcard $(COMMON_DRIVERS:%=drivers/%/*.c)) $(ARCH_DRIVERS)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
 TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)
 objs_of = $(patsubst %,$(BUILD)/%.o,$(basename $(1)))
 KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))

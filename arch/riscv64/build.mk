@@ -7,6 +7,7 @@ CROSS_COMPILE ?= riscv64-linux-gnu-
 ARCH_CFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany
 ARCH_LDFLAGS := -melf64lriscv
 ARCH_SRCS := $(wildcard arch/riscv64/*.c arch/riscv64/*.S)
+ARCH_DRIVERS := drivers/irqchip/plic.c drivers/power/sifive_test.c
 ARCH_IMAGES := $(BUILD)/Image
 ARCH_TEST_IMAGES := $(BUILD)/Image-test
 

@@ -4,28 +4,22 @@
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
+#include <grace/plic.h>
+#include <grace/poweroff.h>
 #include <grace/printk.h>
 #include <asm/csr.h>
-#include <asm/io.h>
 #include <asm/irq.h>
 #include "riscv.h"
 #include "sbi.h"
 
-/* sifive,test: QEMU exits with status code for (code << 16) | FAIL, 0 for PASS. */
-#define SIFIVE_TEST_FAIL 0x3333
-#define SIFIVE_TEST_PASS 0x5555
-#define SIFIVE_TEST_REG_SIZE 4
-
 const char arch_name[] = "riscv64";
 const char arch_hwid_name[] = "hart";
 
-static uintptr_t poweroff_reg;
+static bool have_sifive_test;
 
 void riscv_poweroff_init(void)
 {
-	const struct fdt_mmio *t = &riscv_machine.test_dev;
-	if (t->size >= SIFIVE_TEST_REG_SIZE)
-		poweroff_reg = (uintptr_t)ioremap(t->base, SIFIVE_TEST_REG_SIZE);
+	have_sifive_test = sifive_test_init(&riscv_machine.test_dev);
 }
 
 void riscv_hart_irqs_init(void)
@@ -37,13 +31,18 @@ void riscv_hart_irqs_init(void)
 
 void arch_platform_init(void)
 {
-	plic_init();
+	plic_init(&riscv_machine);
 	ipi_init();
 	riscv_hart_irqs_init();
 	printk("riscv: timer via %s at %llu Hz, IPIs via %s, %u PLIC%s, power-off via %s\n",
 	       riscv_timer_kind(), (unsigned long long)boot_info.timer_hz, ipi_kind(),
 	       riscv_machine.nr_plics, riscv_machine.nr_plics == 1 ? "" : "s",
-	       poweroff_reg ? "sifive,test" : "SBI SRST");
+	       have_sifive_test ? "sifive,test" : "SBI SRST");
+}
+
+int arch_irq_unmask(unsigned irq)
+{
+	return plic_unmask(irq);
 }
 
 void arch_idle(void)
@@ -61,12 +60,7 @@ void arch_idle(void)
 void arch_shutdown(int status)
 {
 	arch_irq_disable();
-	if (poweroff_reg) {
-		/* QEMU's exit status is the code: keep it in 1..255 for a failure. */
-		u32 code = status > 0 && status < 256 ? (u32)status : 1;
-		mmio_write32(poweroff_reg,
-			     status ? code << 16 | SIFIVE_TEST_FAIL : SIFIVE_TEST_PASS);
-	}
+	sifive_test_poweroff(status);
 	sbi_shutdown(status != 0);
 	for (;;)
 		__asm__ __volatile__("wfi");

@@ -18,10 +18,6 @@ void riscv_timer_init(u64 hz, bool sstc);
 void riscv_timer_disarm(void);
 const char *riscv_timer_kind(void);
 
-/* plic.c */
-void plic_init(void);
-void plic_handle_irq(void);
-
 /* ipi.c */
 void ipi_init(void);
 const char *ipi_kind(void);

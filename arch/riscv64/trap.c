@@ -9,6 +9,7 @@
 #include <grace/arch.h>
 #include <grace/extable.h>
 #include <grace/fault.h>
+#include <grace/plic.h>
 #include <grace/printk.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
@@ -89,7 +90,7 @@ static void trap_interrupt(unsigned long code, struct regs *regs)
 		timer_interrupt(regs);
 		break;
 	case IRQ_S_EXT:
-		plic_handle_irq();
+		plic_handle_irq(smp_processor_id());
 		break;
 	default:
 		pr_warn("riscv: unexpected interrupt %lu, masking it\n", code);

@@ -5,20 +5,23 @@
  * contexts (a hart's M-mode or S-mode external interrupt input), each with an
  * enable bit per source, a priority threshold, and a claim/complete register.
  * The device tree's interrupts-extended says which context is which hart's
- * S-mode input; fdt_scan_machine() turned that into (PLIC, context) per hart.
+ * S-mode input; fdt_scan_machine() turned that into (PLIC, context) per hart,
+ * and plic_init() keeps that description (logical CPU n is harts[n]).
  *
  * Lines are numbered on the PLIC the console's interrupt is wired to (the
- * "primary" one; QEMU has one PLIC per NUMA socket). arch_irq_unmask() routes a
+ * "primary" one; QEMU has one PLIC per NUMA socket). plic_unmask() routes a
  * line to the boot hart's S-mode context, or to the first hart with a context
  * on that PLIC if the boot hart has none there.
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
+#include <grace/fdt.h>
+#include <grace/irq.h>
 #include <grace/percpu.h>
+#include <grace/plic.h>
 #include <grace/printk.h>
 #include <grace/spinlock.h>
 #include <asm/io.h>
-#include "riscv.h"
 
 /* Register layout, from the RISC-V PLIC specification. */
 #define PLIC_PRIORITY(src) (4 * (uintptr_t)(src))
@@ -29,6 +32,7 @@
 #define PLIC_MAX_CONTEXTS 15872
 #define PLIC_LINE_PRIORITY 1 /* lowest deliverable priority; all our lines are equal */
 
+static const struct fdt_machine *machine;
 static uintptr_t plic_regs[FDT_MAX_PLICS]; /* 0 for a PLIC we could not map */
 static int primary = -1;		   /* PLIC whose lines irq numbers name */
 static DEFINE_SPINLOCK(plic_lock);	   /* enable-word read-modify-writes */
@@ -38,15 +42,15 @@ static bool plic_ctx_ok(const struct fdt_plic *p, int ctx)
 	return ctx >= 0 && ctx < PLIC_MAX_CONTEXTS && PLIC_CLAIM(ctx) + 4 <= p->size;
 }
 
-void plic_init(void)
+void plic_init(const struct fdt_machine *m)
 {
-	const struct fdt_machine *m = &riscv_machine;
+	machine = m;
 
 	for (unsigned i = 0; i < m->nr_plics; i++) {
 		const struct fdt_plic *p = &m->plics[i];
 		if (p->ndev > PLIC_MAX_SOURCES || PLIC_PRIORITY(p->ndev) + 4 > p->size) {
 			pr_warn(
-			    "riscv: PLIC at %llx: %u sources do not fit its %llx bytes, not used\n",
+			    "plic: PLIC at %llx: %u sources do not fit its %llx bytes, not used\n",
 			    (unsigned long long)p->base, p->ndev, (unsigned long long)p->size);
 			continue;
 		}
@@ -64,7 +68,7 @@ void plic_init(void)
 			continue;
 		const struct fdt_plic *p = &m->plics[h->plic];
 		if (!plic_ctx_ok(p, h->plic_ctx)) {
-			pr_warn("riscv: hart %u's PLIC context %d is outside the PLIC\n", h->hartid,
+			pr_warn("plic: hart %u's PLIC context %d is outside the PLIC\n", h->hartid,
 				h->plic_ctx);
 			continue;
 		}
@@ -76,13 +80,13 @@ void plic_init(void)
 	if (primary >= 0 && !plic_regs[primary])
 		primary = -1;
 	if (primary < 0)
-		pr_warn("riscv: no usable PLIC; external interrupts are off\n");
+		pr_warn("plic: no usable PLIC; external interrupts are off\n");
 }
 
 /* The hart that takes the primary PLIC's lines: the boot hart when it can. */
 static int plic_target_cpu(void)
 {
-	const struct fdt_machine *m = &riscv_machine;
+	const struct fdt_machine *m = machine;
 	unsigned boot = boot_info.boot_cpu;
 	if (m->harts[boot].plic == primary &&
 	    plic_ctx_ok(&m->plics[primary], m->harts[boot].plic_ctx))
@@ -94,17 +98,17 @@ static int plic_target_cpu(void)
 	return -1;
 }
 
-int arch_irq_unmask(unsigned irq)
+int plic_unmask(unsigned irq)
 {
 	if (primary < 0)
 		return -ENODEV;
-	const struct fdt_plic *p = &riscv_machine.plics[primary];
+	const struct fdt_plic *p = &machine->plics[primary];
 	if (irq == 0 || irq > p->ndev)
 		return -EINVAL;
 	int cpu = plic_target_cpu();
 	if (cpu < 0)
 		return -ENODEV;
-	int ctx = riscv_machine.harts[cpu].plic_ctx;
+	int ctx = machine->harts[cpu].plic_ctx;
 	uintptr_t base = plic_regs[primary];
 
 	unsigned long flags = spin_lock_irqsave(&plic_lock);
@@ -117,11 +121,11 @@ int arch_irq_unmask(unsigned irq)
 
 /* Supervisor external interrupt: claim each pending line of this hart's context, dispatch,
  * complete. */
-void plic_handle_irq(void)
+void plic_handle_irq(unsigned cpu)
 {
-	const struct fdt_hart *h = &riscv_machine.harts[smp_processor_id()];
+	const struct fdt_hart *h = &machine->harts[cpu];
 	if (h->plic < 0 || !plic_regs[h->plic] ||
-	    !plic_ctx_ok(&riscv_machine.plics[h->plic], h->plic_ctx))
+	    !plic_ctx_ok(&machine->plics[h->plic], h->plic_ctx))
 		return;
 	uintptr_t claim = plic_regs[h->plic] + PLIC_CLAIM(h->plic_ctx);
 	u32 irq;
@@ -129,7 +133,7 @@ void plic_handle_irq(void)
 		if (h->plic == primary)
 			irq_dispatch(irq);
 		else
-			pr_warn("riscv: interrupt %u from a secondary PLIC, ignored\n", irq);
+			pr_warn("plic: interrupt %u from a secondary PLIC, ignored\n", irq);
 		mmio_write32(claim, irq);
 	}
 }
