@@ -138,21 +138,21 @@ $(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 $(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 	$(call link_with_ksyms,$(KERNEL_OBJS) $(TEST_OBJS))
 
-# QEMU is started by arch/<arch>/qemu.sh from these variables, for make and the test runner alike.
+# QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
 # TESTS=1: boot the test image instead of the production kernel.
 QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS)
 BOOT_IMAGE := $(if $(filter 1,$(TESTS)),test-image,all)
 BOOT_ELF := $(if $(filter 1,$(TESTS)),$(TEST_KERNEL),$(KERNEL))
 
 qemu: $(BOOT_IMAGE)
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" arch/$(ARCH)/qemu.sh
+	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" scripts/qemu/$(ARCH).sh
 
 GDB_CMD := $(if $(filter riscv64,$(ARCH)),gdb-multiarch,gdb)
 gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)scripts/install-deps --gdb $(ARCH)
 	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
 	@echo "  $(GDB_CMD) $(BOOT_ELF) -ex 'target remote :1234'"
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 arch/$(ARCH)/qemu.sh
+	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
 SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter command line,$(origin $(v))),$(v))))

@@ -8,11 +8,11 @@ ARCH_LDFLAGS := -m elf_x86_64
 ARCH_SRCS := $(wildcard arch/x86_64/*.c arch/x86_64/*.S)
 ARCH_DRIVERS := drivers/power/isa_debug_exit.c
 
-# The default ISOs boot with an empty command line; qemu.sh builds (and caches) one
+# The default ISOs boot with an empty command line; scripts/qemu/x86_64.sh builds (and caches) one
 # ISO per kernel and command line with the same script.
 ARCH_IMAGES := $(BUILD)/kernel.iso
 ARCH_TEST_IMAGES := $(BUILD)/kernel-test.iso
 
-$(BUILD)/kernel.iso $(BUILD)/kernel-test.iso: $(BUILD)/%.iso: $(BUILD)/%.elf arch/x86_64/mkiso.sh
+$(BUILD)/kernel.iso $(BUILD)/kernel-test.iso: $(BUILD)/%.iso: $(BUILD)/%.elf scripts/mkiso.sh
 	@$(if $(Q),echo "  ISO     $@")
-	$(Q)arch/x86_64/mkiso.sh $< $@ ""
+	$(Q)scripts/mkiso.sh $< $@ ""

@@ -7,7 +7,7 @@
 # on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
 # and benchmarks).
 #
-# QEMU's exit status (isa-debug-exit at port 0xf4; see arch/x86_64/platform.c):
+# QEMU's exit status (isa-debug-exit at port 0xf4; see drivers/power/isa_debug_exit.c):
 #   33  the kernel powered off with success (arch_shutdown(0))
 #   35  the kernel powered off with failure (a failed test, a panic)
 #   other  it never reached arch_shutdown (0: triple fault under -no-reboot; 1: QEMU error)
@@ -31,7 +31,7 @@ else
 fi
 
 if [ ! -f "$KERNEL" ]; then
-	echo "qemu.sh: $KERNEL not found; run make ARCH=x86_64 $target first" >&2
+	echo "x86_64.sh: $KERNEL not found; run make ARCH=x86_64 $target first" >&2
 	exit 1
 fi
 
@@ -43,7 +43,7 @@ else
 fi
 if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ]; then
 	mkdir -p "$(dirname "$iso")"
-	arch/x86_64/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
+	scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
 fi
 
 # MEM in MiB (QEMU's -m: a bare number is MiB), for splitting it between NUMA nodes.

@@ -26,7 +26,7 @@ else
 fi
 
 if [ ! -f "$IMAGE" ]; then
-	echo "qemu.sh: $IMAGE not found; run make ARCH=riscv64 $target first" >&2
+	echo "riscv64.sh: $IMAGE not found; run make ARCH=riscv64 $target first" >&2
 	exit 1
 fi
 
@@ -44,7 +44,7 @@ set -- -machine virt -bios default -nographic -no-reboot \
 
 if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 	if [ "$NUMA" -gt "$SMP" ]; then
-		echo "qemu.sh: NUMA=$NUMA nodes need at least as many CPUs (SMP=$SMP)" >&2
+		echo "riscv64.sh: NUMA=$NUMA nodes need at least as many CPUs (SMP=$SMP)" >&2
 		exit 1
 	fi
 	total=$(mem_mib "$MEM")
