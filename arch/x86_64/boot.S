@@ -14,7 +14,7 @@
  */
 #include <asm/memory.h>
 #include <asm/percpu.h>
-#include <asm/x86.h>
+#include "processor.h"
 
 #define MB2_HEADER_MAGIC 0xe85250d6
 #define MB2_ARCH_I386 0			/* "32-bit protected mode of i386" */

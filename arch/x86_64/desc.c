@@ -4,12 +4,14 @@
  * Long mode ignores segment bases and limits, but still needs a GDT for the code
  * segment's L bit and for the TSS, whose only job here is the IST: interrupt stack
  * table entries that give the double fault, NMI and machine check handlers a
- * known-good stack even when the kernel stack has overflowed.
+ * known-good stack even when the kernel stack has overflowed. The one segment
+ * base long mode does use, GS, points at the CPU's per-CPU copy (asm/percpu.h).
  */
 #include <grace/boot_info.h>
 #include <grace/compiler.h>
 #include <grace/string.h>
-#include <asm/x86.h>
+#include <asm/percpu.h>
+#include "processor.h"
 #include "x86_64.h"
 
 struct tss {
@@ -127,4 +129,10 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 			 :
 			 : "m"(gdtr), "i"(KERNEL_CS), "r"(KERNEL_DS), "r"(TSS_SEL), "m"(idtr)
 			 : "rax", "memory");
+}
+
+void arch_set_percpu_base(uintptr_t base)
+{
+	__asm__ volatile("wrmsr" ::"c"(MSR_GS_BASE), "a"((u32)base), "d"((u32)(base >> 32))
+			 : "memory");
 }

@@ -9,7 +9,7 @@
  * Also here: x86_ap_entry64, where the AP trampoline lands in the higher half.
  */
 #include <asm/regs.h>
-#include <asm/x86.h>
+#include "processor.h"
 
 /* Exceptions for which the CPU pushes an error code. */
 #define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)

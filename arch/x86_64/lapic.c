@@ -19,7 +19,7 @@
 #include <asm/io.h>
 #include <asm/memory.h>
 #include <asm/irq.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 /* Register offsets. */

@@ -30,7 +30,7 @@
 #include <grace/printk.h>
 #include <grace/spinlock.h>
 #include <asm/memory.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 #define PML4_INDEX(va) (((va) >> 39) & 511)

@@ -9,7 +9,7 @@
 #include <grace/poweroff.h>
 #include <grace/printk.h>
 #include <asm/irq.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 const char arch_name[] = "x86_64";

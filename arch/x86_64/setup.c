@@ -15,7 +15,7 @@
 #include <grace/printk.h>
 #include <grace/string.h>
 #include <asm/memory.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 /*

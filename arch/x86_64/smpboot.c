@@ -23,7 +23,7 @@
 #include <grace/time.h>
 #include <asm/cpu.h>
 #include <asm/percpu.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 #define INIT_DELAY_NS (10 * NSEC_PER_MSEC)	/* SDM: INIT, then 10 ms */

@@ -12,7 +12,7 @@
 #include <grace/printk.h>
 #include <grace/time.h>
 #include <asm/io.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 #define PIT_HZ 1193182ULL

@@ -7,7 +7,7 @@
  * Real mode -> 32-bit protected mode -> long mode -> x86_ap_entry64.
  * The code only reads the page, so any number of APs may run it at once.
  */
-#include <asm/x86.h>
+#include "processor.h"
 
 #define TRAMP_CS32 0x08
 #define TRAMP_DS32 0x10

@@ -18,7 +18,7 @@
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include <grace/pgtable.h>
-#include <asm/x86.h>
+#include "processor.h"
 #include "x86_64.h"
 
 #define NR_EXCEPTIONS 32

@@ -8,8 +8,6 @@
 #ifndef ASM_PERCPU_H
 #define ASM_PERCPU_H
 
-#include <asm/x86.h>
-
 /* Offset of current in struct percpu_head, at the start of every per-CPU copy. */
 #define PERCPU_HEAD_CURRENT 8
 
@@ -38,12 +36,9 @@ static inline struct task *arch_current(void)
 	return t;
 }
 
-/* Generic code has already stored base at *(uintptr_t *)base (percpu_self). */
-static inline void arch_set_percpu_base(uintptr_t base)
-{
-	__asm__ volatile("wrmsr" ::"c"(MSR_GS_BASE), "a"((u32)base), "d"((u32)(base >> 32))
-			 : "memory");
-}
+/* Load the GS base (out of line in desc.c, once per CPU at start-up); generic code
+ * has already stored base at *(uintptr_t *)base (percpu_self). */
+void arch_set_percpu_base(uintptr_t base);
 #endif
 
 #endif

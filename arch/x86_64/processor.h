@@ -1,9 +1,9 @@
 /*
  * x86_64 instruction wrappers and architectural constants (MSRs, control
- * registers, CPUID bits) used inside arch/x86_64 only. Generic code never includes it.
+ * registers, CPUID bits) private to arch/x86_64: it is not on the include path.
  */
-#ifndef ASM_X86_H
-#define ASM_X86_H
+#ifndef ARCH_X86_64_PROCESSOR_H
+#define ARCH_X86_64_PROCESSOR_H
 
 #define MSR_APIC_BASE 0x1b
 #define MSR_TSC_DEADLINE 0x6e0
