@@ -89,7 +89,7 @@ $(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image deps qemu gdb qemu-gdb test mutants bench profile plugin clean
+.PHONY: all test-image deps qemu gdb qemu-gdb test mutants bench profile plugin format format-check clean
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -191,6 +191,14 @@ profile: test-image $(PLUGIN)
 		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 plugin: $(PLUGIN)
+
+# Every C source and header, kernel, tests and plugin, in .clang-format's style.
+FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \
+	kernel kernel/* lib mm tests/kernel tests/bench tools/profile)))
+format-check: | $(DEPS_STAMP)
+	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
+format: | $(DEPS_STAMP)
+	$(Q)clang-format -i $(FORMAT_SRCS)
 
 clean:
 	rm -rf build/riscv64 build/x86_64 build/riscv64-debug build/x86_64-debug build/tools build/mutants
