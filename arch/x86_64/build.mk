@@ -6,7 +6,7 @@ ARCH_CFLAGS := -m64 -march=x86-64 -mcmodel=kernel -mno-red-zone -mno-sse -mno-mm
 	-mno-avx -mgeneral-regs-only -fno-pie -fno-asynchronous-unwind-tables
 ARCH_LDFLAGS := -m elf_x86_64
 ARCH_SRCS := $(wildcard arch/x86_64/*.c arch/x86_64/*.S)
-ARCH_DRIVERS := drivers/power/isa_debug_exit.c
+ARCH_DRIVERS := drivers/irqchip/ioapic.c drivers/irqchip/i8259.c drivers/power/isa_debug_exit.c
 
 # The default ISOs boot with an empty command line; scripts/qemu/x86_64.sh builds (and caches) one
 # ISO per kernel and command line with the same script.

@@ -1,9 +1,9 @@
 /*
- * x86_64 platform bring-up after memory and per-CPU areas exist (the PICs, the
- * boot CPU's LAPIC and timer, the I/O APICs, the AP trampoline), and the CPU's
- * idle and power-off primitives. Power-off goes through QEMU's isa-debug-exit
- * device (drivers/power/isa_debug_exit.c); without it (real hardware) the CPU
- * halts with interrupts off.
+ * x86_64 platform bring-up after memory and per-CPU areas exist (the 8259s, the
+ * boot CPU's LAPIC and timer, the I/O APICs, the AP trampoline), device lines
+ * routed to the boot CPU, and the CPU's idle and power-off primitives. Power-off
+ * goes through QEMU's isa-debug-exit device (drivers/power/isa_debug_exit.c);
+ * without it (real hardware) the CPU halts with interrupts off.
  */
 #include <grace/arch.h>
 #include <grace/poweroff.h>
@@ -17,10 +17,15 @@ const char arch_hwid_name[] = "apic";
 
 void arch_platform_init(void)
 {
-	pic_disable();
+	i8259_disable(PIC_VECTOR_BASE);
 	lapic_init_bsp();
-	ioapic_init();
+	ioapic_init(&x86_platform.ioapic);
 	smpboot_prepare();
+}
+
+int arch_irq_unmask(unsigned irq)
+{
+	return ioapic_unmask(irq, boot_info.cpus[boot_info.boot_cpu].hwid);
 }
 
 void arch_idle(void)

@@ -242,10 +242,12 @@ static void boot_parse_acpi(void)
 	       acpi.nr_ioapics, acpi.nr_overrides, acpi.has_srat ? ", SRAT" : "");
 
 	x86_platform.lapic_phys = acpi.lapic_addr;
-	memcpy(x86_platform.ioapics, acpi.ioapics, sizeof(acpi.ioapics));
-	x86_platform.nr_ioapics = acpi.nr_ioapics;
-	memcpy(x86_platform.overrides, acpi.overrides, sizeof(acpi.overrides));
-	x86_platform.nr_overrides = acpi.nr_overrides;
+	struct ioapic_config *io = &x86_platform.ioapic;
+	memcpy(io->ioapics, acpi.ioapics, sizeof(acpi.ioapics));
+	io->nr_ioapics = acpi.nr_ioapics;
+	memcpy(io->overrides, acpi.overrides, sizeof(acpi.overrides));
+	io->nr_overrides = acpi.nr_overrides;
+	io->vector_base = IRQ_VECTOR_BASE;
 
 	/* Logical ids in MADT order; the boot CPU always gets a slot, even past MAX_CPUS. */
 	bool boot_seen = false;

@@ -4,7 +4,7 @@
  *
  *   0x00-0x1f  CPU exceptions
  *   0x20-0x2f  the legacy 8259 PICs, remapped here and masked (only spurious ones arrive)
- *   0x30-0xaf  I/O APIC lines: vector = IRQ_VECTOR_BASE + GSI
+ *   0x30-0xaf  I/O APIC lines: vector = IRQ_VECTOR_BASE + GSI (IOAPIC_MAX_GSIS of them)
  *   0xec       LAPIC timer
  *   0xf0       the IPI
  *   0xfe       LAPIC error
@@ -17,12 +17,12 @@
 
 #include <grace/acpi.h>
 #include <grace/boot_info.h>
+#include <grace/ioapic.h>
 #include <grace/types.h>
 #include <asm/regs.h>
 
 #define PIC_VECTOR_BASE 0x20
 #define IRQ_VECTOR_BASE 0x30
-#define NR_IRQ_VECTORS 0x80
 #define TIMER_VECTOR 0xec
 #define IPI_VECTOR 0xf0
 #define LAPIC_ERROR_VECTOR 0xfe
@@ -31,10 +31,7 @@
 /* What discovery found beyond boot_info: the interrupt controllers. */
 struct x86_platform {
 	u64 lapic_phys;
-	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
-	unsigned nr_ioapics;
-	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
-	unsigned nr_overrides;
+	struct ioapic_config ioapic; /* the I/O APICs and overrides, vectors from IRQ_VECTOR_BASE */
 	phys_addr_t trampoline_phys;	/* a free page below 1 MiB for the AP trampoline, 0 if none */
 };
 extern struct x86_platform x86_platform;
@@ -70,12 +67,6 @@ void lapic_eoi(void);
 /* Send ICR low word low to APIC id dest (ignored with a shorthand); -ETIMEDOUT if it stays busy. */
 int lapic_send_icr(u32 dest, u32 low);
 void lapic_timer_interrupt(struct regs *regs);
-
-/* ioapic.c */
-void pic_disable(void);
-void ioapic_init(void);
-/* The line number an I/O APIC vector was routed for (as passed to arch_irq_unmask), or -1. */
-int ioapic_vector_irq(unsigned vector);
 
 /* smpboot.c */
 void smpboot_prepare(void);

@@ -1,20 +1,19 @@
 /*
- * External interrupts: the I/O APICs the MADT describes, and the legacy 8259 PICs,
- * which we remap out of the exception vectors and mask for good.
+ * The I/O APICs the MADT describes: external interrupts on a PC.
  *
- * arch_irq_unmask(irq) takes an ISA IRQ (0-15) or a GSI (16 and up), applies the
+ * ioapic_unmask(irq) takes an ISA IRQ (0-15) or a GSI (16 and up), applies the
  * MADT's interrupt source overrides (an ISA IRQ may arrive on another GSI, with
  * another polarity and trigger mode: on QEMU the PIT's IRQ 0 is GSI 2, and the
- * PCI-routed IRQs 5, 9, 10, 11 are level-triggered), and routes the GSI to the
- * boot CPU at vector IRQ_VECTOR_BASE + GSI.
+ * PCI-routed IRQs 5, 9, 10, 11 are level-triggered), and routes the GSI to one
+ * CPU at vector vector_base + GSI.
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
+#include <grace/ioapic.h>
 #include <grace/printk.h>
 #include <grace/spinlock.h>
 #include <asm/io.h>
 #include <asm/memory.h>
-#include "x86_64.h"
 
 #define IOAPIC_REGSEL 0x00
 #define IOAPIC_WINDOW 0x10
@@ -28,45 +27,16 @@
 
 #define ISA_IRQS 16
 
-/* The 8259 pair: command and data ports, and the initialisation words. */
-#define PIC1_CMD 0x20
-#define PIC1_DATA 0x21
-#define PIC2_CMD 0xa0
-#define PIC2_DATA 0xa1
-#define PIC_ICW1_INIT_ICW4 0x11		/* edge, cascade, ICW4 follows */
-#define PIC_ICW4_8086 0x01
-#define PIC_CASCADE_IRQ 2
-#define IO_DELAY_PORT 0x80		/* POST port: a write takes about 1 us on real PCs */
-
 struct ioapic {
 	uintptr_t base;			/* virtual */
 	u32 gsi_base, nr_pins;
 };
 
+static const struct ioapic_config *config;
 static struct ioapic ioapics[ACPI_MAX_IOAPICS];
 static unsigned nr_ioapics;
-static s16 vector_irq[NR_IRQ_VECTORS];	/* line passed to arch_irq_unmask, by vector */
-static DEFINE_SPINLOCK(ioapic_lock);	/* the REGSEL/WINDOW pair and vector_irq */
-
-static void io_delay(void)
-{
-	outb(IO_DELAY_PORT, 0);
-}
-
-void pic_disable(void)
-{
-	/* Remap to 0x20-0x2f so a spurious IRQ 7/15 is not mistaken for an exception. */
-	outb(PIC1_CMD, PIC_ICW1_INIT_ICW4), io_delay();
-	outb(PIC2_CMD, PIC_ICW1_INIT_ICW4), io_delay();
-	outb(PIC1_DATA, PIC_VECTOR_BASE), io_delay();
-	outb(PIC2_DATA, PIC_VECTOR_BASE + 8), io_delay();
-	outb(PIC1_DATA, 1 << PIC_CASCADE_IRQ), io_delay();
-	outb(PIC2_DATA, PIC_CASCADE_IRQ), io_delay();
-	outb(PIC1_DATA, PIC_ICW4_8086), io_delay();
-	outb(PIC2_DATA, PIC_ICW4_8086), io_delay();
-	outb(PIC1_DATA, 0xff);
-	outb(PIC2_DATA, 0xff);
-}
+static s16 gsi_irq[IOAPIC_MAX_GSIS];	/* line passed to ioapic_unmask, by GSI */
+static DEFINE_SPINLOCK(ioapic_lock);	/* the REGSEL/WINDOW pair and gsi_irq */
 
 static u32 ioapic_read(const struct ioapic *io, u32 reg)
 {
@@ -80,12 +50,13 @@ static void ioapic_write(const struct ioapic *io, u32 reg, u32 v)
 	mmio_write32(io->base + IOAPIC_WINDOW, v);
 }
 
-void ioapic_init(void)
+void ioapic_init(const struct ioapic_config *c)
 {
-	for (unsigned i = 0; i < NR_IRQ_VECTORS; i++)
-		vector_irq[i] = -1;
-	for (unsigned i = 0; i < x86_platform.nr_ioapics; i++) {
-		const struct acpi_ioapic *a = &x86_platform.ioapics[i];
+	config = c;
+	for (unsigned i = 0; i < IOAPIC_MAX_GSIS; i++)
+		gsi_irq[i] = -1;
+	for (unsigned i = 0; i < c->nr_ioapics; i++) {
+		const struct acpi_ioapic *a = &c->ioapics[i];
 		struct ioapic *io = &ioapics[nr_ioapics];
 		io->base = (uintptr_t)ioremap(a->addr, PAGE_SIZE);
 		if (!io->base) {
@@ -114,8 +85,8 @@ static u32 irq_to_gsi(unsigned irq, u32 *redir_flags)
 	u16 polarity = irq < ISA_IRQS ? ACPI_POLARITY_ACTIVE_HIGH : ACPI_POLARITY_ACTIVE_LOW;
 	u16 trigger = irq < ISA_IRQS ? ACPI_TRIGGER_EDGE : ACPI_TRIGGER_LEVEL;
 
-	for (unsigned i = 0; irq < ISA_IRQS && i < x86_platform.nr_overrides; i++) {
-		const struct acpi_override *o = &x86_platform.overrides[i];
+	for (unsigned i = 0; irq < ISA_IRQS && i < config->nr_overrides; i++) {
+		const struct acpi_override *o = &config->overrides[i];
 		if (o->bus != 0 || o->source != irq)
 			continue;
 		gsi = o->gsi;
@@ -130,24 +101,23 @@ static u32 irq_to_gsi(unsigned irq, u32 *redir_flags)
 	return gsi;
 }
 
-int arch_irq_unmask(unsigned irq)
+int ioapic_unmask(unsigned irq, u32 dest_apic_id)
 {
 	u32 flags;
 	u32 gsi = irq_to_gsi(irq, &flags);
 
-	if (gsi >= NR_IRQ_VECTORS)
+	if (gsi >= IOAPIC_MAX_GSIS)
 		return -ERANGE;
 	for (unsigned i = 0; i < nr_ioapics; i++) {
 		const struct ioapic *io = &ioapics[i];
 		if (gsi < io->gsi_base || gsi >= io->gsi_base + io->nr_pins)
 			continue;
 		u32 pin = gsi - io->gsi_base;
-		u32 dest = boot_info.cpus[boot_info.boot_cpu].hwid;
 		unsigned long irqflags = spin_lock_irqsave(&ioapic_lock);
-		vector_irq[gsi] = (s16)irq;
+		gsi_irq[gsi] = (s16)irq;
 		/* Destination first, then the unmasked low word. */
-		ioapic_write(io, IOAPIC_REG_REDIR(pin) + 1, dest << REDIR_DEST_SHIFT);
-		ioapic_write(io, IOAPIC_REG_REDIR(pin), (IRQ_VECTOR_BASE + gsi) | flags);
+		ioapic_write(io, IOAPIC_REG_REDIR(pin) + 1, dest_apic_id << REDIR_DEST_SHIFT);
+		ioapic_write(io, IOAPIC_REG_REDIR(pin), (config->vector_base + gsi) | flags);
 		spin_unlock_irqrestore(&ioapic_lock, irqflags);
 		return 0;
 	}
@@ -156,7 +126,7 @@ int arch_irq_unmask(unsigned irq)
 
 int ioapic_vector_irq(unsigned vector)
 {
-	if (vector < IRQ_VECTOR_BASE || vector >= IRQ_VECTOR_BASE + NR_IRQ_VECTORS)
+	if (!config || vector < config->vector_base || vector >= config->vector_base + IOAPIC_MAX_GSIS)
 		return -1;
-	return READ_ONCE(vector_irq[vector - IRQ_VECTOR_BASE]);
+	return READ_ONCE(gsi_irq[vector - config->vector_base]);
 }
