@@ -7,7 +7,7 @@
 #include <grace/irq.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
+#include <grace/rcupdate.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 

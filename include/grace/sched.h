@@ -1,7 +1,7 @@
 /*
  * Threads and the scheduler: struct task, the run-queue operations the rest of
- * the kernel uses (schedule, wake_up_process, affinity), and the hooks the arch,
- * the tick and RCU are called through. Policy and locking: kernel/sched/core.c.
+ * the kernel uses (schedule, wake_up_process, affinity), and the entry points
+ * that boot, the tick and IPIs use. Policy and locking: kernel/sched/core.c.
  *
  * Sleeping follows the one pattern that cannot lose a wake-up:
  *

@@ -34,7 +34,7 @@
  * Expedited grace periods are in kernel/rcu/expedited.c.
  *
  * Lock order: rcu_node locks are taken one at a time (a report drops the child's
- * lock before it takes the parent's); the context-switch hook, which runs under
+ * lock before it takes the parent's); rcu_note_context_switch(), which runs under
  * the run-queue lock, takes none. Nothing
  * wakes a thread, prints or sends an IPI with an rcu_node lock held.
  */
@@ -47,7 +47,6 @@
 #include <grace/mutex.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
 #include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
@@ -163,9 +162,9 @@ void rcu_read_unlock_special(void)
 	arch_irq_restore(flags);
 }
 
-/* ---- the hooks' RCU half (kernel/sched/hooks.c calls these) ---- */
+/* ---- events from the scheduler, the idle loop and interrupts (grace/rcupdate.h) ---- */
 
-void rcu_qs_context_switch(void)
+void rcu_note_context_switch(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	/* The expedited path reads a changed ctxsw as a quiescent state: readers' loads first. */
@@ -179,9 +178,10 @@ void rcu_qs_context_switch(void)
 	}
 }
 
-void rcu_eqs_enter(void)
+void rcu_idle_enter(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->idle_enters, rdp->idle_enters + 1);
 	u64 gp = READ_ONCE(rs.gp_seq);
 	/* Report without waking the kthread: a wake-up could queue it here just before the halt. */
 	if (rcu_ready && rdp->mynode && (gp & 1) && rdp->qs_seq != gp) {
@@ -194,7 +194,7 @@ void rcu_eqs_enter(void)
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 }
 
-void rcu_eqs_exit(void)
+void rcu_idle_exit(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
@@ -227,9 +227,10 @@ void rcu_irq_exit(void)
 	}
 }
 
-void rcu_qs_tick(bool idle)
+void rcu_sched_tick(bool idle)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->ticks, rdp->ticks + 1);
 	if (!rcu_ready || !rdp->mynode)
 		return;
 	u64 gp = READ_ONCE(rs.gp_seq);
@@ -304,7 +305,7 @@ static void rcu_fqs_ipi(void *arg)
 static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 {
 	cpumask_clear(out);
-	/* Pairs with the smp_mb() in rcu_eqs_enter()/exit(). */
+	/* Pairs with the smp_mb() in rcu_idle_enter()/exit(). */
 	smp_mb();
 	for (unsigned i = rs.leaf_first; i < rs.nr_nodes; i++) {
 		struct rcu_node *rnp = &rs.nodes[i];
@@ -479,6 +480,10 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	out->cb_ipis = READ_ONCE(rs.cb_ipis[cpu]);
 	out->exp_ipis = READ_ONCE(rs.exp_ipis[cpu]);
 	out->eqs_reports = READ_ONCE(rs.eqs_reports[cpu]);
+	out->ctxsw = READ_ONCE(rdp->ctxsw);
+	out->idle_enters = READ_ONCE(rdp->idle_enters);
+	out->dynticks = READ_ONCE(rdp->dynticks);
+	out->ticks = READ_ONCE(rdp->ticks);
 }
 
 void rcu_set_torture_broken(bool on)
