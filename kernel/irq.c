@@ -21,7 +21,7 @@ struct irq_line {
 };
 
 static struct irq_line irq_lines[NR_IRQ_LINES];	/* handler/arg set once, under irq_table_lock */
-static DEFINE_SPINLOCK(irq_table_lock);
+static DEFINE_SPINLOCK(irq_table_lock);	/* protects registration: irq_lines[].handler and .arg */
 
 void irq_enter(void)
 {

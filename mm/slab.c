@@ -38,7 +38,7 @@
 static struct kmem_cache cache_cache; /* where created caches' descriptors come from */
 /* Every cache that is set up, for listings; never on an allocation path. */
 static LIST_HEAD(slab_caches);
-static DEFINE_SPINLOCK(slab_caches_lock);
+static DEFINE_SPINLOCK(slab_caches_lock);	/* protects slab_caches (each cache's all_node) */
 
 const char *kmem_cache_name(const struct kmem_cache *c)
 {

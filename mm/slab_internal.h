@@ -28,7 +28,7 @@
 #define SLAB_CPU_CAP 29
 
 struct slab_cpu {
-	spinlock_t lock; /* its CPU, with interrupts off; shrink and destroy from any CPU */
+	spinlock_t lock; /* protects avail, objs[]: its CPU with irqs off, shrink/destroy any CPU */
 	u32 avail;	 /* objs[0..avail) are free objects, the last one the hottest */
 	u32 limit;	 /* at most this many */
 	void *objs[SLAB_CPU_CAP];

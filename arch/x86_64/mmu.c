@@ -59,7 +59,7 @@ static unsigned image_pool_used;
 static pt_page pd_pool[PD_POOL_PAGES];
 static unsigned pd_pool_used;
 static u64 *dm_pd[PD_POOL_PAGES];	/* the page directory of each GiB, or NULL */
-static DEFINE_SPINLOCK(mmu_lock);
+static DEFINE_SPINLOCK(mmu_lock);	/* protects dm_pd[], pd_pool_used, direct-map entries */
 
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 

@@ -27,8 +27,9 @@
 #define RCU_QHIMARK 10000
 #define RCU_QLOWMARK 100
 
+/* One rcu_barrier() at a time: protects the two below and every rcu_data.barrier_head. */
 static DEFINE_MUTEX(barrier_mutex);
-static atomic_t barrier_count;
+static atomic_t barrier_count;		/* barrier callbacks still to run, +1 while queueing */
 static struct completion barrier_done;
 
 /* ---- the callback list: four segments of one singly linked list ---- */

@@ -16,7 +16,7 @@
 #define RCU_BLIMIT 10			/* callbacks per round (Linux's blimit) */
 
 struct rcu_node {
-	spinlock_t lock;
+	spinlock_t lock;		/* protects gp_seq and qsmask; taken with interrupts off */
 	u64 gp_seq;			/* the grace period qsmask is for; under lock */
 	unsigned long qsmask;		/* children still to report for gp_seq; under lock */
 	unsigned long qsmaskinit;	/* children with CPUs online at boot; set at init */

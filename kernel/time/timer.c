@@ -48,7 +48,7 @@ enum { TIMER_IDLE, TIMER_QUEUED, TIMER_MIGRATING };
 #define TIMER_BATCH_MAX 256
 
 struct timer_base {
-	spinlock_t lock;
+	spinlock_t lock;	/* protects what is marked "under lock", its timers' links, state */
 	struct timer *root;	/* pending timers, earliest first; under lock */
 	struct timer *running;	/* whose fn this CPU runs now; under lock */
 	struct timer *migrate;	/* running timer added to another CPU meanwhile; under lock */
