@@ -16,7 +16,7 @@
  * leaf into a PTE table under the PTE table's ptl; with PTLOCK_MM both are
  * mm->page_table_lock. The levels above take no lock (mm/pagewalk.c).
  *
- * Lock order: vma_lock (read), then one page-table lock.
+ * Lock order: docs/locking.md.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>

@@ -33,10 +33,10 @@
  *
  * Expedited grace periods are in kernel/rcu/expedited.c.
  *
- * Lock order: rcu_node locks are taken one at a time (a report drops the child's
- * lock before it takes the parent's); rcu_note_context_switch(), which runs under
- * the run-queue lock, takes none. Nothing
- * wakes a thread, prints or sends an IPI with an rcu_node lock held.
+ * Lock order: docs/locking.md. rcu_node locks are taken one at a time (a report
+ * drops the child's lock before it takes the parent's); rcu_note_context_switch(),
+ * which runs under the run-queue lock, takes none. Nothing wakes a thread, prints
+ * or sends an IPI with an rcu_node lock held.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>

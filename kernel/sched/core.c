@@ -14,7 +14,7 @@
  * agrees. The lock is held from the moment schedule() puts the previous thread
  * back (or takes it off) until the switch has finished; whoever holds a queue's
  * lock therefore never sees a thread half switched out. Two queues are locked
- * lower CPU first.
+ * lower CPU first. Lock order: docs/locking.md.
  *
  * Preemption: a thread is preempted when its preempt count falls to zero with a
  * reschedule pending (preempt_enable), or on the return from an interrupt

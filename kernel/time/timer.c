@@ -24,8 +24,8 @@
  * fn is not running anywhere, which is what timer_cancel_sync() waits for, and a
  * timer never runs on two CPUs at once.
  *
- * Lock order: two bases' locks are held together only to move a timer between
- * CPUs, the lower CPU's first. fn runs with no lock held.
+ * Lock order: docs/locking.md. Two bases' locks are held together only to move a
+ * timer between CPUs, the lower CPU's first. fn runs with no lock held.
  */
 #include <grace/arch.h>
 #include <grace/cpumask.h>
