@@ -95,7 +95,7 @@ static bool dm_map_large_locked(phys_addr_t pa, u64 flags)
 	if (!(*pde & PTE_PRESENT))
 		*pde = (pa & ~(LARGE_PAGE_SIZE - 1)) | flags | PTE_LARGE;
 	else if ((*pde ^ flags) & (PTE_PCD | PTE_PWT))
-		/* Changing it would need a TLB shootdown; the 4 KiB-page rework will split instead. */
+		/* Changing a live mapping's attributes would need a TLB shootdown: keep them. */
 		pr_warn("mmu: %llx is already mapped with other cache attributes; keeping them\n",
 			(unsigned long long)pa);
 	return true;

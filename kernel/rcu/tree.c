@@ -26,10 +26,11 @@
  * with interrupts off, tags the new callbacks with the grace period they need
  * (rcu_seq_snap) and, at most, wakes the kthread when no grace period is
  * running: the common path writes only this CPU's rcu_data and reads the
- * shared, rarely written rcu_state.gp_seq (the 2009 lesson: grace-period work
- * inside __call_rcu cost 6.7x at 8 CPUs). At the end of a grace period the
- * kthread raises, by IPI, the RCU soft interrupt of every CPU with callbacks;
- * there the ready segments move to "done" and run in batches of blimit.
+ * shared, rarely written rcu_state.gp_seq ("tree rcu: call_rcu scalability
+ * problem?", Nick Piggin, 2009: with grace-period work inside it, __call_rcu
+ * cost 6.7 times as much per call at 8 CPUs as at 1). At the end of a grace
+ * period the kthread raises, by IPI, the RCU soft interrupt of every CPU with
+ * callbacks; there the ready segments move to "done" and run in batches of blimit.
  *
  * Expedited grace periods are in kernel/rcu/expedited.c.
  *
