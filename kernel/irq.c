@@ -7,7 +7,7 @@
 #include <grace/irq.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
+#include <grace/rcupdate.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 
@@ -21,7 +21,7 @@ struct irq_line {
 };
 
 static struct irq_line irq_lines[NR_IRQ_LINES];	/* handler/arg set once, under irq_table_lock */
-static DEFINE_SPINLOCK(irq_table_lock);
+static DEFINE_SPINLOCK(irq_table_lock);	/* protects registration: irq_lines[].handler and .arg */
 
 void irq_enter(void)
 {

@@ -19,6 +19,7 @@
 
 static char log_buf[LOG_BUF_SIZE];
 static size_t log_head;			/* total bytes ever logged; protected by printk_lock */
+/* Protects log_buf, log_head, console and console_midline, and orders the console's output. */
 static DEFINE_SPINLOCK(printk_lock);
 static const struct console *console;	/* NULL until console_init() */
 int console_loglevel = 7;		/* print levels below this; `quiet` sets 4 */

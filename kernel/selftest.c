@@ -34,7 +34,7 @@ static struct {
 	char reason[128];		/* the first failure; under reason_lock */
 	const char *skip;
 } current;
-static DEFINE_SPINLOCK(reason_lock);
+static DEFINE_SPINLOCK(reason_lock);	/* protects current.reason */
 
 bool test_fail(const char *file, int line, const char *fmt, ...)
 {

@@ -11,12 +11,13 @@
  * filled it first, our allocation freed. So of two CPUs faulting the same
  * address, one installs and the other finds the mapping and returns.
  *
- * Which lock that is (split PMD locks, the point of the 2013 thread): a 2 MiB leaf
- * or a PTE table goes into a PMD table under that PMD table's own ptl, a 4 KiB
- * leaf into a PTE table under the PTE table's ptl; with PTLOCK_MM both are
- * mm->page_table_lock. The levels above take no lock (mm/pagewalk.c).
+ * Which lock that is (split PMD locks, the point of "split page table lock for
+ * PMD tables", Kirill A. Shutemov, 2013): a 2 MiB leaf or a PTE table goes into
+ * a PMD table under that PMD table's own ptl, a 4 KiB leaf into a PTE table
+ * under the PTE table's ptl; with PTLOCK_MM both are mm->page_table_lock. The
+ * levels above take no lock (mm/pagewalk.c).
  *
- * Lock order: vma_lock (read), then one page-table lock.
+ * Lock order: docs/locking.md.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>

@@ -10,7 +10,8 @@
  * memory is NULL, never a panic, and never while a free page of those nodes is
  * parked somewhere.
  *
- * Locks: this file takes none itself; see page_alloc_internal.h for pcp -> zone.
+ * Locks: this file takes none itself but the zone's to read its counts (lock
+ * order: docs/locking.md).
  */
 #include <grace/boot_info.h>
 #include <grace/ksyms.h>

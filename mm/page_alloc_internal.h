@@ -3,9 +3,9 @@
  * tests (tests/kernel/buddy_test.c, pcp_test.c): the zone (one per NUMA node), the
  * buddy operations under its lock, the per-CPU lists, and the boot-time feeder.
  *
- * Lock order: per-CPU list lock (pcp->lock) -> zone->lock. Both are taken with
+ * Both locks, the per-CPU lists' (pcp->lock) and the zone's, are taken with
  * interrupts off, so an allocation from an interrupt handler cannot find its own
- * CPU's lock held.
+ * CPU's lock held. Lock order: docs/locking.md.
  */
 #ifndef MM_PAGE_ALLOC_INTERNAL_H
 #define MM_PAGE_ALLOC_INTERNAL_H

@@ -11,8 +11,8 @@
  * more line every CPU faulting anywhere in the same 512 GiB (x86 PUD) or the whole
  * user half (Sv39 root) would share.
  *
- * Lock order: mm->vma_lock, then one page-table lock (pt_lock); never two
- * page-table locks at once.
+ * Lock order: docs/locking.md. Clearing holds one page-table lock at a time
+ * (pt_lock), inside mm->vma_lock; the teardown walk takes none.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>

@@ -10,7 +10,8 @@
  * Each list set has its own lock. Its CPU takes it with interrupts off on every
  * operation; nobody else does, except a drain (pcp_drain_all, and the allocator
  * before it reports out of memory), so it is all but never contended, and a drain
- * needs no IPI. Lock order: pcp->lock -> zone->lock.
+ * needs no IPI. A refill, a spill or a drain takes the zone's lock inside it
+ * (lock order: docs/locking.md).
  *
  * Pages on these lists are free but not in the zone's nr_free; pcp_pages() adds
  * them for reporting, and a drain makes the zone's count exact again.

@@ -15,9 +15,9 @@
  * looking at one of its objects. Until then it stays counted in nr_slabs and
  * free_objs, off every list, its struct rcu_head in the head page's list link.
  *
- * Lock order: slab_cpu.lock -> slab_node.lock -> page allocator locks; objects
- * travel between CPU arrays and slabs through a local array, so no path holds a
- * slab_cpu lock while it takes a node lock or allocates pages.
+ * Lock order: docs/locking.md. Objects travel between CPU arrays and slabs
+ * through a local array, so no path holds a slab_cpu lock while it takes a node
+ * lock, and slabs are allocated and freed with no slab lock held.
  */
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
@@ -38,7 +38,7 @@
 static struct kmem_cache cache_cache; /* where created caches' descriptors come from */
 /* Every cache that is set up, for listings; never on an allocation path. */
 static LIST_HEAD(slab_caches);
-static DEFINE_SPINLOCK(slab_caches_lock);
+static DEFINE_SPINLOCK(slab_caches_lock);	/* protects slab_caches (each cache's all_node) */
 
 const char *kmem_cache_name(const struct kmem_cache *c)
 {

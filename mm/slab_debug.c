@@ -28,7 +28,7 @@
 static u64 report_count[SLAB_BUG_KINDS];
 static struct slab_debug_report last_report; /* under report_lock */
 static bool have_report;		     /* under report_lock */
-static DEFINE_SPINLOCK(report_lock);
+static DEFINE_SPINLOCK(report_lock);	/* protects last_report and have_report */
 
 static const char *const kind_name[SLAB_BUG_KINDS] = {
     [SLAB_BUG_DOUBLE_FREE] = "double free",

@@ -10,9 +10,8 @@
  * Without DEBUG, and without a constructor or SLAB_TYPESAFE_BY_RCU, the free
  * pointer is the object's first word and obj_offset is 0.
  *
- * Lock order: slab_caches_lock -> slab_cpu.lock -> slab_node.lock -> (page
- * allocator locks). In practice no path holds a slab_cpu lock while taking a node
- * lock: objects move between the two through a local array.
+ * Lock order: docs/locking.md. The slab locks do not nest, but for the listing
+ * of caches under slab_caches_lock, which reads each node's counts under its lock.
  */
 #ifndef MM_SLAB_INTERNAL_H
 #define MM_SLAB_INTERNAL_H
@@ -28,7 +27,7 @@
 #define SLAB_CPU_CAP 29
 
 struct slab_cpu {
-	spinlock_t lock; /* its CPU, with interrupts off; shrink and destroy from any CPU */
+	spinlock_t lock; /* protects avail, objs[]: its CPU with irqs off, shrink/destroy any CPU */
 	u32 avail;	 /* objs[0..avail) are free objects, the last one the hottest */
 	u32 limit;	 /* at most this many */
 	void *objs[SLAB_CPU_CAP];

@@ -12,7 +12,7 @@
  * page tables (this excludes every fault), then drops it before the TLB shootdown,
  * which waits for other CPUs (see mm/tlb.c). Pages are freed only after that.
  *
- * Lock order: vma_lock, then page-table locks (inside pt_clear_range).
+ * Lock order: docs/locking.md.
  */
 #include <grace/errno.h>
 #include <grace/page_alloc.h>

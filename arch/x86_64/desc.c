@@ -16,7 +16,7 @@
 
 struct tss {
 	u32 reserved0;
-	u64 rsp[3];			/* stacks for privilege changes: unused, no user mode yet */
+	u64 rsp[3];			/* stacks for privilege changes: unused, no user mode */
 	u64 reserved1;
 	u64 ist[7];			/* IST1..IST7 */
 	u64 reserved2;

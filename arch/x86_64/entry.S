@@ -4,7 +4,7 @@
  * vector number, then jumps to x86_trap_common, which saves the general registers
  * to complete a struct regs (asm/regs.h) and calls x86_trap(regs). All gates are
  * interrupt gates, so handlers run with interrupts off. The kernel has no user
- * mode yet, so there is no swapgs: the GS base is always the kernel's.
+ * mode, so there is no swapgs: the GS base is always the kernel's.
  *
  * Also here: x86_ap_entry64, where the AP trampoline lands in the higher half.
  */

@@ -59,7 +59,7 @@ static unsigned image_pool_used;
 static pt_page pd_pool[PD_POOL_PAGES];
 static unsigned pd_pool_used;
 static u64 *dm_pd[PD_POOL_PAGES];	/* the page directory of each GiB, or NULL */
-static DEFINE_SPINLOCK(mmu_lock);
+static DEFINE_SPINLOCK(mmu_lock);	/* protects dm_pd[], pd_pool_used, direct-map entries */
 
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 
@@ -95,7 +95,7 @@ static bool dm_map_large_locked(phys_addr_t pa, u64 flags)
 	if (!(*pde & PTE_PRESENT))
 		*pde = (pa & ~(LARGE_PAGE_SIZE - 1)) | flags | PTE_LARGE;
 	else if ((*pde ^ flags) & (PTE_PCD | PTE_PWT))
-		/* Changing it would need a TLB shootdown; the 4 KiB-page rework will split instead. */
+		/* Changing a live mapping's attributes would need a TLB shootdown: keep them. */
 		pr_warn("mmu: %llx is already mapped with other cache attributes; keeping them\n",
 			(unsigned long long)pa);
 	return true;

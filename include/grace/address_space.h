@@ -7,13 +7,14 @@
  * an mm with mm_switch(); it may then touch the user half between
  * arch_user_access_begin() and arch_user_access_end(), faulting pages in.
  *
- * Locks, outermost first:
- *   vma_lock (rwlock)     the VMA array. Faults take it for reading only; map,
- *                         unmap and teardown for writing. Held for writing, it
- *                         excludes every fault, so unmap may edit tables freely.
- *   page-table locks      one per page-table page (struct page ptl) with
- *                         split_ptlock, else mm->page_table_lock for all of them.
- *                         A fault holds at most one, never across an allocation.
+ * Locks (lock order: docs/locking.md):
+ *   vma_lock (rwlock)     the VMA array. Faults take it for reading only; map
+ *                         and unmap for writing. Held for writing, it excludes
+ *                         every fault, so unmap may edit tables freely.
+ *                         mm_destroy() takes none: no thread uses the mm then.
+ *   page-table locks      the entries of one PMD or PTE table: that table page's
+ *                         own ptl (struct page) with PTLOCK_SPLIT, else
+ *                         mm->page_table_lock for every table (PTLOCK_MM).
  *   top levels            entries of tables above the PMD level are filled by
  *                         cmpxchg and take no lock (mm/pagewalk.c).
  */

@@ -12,7 +12,7 @@
 
 struct completion {
 	u32 done;			/* completions not yet consumed; COMPLETION_ALL after complete_all() */
-	struct wait_queue_head wq;
+	struct wait_queue_head wq;	/* its lock also protects done */
 };
 
 #define COMPLETION_INIT(name) { 0, WAIT_QUEUE_HEAD_INIT((name).wq) }

@@ -45,7 +45,7 @@ struct page {
 	u8 node;	   /* NUMA node of this memory */
 	u16 inuse;	   /* slab: objects handed out (under the cache's node lock) */
 	atomic_t refcount; /* for the owner's use; 1 on allocation */
-	spinlock_t ptl;	   /* page-table pages: the split page-table lock */
+	spinlock_t ptl;	   /* page-table pages (PTLOCK_SPLIT): protects this table's entries */
 	uintptr_t private; /* for the owner's use; slab: its struct kmem_cache * */
 	void *freelist;	   /* slab: first free object (under the cache's node lock) */
 } __cacheline_aligned;	/* one line each: the split ptl locks of two page tables never share one */

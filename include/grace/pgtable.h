@@ -14,7 +14,7 @@
  *
  * A leaf is always readable (x86_64 cannot express write- or execute-only).
  * Leaves have their accessed and dirty bits set up front: Sv39 hardware may trap
- * instead of setting them, and nothing in Grace reads them yet.
+ * instead of setting them, and nothing in Grace reads them.
  *
  * The kernel half of every address space is shared: arch_mm_init_root() copies
  * the kernel's top-level entries into a new root, and the kernel never adds a

@@ -87,6 +87,34 @@ void __kfree_rcu(struct rcu_head *head, uintptr_t offset);
 		__kfree_rcu(&(p)->field, offsetof(__typeof__(*(p)), field));                       \
 	} while (0)
 
+/*
+ * ---- called by the scheduler and the interrupt code ----
+ *
+ * The events that are quiescent states, reported as they happen; tree RCU
+ * (kernel/rcu/tree.c) counts them in the CPU's statistics below (ctxsw,
+ * idle_enters, dynticks, ticks).
+ *
+ *   rcu_note_context_switch()  every pass through the scheduler (a switch or
+ *                              not): a quiescent state. Runs under this CPU's
+ *                              run-queue lock, interrupts off, so it only records
+ *                              the fact: it wakes no thread and takes no lock.
+ *   rcu_idle_enter/exit()      the idle loop is about to halt / has woken: an
+ *                              extended quiescent state. Interrupts off.
+ *   rcu_sched_tick(idle)       every tick (a CPU ticks while it has more than one
+ *                              runnable thread); idle says whether it interrupted
+ *                              the idle thread. Hard-interrupt context.
+ *   rcu_irq_enter/exit()       from irq_enter()/irq_exit() (kernel/irq.c): an
+ *                              interrupt that arrives in the idle loop's halt
+ *                              leaves the extended quiescent state for its
+ *                              length, so its handler may use RCU readers.
+ */
+void rcu_note_context_switch(void);
+void rcu_idle_enter(void);
+void rcu_idle_exit(void);
+void rcu_sched_tick(bool idle);
+void rcu_irq_enter(void);
+void rcu_irq_exit(void);
+
 /* ---- statistics and switches, for tests, benchmarks and the console ---- */
 
 /* Grace periods completed since boot (rcu_state.gp_seq / 2). */
@@ -103,6 +131,10 @@ struct rcu_cpu_stats {
 	u64 cb_ipis;			/* IPIs to run its callbacks after a grace period */
 	u64 exp_ipis;			/* expedited grace-period IPIs sent to it */
 	u64 eqs_reports;		/* quiescent states reported for it from its idle counter */
+	u64 ctxsw;			/* passes through the scheduler (rcu_note_context_switch) */
+	u64 idle_enters;		/* entries into the idle loop's halt (rcu_idle_enter) */
+	u64 dynticks;			/* its idle counter: odd while it is idle */
+	u64 ticks;			/* scheduling-clock ticks reported (rcu_sched_tick) */
 };
 void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out);
 

@@ -1,7 +1,7 @@
 /*
  * Threads and the scheduler: struct task, the run-queue operations the rest of
- * the kernel uses (schedule, wake_up_process, affinity), and the hooks the arch,
- * the tick and RCU are called through. Policy and locking: kernel/sched/core.c.
+ * the kernel uses (schedule, wake_up_process, affinity), and the entry points
+ * that boot, the tick and IPIs use. Policy and locking: kernel/sched/core.c.
  *
  * Sleeping follows the one pattern that cannot lose a wake-up:
  *
@@ -47,12 +47,12 @@ struct task {
 	struct task_preempt preempt;	/* first: grace/preempt.h reaches it via arch_current() */
 	struct arch_context ctx;	/* saved registers while switched out */
 	u32 state;			/* enum task_state; written by the task or under its rq lock */
-	u32 on_rq;			/* counted in cpu's run queue (queued or running) */
+	u32 on_rq;			/* queued or running on cpu's queue; under its rq lock */
 	u32 on_cpu;			/* registers live on a CPU; 0 once a switch away has finished */
 	unsigned cpu;			/* run queue it is on, or last ran on; changes under that rq lock */
 	u32 flags;
-	int slice;			/* ticks left in its time slice */
-	struct list_head run_node;	/* in its run queue while queued and not running */
+	int slice;			/* ticks left in its time slice; under its rq lock */
+	struct list_head run_node;	/* its run-queue link while queued; under its rq lock */
 	struct cpumask allowed;		/* CPUs it may run on */
 	struct mm *mm;			/* address space (mm_switch), loaded when it is switched in */
 

@@ -6,9 +6,10 @@
  * waits about delay * d iterations, then looks again, so the line that moves on
  * every release is read by few CPUs at a time. The delay is tuned per CPU, in a
  * table of SPIN_DELAY_SLOTS entries indexed by a hash of the lock's address, so a
- * lock held for long and one held briefly do not share one delay (the 2012 "auto
- * tune spinlock backoff delay factor" thread: one delay per CPU lost 13% on a
- * contended qdisc, a delay per hashed lock address gained 45%).
+ * lock held for long and one held briefly do not share one delay ("x86,smp: auto
+ * tune spinlock backoff delay factor", Rik van Riel, 2012: in Eric Dumazet's test
+ * one delay per CPU lost 13% on a contended qdisc, a delay per hashed lock
+ * address gained 45%).
  *
  * Plain ticket spinning (no backoff) is a runtime choice: per lock (spin_lock_set_plain)
  * or for every lock (spinlock_backoff = false; boot argument spinlock=plain).

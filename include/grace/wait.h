@@ -14,8 +14,8 @@
 struct task;
 
 struct wait_queue_head {
-	spinlock_t lock;
-	struct list_head waiters;
+	spinlock_t lock;		/* protects waiters (the entries' links); taken irqsave */
+	struct list_head waiters;	/* struct wait_entry, in the order they queued */
 };
 
 #define WAIT_QUEUE_HEAD_INIT(name) { SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }

@@ -49,8 +49,9 @@ unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
 	/*
 	 * Still busy: the wait was too short. Grow on 3 of every 8 owner values (the
 	 * owner's low bits are as good as random here), so about 2.7 busy polls cancel
-	 * one decrement, as in the 2012 patch: a non-integer ratio avoids settling into
-	 * a cycle that always oversleeps by the same amount.
+	 * one decrement, as in Rik van Riel's patch (spinlock_internal.h): a
+	 * non-integer ratio avoids settling into a cycle that always oversleeps by
+	 * the same amount.
 	 */
 	if (delay < SPIN_DELAY_MAX && ((owner & 7) == 1 || (owner & 7) == 4 || (owner & 7) == 6))
 		delay++;

@@ -10,10 +10,11 @@
 
 /*
  * SPIN_DELAY_MIN/MAX bound the per-slot delay, in cpu_relax() iterations per waiter
- * ahead of us. 1 and 1000 are the bounds of the 2012 patches (MIN_SPINLOCK_DELAY,
+ * ahead of us. 1 and 1000 are the bounds of the patches in "x86,smp: auto tune
+ * spinlock backoff delay factor" (Rik van Riel, 2012; MIN_SPINLOCK_DELAY,
  * MAX_SPINLOCK_DELAY): 1000 iterations is about the longest a lock is held in a
  * well-behaved kernel, so a larger delay only oversleeps. SPIN_DELAY_SLOTS = 16
- * (DELAY_HASH_SHIFT 4) is the table size Eric Dumazet measured.
+ * (DELAY_HASH_SHIFT 4) is the table size Eric Dumazet measured in that thread.
  */
 #define SPIN_DELAY_MIN 1
 #define SPIN_DELAY_MAX 1000

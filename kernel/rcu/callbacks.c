@@ -6,9 +6,10 @@
  * call_rcu() disables interrupts, appends, tags the new callbacks with the
  * grace period they need and, only when this CPU needs a grace period it has
  * not asked for while none runs, wakes the kthread. It never starts a grace
- * period or forces quiescent states (the 2009 call_rcu scalability thread: that
- * work inside __call_rcu cost 6.7x at 8 CPUs), and on its common path it writes
- * only this CPU's rcu_data. The segments are this CPU's, touched with interrupts off.
+ * period or forces quiescent states ("tree rcu: call_rcu scalability problem?",
+ * Nick Piggin, 2009: with that work inside it, __call_rcu cost 6.7 times as much
+ * per call at 8 CPUs as at 1), and on its common path it writes only this CPU's
+ * rcu_data. The segments are this CPU's, touched with interrupts off.
  */
 #include <grace/arch.h>
 #include <grace/atomic.h>
@@ -27,8 +28,9 @@
 #define RCU_QHIMARK 10000
 #define RCU_QLOWMARK 100
 
+/* One rcu_barrier() at a time: protects the two below and every rcu_data.barrier_head. */
 static DEFINE_MUTEX(barrier_mutex);
-static atomic_t barrier_count;
+static atomic_t barrier_count;		/* barrier callbacks still to run, +1 while queueing */
 static struct completion barrier_done;
 
 /* ---- the callback list: four segments of one singly linked list ---- */

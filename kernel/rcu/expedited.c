@@ -18,6 +18,7 @@
 #define RCU_EXP_POLL_NS (100 * 1000)
 #define RCU_EXP_RESEND_NS (2 * 1000 * 1000)
 
+/* One expedited grace period at a time: protects rcu_state's exp_seq and exp_* arrays. */
 static DEFINE_MUTEX(exp_mutex);
 
 static void rcu_exp_handler(void *arg)

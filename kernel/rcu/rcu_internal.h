@@ -16,7 +16,7 @@
 #define RCU_BLIMIT 10			/* callbacks per round (Linux's blimit) */
 
 struct rcu_node {
-	spinlock_t lock;
+	spinlock_t lock;		/* protects gp_seq and qsmask; taken with interrupts off */
 	u64 gp_seq;			/* the grace period qsmask is for; under lock */
 	unsigned long qsmask;		/* children still to report for gp_seq; under lock */
 	unsigned long qsmaskinit;	/* children with CPUs online at boot; set at init */
@@ -56,7 +56,9 @@ struct rcu_data {
 	/* Quiescent states: written by this CPU, read by the kthread and expedited. */
 	u64 dynticks __cacheline_aligned;	/* odd while halted in the idle loop */
 	u64 qs_seq;			/* last grace period this CPU passed a quiescent state in */
-	u64 ctxsw;			/* context switches */
+	u64 ctxsw;			/* passes through __schedule() (rcu_note_context_switch) */
+	u64 idle_enters;		/* rcu_idle_enter() calls: times it went idle */
+	u64 ticks;			/* scheduling-clock ticks (rcu_sched_tick) */
 	u64 exp_qs_seq;			/* last expedited sequence it answered */
 	u64 exp_want;			/* the expedited sequence an IPI found a reader in (acked at unlock) */
 	u64 ipis_while_idle;		/* RCU's IPIs that found it idle */

@@ -1,9 +1,10 @@
 /*
  * The `rcu` shell command: the grace-period number, the rcu_node tree with the
  * children each node still waits for (qsmask) out of those it has (qsmaskinit),
- * and the callbacks queued on each CPU. Each node is read under its own lock;
- * the whole is a walk, not a snapshot, like the kernel's own force-quiescent
- * scan.
+ * and per CPU the callbacks queued and invoked, the IPIs RCU sent it, and the
+ * events it reported (passes through the scheduler, idle entries, ticks). Each
+ * node is read under its own lock; the whole is a walk, not a snapshot, like the
+ * kernel's own force-quiescent scan.
  */
 #include <grace/errno.h>
 #include <grace/printk.h>
@@ -26,7 +27,7 @@ static void rcu_show_node(const struct rcu_node *rnp)
 			rcu_show_node(&rs.nodes[i]);
 }
 
-SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask, callbacks per CPU")
+SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask; callbacks, events per CPU")
 {
 	unsigned cpu;
 	if (argc != 1)
@@ -42,13 +43,16 @@ SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask, callbacks
 	       gp & 1 ? "one in progress" : "idle", rs.nr_nodes, rs.nr_levels, rs.fanout_leaf, rs.fanout,
 	       (unsigned long long)rcu_stall_warnings());
 	rcu_show_node(&rs.nodes[0]);
-	printk("  %-5s %10s %12s %10s %10s\n", "cpu", "queued", "invoked", "fqs_ipis", "exp_ipis");
+	printk("  %-5s %10s %12s %10s %10s %10s %8s %10s\n", "cpu", "queued", "invoked", "fqs_ipis",
+	       "exp_ipis", "ctxsw", "idle", "ticks");
 	for_each_online_cpu(cpu) {
 		struct rcu_cpu_stats s;
 		rcu_cpu_stats(cpu, &s);
-		printk("  cpu%-2u %10llu %12llu %10llu %10llu\n", cpu, (unsigned long long)s.qlen,
-		       (unsigned long long)s.invoked, (unsigned long long)s.fqs_ipis,
-		       (unsigned long long)s.exp_ipis);
+		printk("  cpu%-2u %10llu %12llu %10llu %10llu %10llu %8llu %10llu\n", cpu,
+		       (unsigned long long)s.qlen, (unsigned long long)s.invoked,
+		       (unsigned long long)s.fqs_ipis, (unsigned long long)s.exp_ipis,
+		       (unsigned long long)s.ctxsw, (unsigned long long)s.idle_enters,
+		       (unsigned long long)s.ticks);
 	}
 	return 0;
 }

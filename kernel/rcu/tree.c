@@ -26,17 +26,18 @@
  * with interrupts off, tags the new callbacks with the grace period they need
  * (rcu_seq_snap) and, at most, wakes the kthread when no grace period is
  * running: the common path writes only this CPU's rcu_data and reads the
- * shared, rarely written rcu_state.gp_seq (the 2009 lesson: grace-period work
- * inside __call_rcu cost 6.7x at 8 CPUs). At the end of a grace period the
- * kthread raises, by IPI, the RCU soft interrupt of every CPU with callbacks;
- * there the ready segments move to "done" and run in batches of blimit.
+ * shared, rarely written rcu_state.gp_seq ("tree rcu: call_rcu scalability
+ * problem?", Nick Piggin, 2009: with grace-period work inside it, __call_rcu
+ * cost 6.7 times as much per call at 8 CPUs as at 1). At the end of a grace
+ * period the kthread raises, by IPI, the RCU soft interrupt of every CPU with
+ * callbacks; there the ready segments move to "done" and run in batches of blimit.
  *
  * Expedited grace periods are in kernel/rcu/expedited.c.
  *
- * Lock order: rcu_node locks are taken one at a time (a report drops the child's
- * lock before it takes the parent's); the context-switch hook, which runs under
- * the run-queue lock, takes none. Nothing
- * wakes a thread, prints or sends an IPI with an rcu_node lock held.
+ * Lock order: docs/locking.md. rcu_node locks are taken one at a time (a report
+ * drops the child's lock before it takes the parent's); rcu_note_context_switch(),
+ * which runs under the run-queue lock, takes none. Nothing wakes a thread, prints
+ * or sends an IPI with an rcu_node lock held.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
@@ -47,7 +48,6 @@
 #include <grace/mutex.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
 #include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
@@ -163,9 +163,9 @@ void rcu_read_unlock_special(void)
 	arch_irq_restore(flags);
 }
 
-/* ---- the hooks' RCU half (kernel/sched/hooks.c calls these) ---- */
+/* ---- events from the scheduler, the idle loop and interrupts (grace/rcupdate.h) ---- */
 
-void rcu_qs_context_switch(void)
+void rcu_note_context_switch(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	/* The expedited path reads a changed ctxsw as a quiescent state: readers' loads first. */
@@ -179,9 +179,10 @@ void rcu_qs_context_switch(void)
 	}
 }
 
-void rcu_eqs_enter(void)
+void rcu_idle_enter(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->idle_enters, rdp->idle_enters + 1);
 	u64 gp = READ_ONCE(rs.gp_seq);
 	/* Report without waking the kthread: a wake-up could queue it here just before the halt. */
 	if (rcu_ready && rdp->mynode && (gp & 1) && rdp->qs_seq != gp) {
@@ -194,7 +195,7 @@ void rcu_eqs_enter(void)
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 }
 
-void rcu_eqs_exit(void)
+void rcu_idle_exit(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
@@ -227,9 +228,10 @@ void rcu_irq_exit(void)
 	}
 }
 
-void rcu_qs_tick(bool idle)
+void rcu_sched_tick(bool idle)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	WRITE_ONCE(rdp->ticks, rdp->ticks + 1);
 	if (!rcu_ready || !rdp->mynode)
 		return;
 	u64 gp = READ_ONCE(rs.gp_seq);
@@ -304,7 +306,7 @@ static void rcu_fqs_ipi(void *arg)
 static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 {
 	cpumask_clear(out);
-	/* Pairs with the smp_mb() in rcu_eqs_enter()/exit(). */
+	/* Pairs with the smp_mb() in rcu_idle_enter()/exit(). */
 	smp_mb();
 	for (unsigned i = rs.leaf_first; i < rs.nr_nodes; i++) {
 		struct rcu_node *rnp = &rs.nodes[i];
@@ -479,6 +481,10 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	out->cb_ipis = READ_ONCE(rs.cb_ipis[cpu]);
 	out->exp_ipis = READ_ONCE(rs.exp_ipis[cpu]);
 	out->eqs_reports = READ_ONCE(rs.eqs_reports[cpu]);
+	out->ctxsw = READ_ONCE(rdp->ctxsw);
+	out->idle_enters = READ_ONCE(rdp->idle_enters);
+	out->dynticks = READ_ONCE(rdp->dynticks);
+	out->ticks = READ_ONCE(rdp->ticks);
 }
 
 void rcu_set_torture_broken(bool on)

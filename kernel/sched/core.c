@@ -14,7 +14,7 @@
  * agrees. The lock is held from the moment schedule() puts the previous thread
  * back (or takes it off) until the switch has finished; whoever holds a queue's
  * lock therefore never sees a thread half switched out. Two queues are locked
- * lower CPU first.
+ * lower CPU first. Lock order: docs/locking.md.
  *
  * Preemption: a thread is preempted when its preempt count falls to zero with a
  * reschedule pending (preempt_enable), or on the return from an interrupt
@@ -25,7 +25,7 @@
 #include <grace/irq.h>
 #include <grace/address_space.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
+#include <grace/rcupdate.h>
 #include <grace/smp.h>
 #include <grace/softirq.h>
 #include <grace/timer.h>
@@ -257,7 +257,7 @@ static void __schedule(bool preempt)
 		dequeue_task(rq, next);
 	}
 	/* A quiescent state even without a switch: no reader runs across schedule(). */
-	rcu_note_context_switch(rq->cpu);
+	rcu_note_context_switch();
 	if (next == prev) {
 		spin_unlock(&rq->lock);
 		tick_if_shared(rq);

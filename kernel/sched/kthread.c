@@ -21,8 +21,9 @@
 
 static struct kmem_cache *task_cache;
 static LIST_HEAD(task_table);
+/* task_table_lock protects task_table (each task's all_node), task_count and next_task_id. */
 static DEFINE_SPINLOCK(task_table_lock);
-static unsigned task_count;
+static unsigned task_count;		/* kthread_count() reads it without the lock */
 static u32 next_task_id;
 
 static struct task *reap_list;		/* pushed with CAS, taken whole by the reaper */

@@ -8,14 +8,19 @@
 #include <grace/spinlock.h>
 
 struct rq {
-	spinlock_t lock;		/* ticket lock with backoff; always taken with interrupts off */
+	/*
+	 * Protects queue, nr_running, curr, prev and nr_switches, and of the threads
+	 * on this queue the fields struct task marks "under its rq lock". Always
+	 * taken with interrupts off (kernel/sched/core.c says how).
+	 */
+	spinlock_t lock;
 	unsigned cpu;
 	unsigned nr_running;		/* queued + the running thread if not idle; written under lock */
 	struct list_head queue;		/* runnable and not running, in the order they run */
-	struct task *curr;
-	struct task *idle;
-	struct task *prev;		/* the thread switched away from, for finish_switch() */
-	u64 nr_switches;
+	struct task *curr;		/* under lock */
+	struct task *idle;		/* fixed at boot */
+	struct task *prev;		/* switched away from, for finish_switch(); under lock */
+	u64 nr_switches;		/* under lock */
 	unsigned balance_ticks;		/* ticks until this CPU's next periodic balance */
 	u64 resched_ipis;		/* reschedule IPIs sent to this CPU */
 } __cacheline_aligned;

@@ -45,7 +45,7 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
  */
 static DEFINE_PER_CPU(struct run_work *, run_slot);
 static DEFINE_PER_CPU(struct task *, run_thread);
-static DEFINE_MUTEX(run_on_lock);
+static DEFINE_MUTEX(run_on_lock);	/* one smp_run_on() at a time: protects the run slots */
 
 static void run_work_done(struct run_work *w)
 {

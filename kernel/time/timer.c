@@ -24,8 +24,8 @@
  * fn is not running anywhere, which is what timer_cancel_sync() waits for, and a
  * timer never runs on two CPUs at once.
  *
- * Lock order: two bases' locks are held together only to move a timer between
- * CPUs, the lower CPU's first. fn runs with no lock held.
+ * Lock order: docs/locking.md. Two bases' locks are held together only to move a
+ * timer between CPUs, the lower CPU's first. fn runs with no lock held.
  */
 #include <grace/arch.h>
 #include <grace/cpumask.h>
@@ -48,7 +48,7 @@ enum { TIMER_IDLE, TIMER_QUEUED, TIMER_MIGRATING };
 #define TIMER_BATCH_MAX 256
 
 struct timer_base {
-	spinlock_t lock;
+	spinlock_t lock;	/* protects what is marked "under lock", its timers' links, state */
 	struct timer *root;	/* pending timers, earliest first; under lock */
 	struct timer *running;	/* whose fn this CPU runs now; under lock */
 	struct timer *migrate;	/* running timer added to another CPU meanwhile; under lock */

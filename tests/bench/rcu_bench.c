@@ -1,14 +1,15 @@
 /*
  * make bench BENCH=rcu: RCU's costs at cpus = 1, 2, 4, ... up to the CPUs online,
- * in one boot (rcuscale's shape plus the 2009 call_rcu measurement):
+ * in one boot (rcuscale's shape plus the call_rcu measurement of "tree rcu:
+ * call_rcu scalability problem?", Nick Piggin, 2009):
  *
  *   bench: rcu arch=riscv64 online=8 cpus=4 op=call_rcu ns_per_op=...
  *   bench: rcu arch=riscv64 online=8 cpus=4 op=gp_latency mode=normal p50_us=... p99_us=...
  *   bench: rcu arch=riscv64 online=8 cpus=4 op=read kind=rcu ns_per_op=...
  *
  * call_rcu: every CPU takes an object from its own pool and hands it to
- * call_rcu() in a tight loop; the callback puts it back (the close(open()) loop
- * of the 2009 thread, minus the file: with kmalloc/kfree in the loop, the
+ * call_rcu() in a tight loop; the callback puts it back (that thread's
+ * close(open()) loop, minus the file: with kmalloc/kfree in the loop, the
  * slab's node-lock convoy under QEMU is what would be measured).
  * gp_latency: synchronize_rcu() and synchronize_rcu_expedited() timed on one CPU
  * while the other cpus - 1 run RCU readers. read: every CPU reads a shared

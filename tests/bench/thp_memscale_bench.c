@@ -1,9 +1,10 @@
 /*
- * make bench BENCH=thp_memscale: the shape of SGI's thp_memscale from the 2013
- * "split page table lock for PMD tables" thread. One shared mm; once every CPU is
- * ready they all, at once, map a region of their own, each in its own 1 GiB-aligned
- * slot (so each region sits under its own PMD table), and write the first byte of
- * every 4 KiB of it. Regions are sized to the memory available.
+ * make bench BENCH=thp_memscale: the shape of Alex Thorlton's (SGI) thp_memscale
+ * from "split page table lock for PMD tables" (Kirill A. Shutemov, 2013). One
+ * shared mm; once every CPU is ready they all, at once, map a region of their
+ * own, each in its own 1 GiB-aligned slot (so each region sits under its own PMD
+ * table), and write the first byte of every 4 KiB of it. Regions are sized to the
+ * memory available.
  *
  * Four phases in one boot, so the figures compare directly: split PMD locks vs
  * one mm-wide page-table lock, each with 2 MiB pages (one fault per 2 MiB, the

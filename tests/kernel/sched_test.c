@@ -1,15 +1,15 @@
 /*
  * Scheduler selftests: threads, the sleeping mutex and its FIFO hand-off, wait
- * queues, affinity, load balancing, preemption, sleeping, completions and the RCU
- * hooks. Every concurrency test runs threads on all CPUs at once and checks counts
- * and ownership; waits are bounded by generous deadlines (64 vCPUs may share two
- * host cores) and compared as orderings, never as speeds.
+ * queues, affinity, load balancing, preemption, sleeping, completions and what the
+ * scheduler reports to RCU. Every concurrency test runs threads on all CPUs at
+ * once and checks counts and ownership; waits are bounded by generous deadlines
+ * (64 vCPUs may share two host cores) and compared as orderings, never as speeds.
  */
 #include <grace/completion.h>
 #include <grace/kthread.h>
 #include <grace/mutex.h>
 #include <grace/printk.h>
-#include <grace/rcu_hooks.h>
+#include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
 #include <grace/smp.h>
@@ -751,48 +751,60 @@ TEST(sched, complete_lets_one_through_complete_all_the_rest)
 	EXPECT_EQ(ct.passed, n);
 }
 
-/* ---- hooks for RCU ---- */
+/* ---- what the scheduler reports to RCU (RCU's own per-CPU statistics) ---- */
 
+/*
+ * Sleep ten times on this CPU; each time it wakes, RCU's idle counter must be
+ * even (not idle): the idle loop reported leaving idle before this thread ran.
+ * Returns how many times it was odd.
+ */
 static int switch_a_few_times(void *arg)
 {
-	(void)arg;
-	for (int i = 0; i < 10; i++)
+	unsigned cpu = (unsigned)(uintptr_t)arg;
+	struct rcu_cpu_stats s;
+	int odd = 0;
+	for (int i = 0; i < 10; i++) {
 		msleep(1);
-	return 0;
+		rcu_cpu_stats(cpu, &s);
+		odd += s.dynticks & 1;
+	}
+	return odd;
 }
 
 static u32 tick_spinners_done;
 
 /*
- * Busy until this CPU's tick hook has run once more (bounded). Two of these share
- * the CPU, and neither leaves before both are done: one alone would not tick.
+ * Busy until RCU has counted one more tick on this CPU (bounded). Two of these
+ * share the CPU, and neither leaves before both are done: one alone would not
+ * tick.
  */
 static int spin_until_a_tick(void *arg)
 {
 	unsigned cpu = (unsigned)(uintptr_t)arg;
-	struct sched_hook_counts c;
-	sched_hook_counts(cpu, &c);
-	u64 start = c.ticks, end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
+	struct rcu_cpu_stats s;
+	rcu_cpu_stats(cpu, &s);
+	u64 start = s.ticks, end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;
 	do {
 		cpu_relax();
-		sched_hook_counts(cpu, &c);
-	} while (c.ticks == start && arch_clock_ns() < end);
+		rcu_cpu_stats(cpu, &s);
+	} while (s.ticks == start && arch_clock_ns() < end);
 	__atomic_fetch_add(&tick_spinners_done, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&tick_spinners_done, __ATOMIC_ACQUIRE) < 2 && arch_clock_ns() < end)
 		cpu_relax();
-	return c.ticks > start ? 0 : -1;
+	return s.ticks > start ? 0 : -1;
 }
 
-TEST(sched, rcu_hooks_see_switches_idle_and_ticks)
+TEST(sched, reports_switches_idle_and_ticks_to_rcu)
 {
 	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
-	struct sched_hook_counts before, after;
-	sched_hook_counts(cpu, &before);
-	struct task *t = kthread_create(switch_a_few_times, NULL, "hooks");
+	struct rcu_cpu_stats before, after;
+	rcu_cpu_stats(cpu, &before);
+	struct task *t = kthread_create(switch_a_few_times, (void *)(uintptr_t)cpu, "rcu_events");
 	ASSERT_TRUE(t != NULL);
 	kthread_bind(t, cpu);
 	wake_up_process(t);
-	kthread_join(t);
+	/* 0: every time it woke, RCU knew the CPU had left idle. */
+	EXPECT_EQ(kthread_join(t), 0);
 	/* Two busy threads share the CPU, so it ticks (one alone would not need to). */
 	tick_spinners_done = 0;
 	struct task *s1 = kthread_create(spin_until_a_tick, (void *)(uintptr_t)cpu, "ticks1");
@@ -802,12 +814,13 @@ TEST(sched, rcu_hooks_see_switches_idle_and_ticks)
 	kthread_bind(s2, cpu);
 	wake_up_process(s1);
 	wake_up_process(s2);
+	/* 0: RCU counted a tick there. */
 	EXPECT_EQ(kthread_join(s1), 0);
 	EXPECT_EQ(kthread_join(s2), 0);
-	sched_hook_counts(cpu, &after);
-	/* 10 sleeps: at least 20 switches (to idle or another thread and back) on that CPU. */
-	EXPECT_GE(after.context_switches - before.context_switches, 20);
-	/* Nothing else runs there while the thread sleeps: the CPU went idle. */
+	rcu_cpu_stats(cpu, &after);
+	/* 10 sleeps: 20 or more passes through the scheduler (to idle or a thread, and back). */
+	EXPECT_GE(after.ctxsw - before.ctxsw, 20);
+	/* Nothing else runs there while the thread sleeps: the CPU went idle, and came back. */
 	EXPECT_GT(after.idle_enters, before.idle_enters);
-	EXPECT_LE(after.idle_exits - before.idle_exits, after.idle_enters - before.idle_enters + 1);
+	EXPECT_GE(after.dynticks - before.dynticks, 2);
 }

@@ -11,8 +11,10 @@
  *                       it PC-relative), mapped to wherever the loader put it
  *
  * Why Sv39: every RV64 hart with paging implements it (Sv48 and Sv57 are optional
- * and imply Sv39), QEMU and every board support it, and 128 GiB of direct map is
- * ample for now. The memory issue may move to Sv48 for a 4-level table.
+ * and imply Sv39), QEMU and every board support it, and a 128 GiB direct map
+ * covers the RAM of the machines Grace boots on. RAM above physical 128 GiB is
+ * left out (mmu_init() says so and keeps it from the page allocator); Sv48's
+ * fourth table level would make room for it.
  */
 #ifndef ASM_MEMORY_H
 #define ASM_MEMORY_H

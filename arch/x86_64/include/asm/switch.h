@@ -5,7 +5,7 @@
  * prev->sp, loads next's and pops the same. The GS base is never saved or
  * loaded: it is this CPU's per-CPU base, whichever thread runs.
  *
- * Nothing else is per thread yet: interrupts and exceptions run on the thread's
+ * Nothing else is per thread: interrupts and exceptions run on the thread's
  * own stack (only #DF, NMI and #MC use IST stacks, and those never return to a
  * scheduler), CR2 is read with interrupts still off, RFLAGS.AC stays clear
  * (SMAP is off) and DF is clear by the ABI, and there is no user mode whose
