@@ -91,9 +91,9 @@ static void rcu_need_gp(struct rcu_data *rdp, u64 snap)
 	WRITE_ONCE(rdp->gp_seq_needed, snap);
 	/* Pairs with the smp_mb() in rcu_gp_kthread(): it sees our need, or we see its flag clear. */
 	smp_mb();
-	if (READ_ONCE(rs.gp_seq) & 1)
+	if (READ_ONCE(rcu_state.gp_seq) & 1)
 		return;		/* the kthread looks at every CPU's need when this one ends */
-	if (!READ_ONCE(rs.gp_wanted) && !__atomic_exchange_n(&rs.gp_wanted, 1, __ATOMIC_SEQ_CST))
+	if (!READ_ONCE(rcu_state.gp_wanted) && !__atomic_exchange_n(&rcu_state.gp_wanted, 1, __ATOMIC_SEQ_CST))
 		rcu_gp_kthread_wake();
 }
 
@@ -129,7 +129,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	 * removal and waits for every reader that could have seen the object.
 	 */
 	smp_mb();
-	u64 snap = rcu_seq_snap(READ_ONCE(rs.gp_seq));
+	u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 	seg_accelerate(rdp, snap);
 	if (snap > rdp->gp_seq_needed)
 		rcu_need_gp(rdp, snap);
@@ -140,8 +140,8 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 		 * line is shared, and only the first caller per grace period writes it.
 		 */
 		rdp->blimit = RCU_BLIMIT_HURRY;
-		if (!READ_ONCE(rs.hurry))
-			WRITE_ONCE(rs.hurry, 1);
+		if (!READ_ONCE(rcu_state.hurry))
+			WRITE_ONCE(rcu_state.hurry, 1);
 	}
 	arch_irq_restore(flags);
 }
@@ -151,11 +151,11 @@ void rcu_softirq(void)
 	unsigned long flags = arch_irq_save();
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	/* Pairs with the release in rcu_gp_cleanup(): callbacks run after the grace period. */
-	u64 gp = smp_load_acquire(&rs.gp_seq);
+	u64 gp = smp_load_acquire(&rcu_state.gp_seq);
 	seg_advance(rdp, gp);
 	if (!seg_empty(rdp, SEG_NEXT)) {
 		smp_mb();
-		u64 snap = rcu_seq_snap(READ_ONCE(rs.gp_seq));
+		u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 		seg_accelerate(rdp, snap);
 		rcu_need_gp(rdp, snap);
 	}

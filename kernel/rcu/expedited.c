@@ -41,19 +41,19 @@ void synchronize_rcu_expedited(void)
 	unsigned cpu, self;
 
 	mutex_lock(&exp_mutex);
-	u64 seq = rs.exp_seq + 1;
+	u64 seq = rcu_state.exp_seq + 1;
 	smp_mb();	/* the caller's removal before the new sequence and the samples */
-	WRITE_ONCE(rs.exp_seq, seq);
+	WRITE_ONCE(rcu_state.exp_seq, seq);
 	cpumask_clear(&pending);
 	smp_mb();
 	preempt_disable();
 	self = smp_processor_id();
 	for_each_online_cpu(cpu) {
 		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-		rs.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
-		rs.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
+		rcu_state.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
+		rcu_state.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
 		/* Idle CPUs are in a quiescent state already: no IPI. We are in one too. */
-		if (cpu != self && !(rs.exp_dynticks_snap[cpu] & 1))
+		if (cpu != self && !(rcu_state.exp_dynticks_snap[cpu] & 1))
 			cpumask_set(&pending, cpu);
 	}
 	preempt_enable();
@@ -62,15 +62,15 @@ void synchronize_rcu_expedited(void)
 		u64 now = arch_clock_ns();
 		for_each_cpu(cpu, &pending) {
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-			if (READ_ONCE(rdp->dynticks) != rs.exp_dynticks_snap[cpu] ||
-			    READ_ONCE(rdp->ctxsw) != rs.exp_ctxsw_snap[cpu] ||
+			if (READ_ONCE(rdp->dynticks) != rcu_state.exp_dynticks_snap[cpu] ||
+			    READ_ONCE(rdp->ctxsw) != rcu_state.exp_ctxsw_snap[cpu] ||
 			    smp_load_acquire(&rdp->exp_qs_seq) == seq) {
 				cpumask_clear_cpu(&pending, cpu);
 				continue;
 			}
 			/* Never wait for the slot: a CPU with interrupts off must not stop us. */
 			if (now >= resend && !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
-				rs.exp_ipis[cpu]++;
+				rcu_state.exp_ipis[cpu]++;
 		}
 		if (now >= resend)
 			resend = now + RCU_EXP_RESEND_NS;

@@ -103,7 +103,6 @@ struct rcu_state {
 };
 
 extern struct rcu_state rcu_state;
-#define rs rcu_state
 
 extern bool rcu_broken;		/* the torture test's debug switch */
 extern bool rcu_ready;		/* the tree exists and the kthread runs */
