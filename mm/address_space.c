@@ -132,7 +132,7 @@ void mm_load(struct mm *mm)
 		return;
 	}
 	if (mm) {
-		cpumask_set(&mm->cpus, cpu);
+		cpumask_set_cpu(&mm->cpus, cpu);
 		/* Bit visible before we walk the tables; pairs with smp_mb() in flush_cpus(). */
 		smp_mb();
 	}

@@ -119,7 +119,7 @@ static void flush_cpus(struct tlb_gather *g)
 	/* A snapshot, word by word: CPUs joining later walk the cleared tables anyway. */
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		targets.bits[i] = READ_ONCE(g->mm->cpus.bits[i]);
-	if (cpumask_test(&targets, self))
+	if (cpumask_test_cpu(&targets, self))
 		flush_local(g);
 	cpumask_clear_cpu(&targets, self);
 	arch_irq_restore(flags);

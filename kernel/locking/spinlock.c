@@ -60,7 +60,7 @@ unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
 void spin_delay_reset(void)
 {
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (cpumask_test(&cpu_online_mask, cpu))
+		if (cpumask_test_cpu(&cpu_online_mask, cpu))
 			for (unsigned i = 0; i < SPIN_DELAY_SLOTS; i++) {
 				WRITE_ONCE(per_cpu(spin_delay, cpu)[i], SPIN_DELAY_MIN);
 				WRITE_ONCE(per_cpu(spin_delay_peak, cpu)[i], SPIN_DELAY_MIN);
@@ -73,7 +73,7 @@ static DEFINE_PER_CPU(u32 [2], watched_waits);	/* [0] tuned, [1] plain */
 void spin_delay_watch(const spinlock_t *lock)
 {
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (cpumask_test(&cpu_online_mask, cpu)) {
+		if (cpumask_test_cpu(&cpu_online_mask, cpu)) {
 			WRITE_ONCE(per_cpu(watched_waits, cpu)[0], 0);
 			WRITE_ONCE(per_cpu(watched_waits, cpu)[1], 0);
 		}

@@ -54,11 +54,11 @@ void synchronize_rcu_expedited(void)
 		rcu_state.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
 		/* Idle CPUs are in a quiescent state already: no IPI. We are in one too. */
 		if (cpu != self && !(rcu_state.exp_dynticks_snap[cpu] & 1))
-			cpumask_set(&pending, cpu);
+			cpumask_set_cpu(&pending, cpu);
 	}
 	preempt_enable();
 	u64 resend = 0;
-	while (!cpumask_none(&pending)) {
+	while (!cpumask_empty(&pending)) {
 		u64 now = arch_clock_ns();
 		for_each_cpu(cpu, &pending) {
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
@@ -74,7 +74,7 @@ void synchronize_rcu_expedited(void)
 		}
 		if (now >= resend)
 			resend = now + RCU_EXP_RESEND_NS;
-		if (!cpumask_none(&pending))
+		if (!cpumask_empty(&pending))
 			schedule_timeout_until(arch_clock_ns() + RCU_EXP_POLL_NS);
 	}
 	smp_mb();	/* the samples before the caller's free */

@@ -107,11 +107,6 @@ extern struct rcu_state rcu_state;
 extern bool rcu_broken;		/* the torture test's debug switch */
 extern bool rcu_ready;		/* the tree exists and the kthread runs */
 
-static inline bool cpumask_none(const struct cpumask *m)
-{
-	return cpumask_weight(m) == 0;
-}
-
 static inline bool seg_empty(const struct rcu_data *rdp, unsigned i)
 {
 	return i == SEG_DONE ? rdp->tails[SEG_DONE] == &rdp->cb_head : rdp->tails[i] == rdp->tails[i - 1];

@@ -326,7 +326,7 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				arch_irq_restore(flags);
 				continue;
 			}
-			cpumask_set(out, cpu);
+			cpumask_set_cpu(out, cpu);
 			/* Never wait for the slot: a holdout with interrupts off must not stop us. */
 			if (ipi && !smp_call_try(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp)) {
 				rcu_state.fqs_ipis[cpu]++;
@@ -405,7 +405,7 @@ static void rcu_gp_fqs_loop(u64 gp)
 			stall_ms = new_ms;
 			stall_at = start + stall_ms * 1000000;
 		}
-		if (now >= stall_at && !cpumask_none(&holdouts)) {
+		if (now >= stall_at && !cpumask_empty(&holdouts)) {
 			rcu_stall_report(gp, &holdouts);
 			/* Then every three timeouts while it lasts (as Linux does). */
 			stall_at = arch_clock_ns() + 3 * stall_ms * 1000000;

@@ -113,7 +113,7 @@ void sched_kick(unsigned cpu)
 {
 	struct cpumask m;
 	cpumask_clear(&m);
-	cpumask_set(&m, cpu);
+	cpumask_set_cpu(&m, cpu);
 	__atomic_fetch_add(&cpu_rq(cpu)->resched_ipis, 1, __ATOMIC_RELAXED);
 	arch_send_ipi(&m);
 }
@@ -189,7 +189,7 @@ bool wake_up_process(struct task *p)
 		 * away finished under from->lock, which we hold, so it may go anywhere.
 		 */
 		if (!p->on_rq) {
-			struct rq *rq = cpumask_test(&p->allowed, to->cpu) ? to : from;
+			struct rq *rq = cpumask_test_cpu(&p->allowed, to->cpu) ? to : from;
 			WRITE_ONCE(p->cpu, rq->cpu);
 			enqueue_task(rq, p, p->flags & TASK_URGENT);
 			check_preempt(rq, p);
@@ -214,7 +214,7 @@ static void finish_switch(void)
 	struct rq *rq = this_rq();
 	struct task *prev = rq->prev;
 	bool dead = prev->state == TASK_DEAD;
-	bool misplaced = prev->on_rq && !cpumask_test(&prev->allowed, rq->cpu);
+	bool misplaced = prev->on_rq && !cpumask_test_cpu(&prev->allowed, rq->cpu);
 
 	/* prev's registers are saved: from here another CPU may run it. */
 	smp_store_release(&prev->on_cpu, 0);
@@ -360,7 +360,7 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 	unsigned long flags;
 	struct rq *rq = task_rq_lock(p, &flags);
 	p->allowed = *mask;
-	if (cpumask_test(&usable, rq->cpu) || !p->on_rq) {
+	if (cpumask_test_cpu(&usable, rq->cpu) || !p->on_rq) {
 		/* Fine where it is, or asleep: its next wake-up honours the mask. */
 		task_rq_unlock(rq, flags);
 		return 0;
@@ -455,7 +455,7 @@ static void rq_init(unsigned cpu)
 	idle->on_cpu = 1;
 	list_init(&idle->run_node);
 	cpumask_clear(&idle->allowed);
-	cpumask_set(&idle->allowed, cpu);
+	cpumask_set_cpu(&idle->allowed, cpu);
 	snprintf(idle->name, sizeof(idle->name), "idle/%u", cpu);
 	wait_queue_init(&idle->exited);
 	atomic_set(&idle->refs, 1);

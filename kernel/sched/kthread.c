@@ -122,7 +122,7 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 				    va_list ap)
 {
 	if (bind_cpu != KTHREAD_ANY_CPU &&
-	    (bind_cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, (unsigned)bind_cpu)))
+	    (bind_cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, (unsigned)bind_cpu)))
 		return NULL;
 	if (!task_cache)
 		task_cache = kmem_cache_create("task", sizeof(struct task), 64, 0, NULL);
@@ -146,7 +146,7 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 	p->state = TASK_SLEEPING;	/* until the first wake_up_process() */
 	if (bind_cpu != KTHREAD_ANY_CPU) {
 		cpumask_clear(&p->allowed);
-		cpumask_set(&p->allowed, cpu);
+		cpumask_set_cpu(&p->allowed, cpu);
 	} else {
 		p->allowed = cpu_online_mask;
 	}
@@ -192,10 +192,10 @@ struct task *kthread_run(int (*fn)(void *), void *arg, const char *fmt, ...)
 int kthread_bind(struct task *p, unsigned cpu)
 {
 	struct cpumask m;
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		return -EINVAL;
 	cpumask_clear(&m);
-	cpumask_set(&m, cpu);
+	cpumask_set_cpu(&m, cpu);
 	return set_cpus_allowed(p, &m) ? -EINVAL : 0;
 }
 

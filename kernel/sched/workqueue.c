@@ -28,7 +28,7 @@ void work_init(struct work *w, void (*fn)(struct work *w))
 
 bool queue_work_on(unsigned cpu, struct work *w)
 {
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		panic("workqueue: CPU %u is not online", cpu);
 	struct worker *k = &per_cpu(workers, cpu);
 	if (__atomic_exchange_n(&w->pending, 1, __ATOMIC_ACQ_REL))

@@ -41,7 +41,7 @@ void __noreturn secondary_main(void)
 			arch_idle();
 	}
 	this_cpu(idle_task).last_switch_ns = arch_clock_ns();
-	cpumask_set(&cpu_online_mask, cpu);
+	cpumask_set_cpu(&cpu_online_mask, cpu);
 	arch_irq_enable();
 	cpu_idle_loop();
 }

@@ -44,7 +44,7 @@ static void call_queue_push(unsigned cpu, struct call *c)
 	if (!old) {
 		struct cpumask m;
 		cpumask_clear(&m);
-		cpumask_set(&m, cpu);
+		cpumask_set_cpu(&m, cpu);
 		arch_send_ipi(&m);
 	}
 }
@@ -62,7 +62,7 @@ static void call_wait(struct call *c)
  */
 static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 {
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		return -EINVAL;
 	/*
 	 * Not from interrupt context: an interrupt that arrived while this CPU was

@@ -27,11 +27,11 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 	unsigned self = smp_processor_id(), cpu, n = 1;
 
 	cpumask_clear(mask);
-	cpumask_set(mask, self);
+	cpumask_set_cpu(mask, self);
 	for_each_online_cpu(cpu) {
 		if (cpu == self || n >= ncpus)
 			continue;
-		cpumask_set(mask, cpu);
+		cpumask_set_cpu(mask, cpu);
 		n++;
 	}
 	return n;

@@ -568,7 +568,7 @@ static void numa_local_worker(void *arg)
 
 	/* One CPU per node is enough, and keeps the memory used small at 64 CPUs. */
 	for (unsigned other = 0; other < cpu; other++)
-		if (cpumask_test(&cpu_online_mask, other) && cpu_to_node(other) == node)
+		if (cpumask_test_cpu(&cpu_online_mask, other) && cpu_to_node(other) == node)
 			return;
 	mm_switch(t->mm);
 	bool has_huge = node_free_pages(node) >= 2 * (1u << HUGE_ORDER);

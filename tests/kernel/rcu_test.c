@@ -557,7 +557,7 @@ static bool stall_names(unsigned cpu)
 	if (rcu_stall_warnings() == holder_stalls_before)
 		return false;
 	rcu_last_stall_cpus(&named);
-	return cpumask_test(&named, cpu);
+	return cpumask_test_cpu(&named, cpu);
 }
 
 static u32 holder_irqs_off;
@@ -615,7 +615,7 @@ static void stall_test(bool irqs_off)
 	EXPECT_GT(rcu_stall_warnings(), holder_stalls_before);
 	struct cpumask named;
 	rcu_last_stall_cpus(&named);
-	EXPECT_TRUE(cpumask_test(&named, holder));
+	EXPECT_TRUE(cpumask_test_cpu(&named, holder));
 }
 
 TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
