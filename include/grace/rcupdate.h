@@ -57,7 +57,7 @@ static inline void rcu_read_unlock(void)
  * Grace runs on orders a load before loads through its result, so a relaxed
  * atomic load (no tearing, no re-load) is enough.
  */
-#define rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define rcu_dereference(p) READ_ONCE(p)
 /* For updaters that hold the lock that serializes them. */
 #define rcu_dereference_protected(p) READ_ONCE(p)
 /* Initialisation of the pointee is ordered before the pointer's publication. */

@@ -104,8 +104,7 @@ static inline void __set_current_state(enum task_state s)
 /* With a full barrier: the condition check that follows cannot move before the store. */
 static inline void set_current_state(enum task_state s)
 {
-	__atomic_store_n(&current->state, s, __ATOMIC_SEQ_CST);
-	smp_mb();
+	smp_store_mb(current->state, s);
 }
 
 /* Restrict p to mask (which must intersect the online CPUs); moves p if needed. */
