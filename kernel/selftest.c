@@ -31,7 +31,7 @@ extern const struct test_case __testcases_start[], __testcases_end[];
 
 /* What the test now running has recorded; reset before each test starts. */
 static struct {
-	u32 failures;			/* atomic: failures may come from any CPU */
+	atomic_t failures;		/* failures may come from any CPU */
 	char reason[128];		/* the first failure; under reason_lock */
 	const char *skip;
 } running_test;
@@ -45,7 +45,7 @@ bool test_fail(const char *file, int line, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	u32 n = __atomic_fetch_add(&running_test.failures, 1, __ATOMIC_RELAXED);
+	int n = atomic_fetch_add_relaxed(&running_test.failures, 1);
 	if (n < TEST_MAX_FAILURE_LINES)
 		printk_raw("# %s:%d: %s", file, line, msg);
 	if (n == 0) {
@@ -73,7 +73,7 @@ void test_expect_message(const char *text)
 
 bool test_failed(void)
 {
-	return __atomic_load_n(&running_test.failures, __ATOMIC_RELAXED) != 0;
+	return atomic_read(&running_test.failures) != 0;
 }
 
 /* Does "suite.name" match any of the comma-separated globs? */
@@ -102,7 +102,7 @@ int selftest_run(const char *globs)
 		if (!test_selected(tc, globs))
 			continue;
 		index++;
-		running_test.failures = 0;
+		atomic_set(&running_test.failures, 0);
 		running_test.reason[0] = '\0';
 		running_test.skip = NULL;
 

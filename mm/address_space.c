@@ -84,7 +84,7 @@ enum ptlock_mode mm_default_ptlock(void)
 		mode = PTLOCK_MM;
 	else if (v && strcmp(v, "split"))
 		pr_warn("mm: unknown ptlock='%s' (split|mm); using split\n", v);
-	if (__atomic_exchange_n(&ptlock_default, mode, __ATOMIC_RELAXED) < 0)
+	if (xchg_relaxed(&ptlock_default, mode) < 0)
 		printk("mm: address spaces use %s page-table locks by default\n",
 		       mode == PTLOCK_MM ? "one mm-wide" : "split (per-table)");
 	return mode;

@@ -26,7 +26,7 @@
 
 struct tlb_flush {
 	const struct tlb_gather *g;
-	u32 pending; /* targets that have not flushed yet */
+	atomic_t pending; /* targets that have not flushed yet */
 };
 
 static DEFINE_PER_CPU(u64, tlb_ipis);
@@ -103,12 +103,12 @@ static void flush_ipi(void *arg)
 	flush_local(f->g);
 	this_cpu(tlb_ipis)++;
 	/* Release: our flush is done before the flusher may free the pages. */
-	__atomic_fetch_sub(&f->pending, 1, __ATOMIC_RELEASE);
+	atomic_fetch_sub_release(&f->pending, 1);
 }
 
 static void flush_cpus(struct tlb_gather *g)
 {
-	struct tlb_flush f = {.g = g, .pending = 0};
+	struct tlb_flush f = {.g = g, .pending = ATOMIC_INIT(0)};
 	struct cpumask targets;
 	unsigned cpu, self;
 
@@ -124,16 +124,17 @@ static void flush_cpus(struct tlb_gather *g)
 	cpumask_clear_cpu(&targets, self);
 	arch_irq_restore(flags);
 
-	f.pending = cpumask_weight(&targets);
-	if (!f.pending)
+	unsigned n = cpumask_weight(&targets);
+	atomic_set(&f.pending, n);
+	if (!n)
 		return;
 	for_each_cpu(cpu, &targets)
 		if (smp_call(cpu, flush_ipi, &f, false)) {
 			/* Gone offline: it runs nothing, so nothing of ours is cached there. */
-			__atomic_fetch_sub(&f.pending, 1, __ATOMIC_RELAXED);
+			atomic_dec(&f.pending);
 		}
 	/* Interrupts stay enabled: another CPU may be waiting for our flush meanwhile. */
-	while (__atomic_load_n(&f.pending, __ATOMIC_ACQUIRE))
+	while (atomic_read_acquire(&f.pending))
 		cpu_relax();
 }
 

@@ -40,8 +40,7 @@ bool mutex_is_mine(const struct mutex *m)
 bool mutex_trylock(struct mutex *m)
 {
 	uintptr_t free = 0;
-	return __atomic_compare_exchange_n(&m->owner, &free, (uintptr_t)current, false, __ATOMIC_ACQUIRE,
-					   __ATOMIC_RELAXED);
+	return try_cmpxchg_acquire(&m->owner, &free, (uintptr_t)current);
 }
 
 static void mutex_lock_slow(struct mutex *m)
@@ -53,8 +52,7 @@ static void mutex_lock_slow(struct mutex *m)
 	for (;;) {
 		/* Free: an unlock ran since our fast path failed, and nobody waits (hand-off). */
 		if (!old) {
-			if (__atomic_compare_exchange_n(&m->owner, &old, (uintptr_t)current, false,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			if (try_cmpxchg_acquire(&m->owner, &old, (uintptr_t)current)) {
 				spin_unlock_irqrestore(&m->wait_lock, flags);
 				return;
 			}
@@ -62,8 +60,7 @@ static void mutex_lock_slow(struct mutex *m)
 		}
 		/* Mark the waiters bit so that the owner's unlock comes to wait_lock. */
 		if ((old & MUTEX_WAITERS) ||
-		    __atomic_compare_exchange_n(&m->owner, &old, old | MUTEX_WAITERS, false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+		    try_cmpxchg_relaxed(&m->owner, &old, old | MUTEX_WAITERS))
 			break;
 	}
 	list_add_tail(&w.node, &m->waiters);
@@ -98,7 +95,7 @@ void mutex_unlock(struct mutex *m)
 	if (mutex_owner(m) != current)
 		panic("mutex %p: unlocked by '%s', which does not own it", (void *)m, current->name);
 	uintptr_t expected = self;
-	if (__atomic_compare_exchange_n(&m->owner, &expected, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (try_cmpxchg_release(&m->owner, &expected, 0))
 		return;
 
 	/* Waiters: hand the mutex to the oldest. */

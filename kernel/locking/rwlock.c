@@ -9,8 +9,7 @@ void read_lock(rwlock_t *rw)
 		u32 s = READ_ONCE(rw->state);
 		/* A writer inside or waiting goes first. */
 		if (!(s & (RW_WRITER | RW_WRITER_WAITING)) &&
-		    __atomic_compare_exchange_n(&rw->state, &s, s + 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		    try_cmpxchg_acquire(&rw->state, &s, s + 1))
 			return;
 		cpu_relax();
 	}
@@ -18,7 +17,7 @@ void read_lock(rwlock_t *rw)
 
 void read_unlock(rwlock_t *rw)
 {
-	__atomic_fetch_sub(&rw->state, 1, __ATOMIC_RELEASE);
+	fetch_sub_release(&rw->state, 1);
 	preempt_enable();
 }
 
@@ -29,12 +28,11 @@ void write_lock(rwlock_t *rw)
 		u32 s = READ_ONCE(rw->state);
 		if (!(s & (RW_WRITER | RW_READER_MASK))) {
 			/* No writer, no readers: take it, clearing our waiting mark. */
-			if (__atomic_compare_exchange_n(&rw->state, &s, RW_WRITER, false,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			if (try_cmpxchg_acquire(&rw->state, &s, RW_WRITER))
 				return;
 		} else if (!(s & RW_WRITER_WAITING)) {
 			/* Hold back new readers while the current ones drain. */
-			__atomic_fetch_or(&rw->state, RW_WRITER_WAITING, __ATOMIC_RELAXED);
+			fetch_or_relaxed(&rw->state, RW_WRITER_WAITING);
 		}
 		cpu_relax();
 	}
@@ -43,6 +41,6 @@ void write_lock(rwlock_t *rw)
 void write_unlock(rwlock_t *rw)
 {
 	/* Keep a WAITING mark another writer may have set meanwhile. */
-	__atomic_fetch_and(&rw->state, ~RW_WRITER, __ATOMIC_RELEASE);
+	fetch_and_release(&rw->state, ~RW_WRITER);
 	preempt_enable();
 }

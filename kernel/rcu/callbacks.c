@@ -93,7 +93,7 @@ static void rcu_need_gp(struct rcu_data *rdp, u64 snap)
 	smp_mb();
 	if (READ_ONCE(rcu_state.gp_seq) & 1)
 		return;		/* the kthread looks at every CPU's need when this one ends */
-	if (!READ_ONCE(rcu_state.gp_wanted) && !__atomic_exchange_n(&rcu_state.gp_wanted, 1, __ATOMIC_SEQ_CST))
+	if (!READ_ONCE(rcu_state.gp_wanted) && !xchg(&rcu_state.gp_wanted, 1))
 		rcu_gp_kthread_wake();
 }
 

@@ -98,7 +98,7 @@ struct rcu_state {
 
 	/* Stall warnings. */
 	u64 stall_timeout_ms;
-	u64 stall_count;
+	atomic64_t stall_count;
 	struct cpumask stall_cpus;
 };
 

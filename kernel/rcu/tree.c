@@ -340,17 +340,19 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 
 static void rcu_dump_stack_ipi(void *arg)
 {
-	u32 *done = arg;
+	atomic_t *done = arg;
 	printk_raw("rcu: CPU %u's stack (a read-side section or interrupts off):", smp_processor_id());
 	dump_stack();
-	__atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
+	/* Pairs with the atomic_read_acquire()s in rcu_stall_report(): our lines come first. */
+	atomic_fetch_add_release(done, 1);
 }
 
 static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 {
 	char list[MAX_CPUS * 4 + 1];
-	unsigned cpu, pos = 0, n = 0;
-	static u32 dumped;
+	unsigned cpu, pos = 0;
+	int n = 0;
+	static atomic_t dumped;
 	list[0] = '\0';
 	for_each_cpu(cpu, holdouts)
 		pos += snprintf(list + pos, sizeof(list) - pos, " %u", cpu);
@@ -360,9 +362,10 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 	       (unsigned long long)(gp >> 1), (unsigned long long)age_ms,
 	       (unsigned long long)rcu_state.stall_timeout_ms, list);
 	rcu_state.stall_cpus = *holdouts;
-	__atomic_fetch_add(&rcu_state.stall_count, 1, __ATOMIC_RELEASE);
+	/* Pairs with the acquire in rcu_stall_warnings(): stall_cpus before the count. */
+	atomic64_fetch_add_release(&rcu_state.stall_count, 1);
 	/* Backtraces by IPI; a CPU with interrupts off cannot answer: say so instead of waiting. */
-	__atomic_store_n(&dumped, 0, __ATOMIC_RELAXED);
+	atomic_set(&dumped, 0);
 	for_each_cpu(cpu, holdouts) {
 		if (cpu == smp_processor_id())
 			continue;
@@ -372,11 +375,12 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 		}
 		n++;
 		u64 deadline = arch_clock_ns() + RCU_STALL_DUMP_WAIT_NS;
-		while (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+		/* Pairs with the release in rcu_dump_stack_ipi(): its stack is printed. */
+		while (atomic_read_acquire(&dumped) < n && arch_clock_ns() < deadline)
 			schedule_timeout_until(arch_clock_ns() + TICK_NSEC);
-		if (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n) {
+		if (atomic_read_acquire(&dumped) < n) {
 			pr_err("rcu: CPU %u did not answer the backtrace IPI (interrupts off?)\n", cpu);
-			n = __atomic_load_n(&dumped, __ATOMIC_ACQUIRE);
+			n = atomic_read_acquire(&dumped);
 		}
 	}
 }
@@ -508,7 +512,8 @@ u64 rcu_stall_timeout_ms(void)
 
 u64 rcu_stall_warnings(void)
 {
-	return __atomic_load_n(&rcu_state.stall_count, __ATOMIC_ACQUIRE);
+	/* Pairs with the release in rcu_stall_report(): rcu_last_stall_cpus() is this stall's. */
+	return (u64)atomic64_read_acquire(&rcu_state.stall_count);
 }
 
 void rcu_last_stall_cpus(struct cpumask *out)

@@ -114,7 +114,7 @@ void sched_kick(unsigned cpu)
 	struct cpumask m;
 	cpumask_clear(&m);
 	cpumask_set_cpu(&m, cpu);
-	__atomic_fetch_add(&cpu_rq(cpu)->resched_ipis, 1, __ATOMIC_RELAXED);
+	atomic64_inc(&cpu_rq(cpu)->resched_ipis);
 	arch_send_ipi(&m);
 }
 
@@ -483,7 +483,7 @@ u64 sched_nr_switches(unsigned cpu)
 
 u64 sched_resched_ipis(unsigned cpu)
 {
-	return READ_ONCE(cpu_rq(cpu)->resched_ipis);
+	return atomic64_read(&cpu_rq(cpu)->resched_ipis);
 }
 
 u64 task_runtime_ns(struct task *p)

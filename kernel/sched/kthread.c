@@ -57,10 +57,10 @@ static void task_put(struct task *p)
 
 void task_reap_later(struct task *p)
 {
-	struct task *old = __atomic_load_n(&reap_list, __ATOMIC_RELAXED);
+	struct task *old = READ_ONCE(reap_list);
 	do
 		p->reap_next = old;
-	while (!__atomic_compare_exchange_n(&reap_list, &old, p, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	while (!try_cmpxchg_release(&reap_list, &old, p));
 	wake_up(&reap_wq);
 }
 
@@ -69,7 +69,7 @@ static int reaper(void *arg)
 	(void)arg;
 	for (;;) {
 		wait_event(reap_wq, READ_ONCE(reap_list) != NULL);
-		struct task *p = __atomic_exchange_n(&reap_list, NULL, __ATOMIC_ACQUIRE);
+		struct task *p = xchg_acquire(&reap_list, NULL);
 		while (p) {
 			struct task *next = p->reap_next;
 			task_free(p);

@@ -28,7 +28,7 @@ void raise_softirq(enum softirq_nr nr)
 {
 	unsigned long flags = arch_irq_save();
 	struct softirq_cpu *s = &this_cpu(softirq_cpu);
-	__atomic_fetch_or(&s->pending, 1UL << nr, __ATOMIC_RELEASE);
+	fetch_or_release(&s->pending, 1UL << nr);
 	if (s->thread)
 		wake_up_process(s->thread);
 	arch_irq_restore(flags);
@@ -45,7 +45,7 @@ static int softirqd(void *arg)
 
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
-		unsigned long pending = __atomic_exchange_n(&s->pending, 0, __ATOMIC_ACQUIRE);
+		unsigned long pending = xchg_acquire(&s->pending, 0);
 		if (!pending) {
 			schedule();
 			continue;

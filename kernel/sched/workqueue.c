@@ -31,7 +31,7 @@ bool queue_work_on(unsigned cpu, struct work *w)
 	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		panic("workqueue: CPU %u is not online", cpu);
 	struct worker *k = &per_cpu(workers, cpu);
-	if (__atomic_exchange_n(&w->pending, 1, __ATOMIC_ACQ_REL))
+	if (xchg(&w->pending, 1))
 		return false;
 	unsigned long flags = spin_lock_irqsave(&k->lock);
 	list_add_tail(&w->node, &k->items);

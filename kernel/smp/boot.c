@@ -30,8 +30,7 @@ void __noreturn secondary_main(void)
 {
 	unsigned cpu = smp_processor_id();
 	u32 expected = CPU_BOOTING;
-	if (!__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ONLINE, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!try_cmpxchg(&cpu_state[cpu], &expected, CPU_ONLINE)) {
 		/*
 		 * The boot CPU gave up on us: stay out of the way. Not online, so no work
 		 * or IPI is sent here; arch_idle() may still take a stray interrupt.
@@ -79,8 +78,7 @@ void smp_boot(void)
 
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
 		u32 expected = CPU_BOOTING;
-		if (__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ABANDONED, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (try_cmpxchg(&cpu_state[cpu], &expected, CPU_ABANDONED))
 			pr_err("smp: CPU %u (hwid %u) did not come online within %llu s\n", cpu,
 			       boot_info.cpus[cpu].hwid, CPU_START_TIMEOUT_NS / 1000000000ULL);
 	}

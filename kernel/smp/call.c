@@ -36,11 +36,11 @@ u64 smp_ipis_received(unsigned cpu)
 static void call_queue_push(unsigned cpu, struct call *c)
 {
 	struct call **head = &per_cpu(call_queue, cpu);
-	struct call *old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	struct call *old = READ_ONCE(*head);
 	do {
 		c->next = old;
 		/* Release: the target must see fn/arg/busy once it sees c. */
-	} while (!__atomic_compare_exchange_n(head, &old, c, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	} while (!try_cmpxchg_release(head, &old, c));
 	if (!old) {
 		struct cpumask m;
 		cpumask_clear(&m);
@@ -147,7 +147,7 @@ void ipi_interrupt(void)
 	this_cpu(ipis_received)++;
 	timer_ipi();		/* another CPU changed our earliest timer */
 	/* Take the whole list; acquire pairs with the release in call_queue_push(). */
-	struct call *c = __atomic_exchange_n(&this_cpu(call_queue), NULL, __ATOMIC_ACQUIRE);
+	struct call *c = xchg_acquire(&this_cpu(call_queue), NULL);
 	while (c) {
 		/* Read next before releasing c: the caller may reuse it at once. */
 		struct call *next = c->next;

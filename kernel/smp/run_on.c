@@ -18,7 +18,7 @@
 struct run_work {
 	smp_fn_t fn;
 	void *arg;
-	u32 remaining;		/* participants still running fn */
+	atomic_t remaining;	/* participants still running fn */
 	struct completion done;	/* when remaining reaches 0 */
 };
 
@@ -49,7 +49,7 @@ static DEFINE_MUTEX(run_on_lock);
 
 static void run_work_done(struct run_work *w)
 {
-	if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) == 0)
+	if (atomic_dec_return(&w->remaining) == 0)
 		complete(&w->done);
 }
 
@@ -58,7 +58,7 @@ static int run_thread_fn(void *arg)
 	struct run_work **slot = arg;	/* this CPU's: the thread is bound here */
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
-		struct run_work *w = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQUIRE);
+		struct run_work *w = xchg_acquire(slot, NULL);
 		if (!w) {
 			schedule();
 			continue;
@@ -72,7 +72,7 @@ static int run_thread_fn(void *arg)
 
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
-	struct run_work w = { fn, arg, 0, COMPLETION_INIT(w.done) };
+	struct run_work w = { fn, arg, ATOMIC_INIT(0), COMPLETION_INIT(w.done) };
 	struct cpumask targets, saved = current->allowed;
 	unsigned self, cpu;
 
@@ -85,7 +85,7 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 	preempt_enable();
 	kthread_bind(current, self);
 
-	w.remaining = smp_pick_cpus(ncpus, &targets);
+	atomic_set(&w.remaining, smp_pick_cpus(ncpus, &targets));
 	cpumask_clear_cpu(&targets, self);
 	for_each_cpu(cpu, &targets) {
 		smp_store_release(&per_cpu(run_slot, cpu), &w);
@@ -96,8 +96,8 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 	run_work_done(&w);
 
 	if (!wait_for_completion_timeout(&w.done, RUN_ALL_WARN_NS)) {
-		pr_warn("smp: %u CPUs still running work after 30 s, waiting\n",
-			__atomic_load_n(&w.remaining, __ATOMIC_RELAXED));
+		pr_warn("smp: %d CPUs still running work after 30 s, waiting\n",
+			atomic_read(&w.remaining));
 		wait_for_completion(&w.done);
 	}
 	set_cpus_allowed(current, &saved);
