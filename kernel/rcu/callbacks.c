@@ -89,7 +89,11 @@ static void rcu_need_gp(struct rcu_data *rdp, u64 snap)
 	if (snap <= rdp->gp_seq_needed)
 		return;
 	WRITE_ONCE(rdp->gp_seq_needed, snap);
-	/* Pairs with the smp_mb() in rcu_gp_kthread(): it sees our need, or we see its flag clear. */
+	/*
+	 * Pairs with the smp_mb() in rcu_gp_kthread(): it sees our need, or we see its
+	 * flag clear; and with the one after the end in rcu_gp_cleanup(): it sees our
+	 * need, or we see the grace period over.
+	 */
 	smp_mb();
 	if (READ_ONCE(rcu_state.gp_seq) & 1)
 		return;		/* the kthread looks at every CPU's need when this one ends */
@@ -126,7 +130,9 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	/*
 	 * The caller's unpublishing of the object is ordered before our read of
 	 * gp_seq: if we read a grace period as not started, it starts after the
-	 * removal and waits for every reader that could have seen the object.
+	 * removal and waits for every reader that could have seen the object. Pairs
+	 * with the smp_mb() after the gp_seq stores in rcu_gp_init() and
+	 * rcu_gp_cleanup() (which then reads our qlen).
 	 */
 	smp_mb();
 	u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
@@ -154,6 +160,7 @@ void rcu_softirq(void)
 	u64 gp = smp_load_acquire(&rcu_state.gp_seq);
 	seg_advance(rdp, gp);
 	if (!seg_empty(rdp, SEG_NEXT)) {
+		/* As in call_rcu(): pairs with the smp_mb()s after the gp_seq stores. */
 		smp_mb();
 		u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 		seg_accelerate(rdp, snap);
@@ -238,6 +245,10 @@ void rcu_barrier(void)
 	mutex_lock(&barrier_mutex);
 	completion_init(&barrier_done);
 	atomic_set(&barrier_count, 1);
+	/*
+	 * The count and the completion before the qlen reads and the IPIs below. Pairs
+	 * with the fully ordered atomic_dec_return() in rcu_barrier_cb().
+	 */
 	smp_mb();
 	for_each_online_cpu(cpu) {
 		/* A CPU with nothing queued has nothing to wait for (and stays asleep). */

@@ -128,7 +128,12 @@ void rcu_gp_kthread_wake(void)
 
 void rcu_report_qs_here(struct rcu_data *rdp, u64 gp)
 {
-	/* Every read-side access before this point is ordered before the report. */
+	/*
+	 * Every read-side access before this point is ordered before the report. Pairs
+	 * with the rcu_node locks that rcu_report_qs_rnp() and rcu_root_done() take, and
+	 * with rcu_fqs_scan()'s read of qs_seq; the release of gp_seq in rcu_gp_cleanup()
+	 * carries it on to the callbacks.
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->qs_seq, gp);
 	if (rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp))
@@ -157,7 +162,12 @@ void rcu_read_unlock_special(void)
 			rcu_report_qs_here(rdp, gp);
 		/* Only the sequence an expedited IPI delivered here, never a newer one. */
 		u64 exp = READ_ONCE(rdp->exp_want);
-		smp_mb();
+		/*
+		 * Pairs with the smp_load_acquire() of exp_qs_seq in
+		 * synchronize_rcu_expedited(): the reader that just ended, and everything
+		 * else before, is before the answer. Only what comes before the store
+		 * needs ordering, which is what a release orders: no smp_mb() as well.
+		 */
 		smp_store_release(&rdp->exp_qs_seq, exp);
 	}
 	arch_irq_restore(flags);
@@ -168,12 +178,19 @@ void rcu_read_unlock_special(void)
 void rcu_qs_context_switch(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
-	/* The expedited path reads a changed ctxsw as a quiescent state: readers' loads first. */
+	/*
+	 * The expedited path reads a changed ctxsw as a quiescent state: readers' accesses
+	 * first. Pairs with the smp_mb() that ends synchronize_rcu_expedited().
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->ctxsw, rdp->ctxsw + 1);
 	u64 gp = READ_ONCE(rcu_state.gp_seq);
 	if ((gp & 1) && rdp->qs_seq != gp) {
-		/* Only recorded: the kthread reports it (no wake-ups under the run-queue lock). */
+		/*
+		 * Only recorded: the kthread reports it (no wake-ups under the run-queue
+		 * lock). Readers' accesses before qs_seq, as in rcu_report_qs_here(): pairs
+		 * with rcu_fqs_scan()'s read of qs_seq.
+		 */
 		smp_mb();
 		WRITE_ONCE(rdp->qs_seq, gp);
 	}
@@ -185,11 +202,16 @@ void rcu_eqs_enter(void)
 	u64 gp = READ_ONCE(rcu_state.gp_seq);
 	/* Report without waking the kthread: a wake-up could queue it here just before the halt. */
 	if (rcu_ready && rdp->mynode && (gp & 1) && rdp->qs_seq != gp) {
+		/* As in rcu_report_qs_here(): pairs with the rcu_node locks and rcu_fqs_scan(). */
 		smp_mb();
 		WRITE_ONCE(rdp->qs_seq, gp);
 		rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp);
 	}
-	/* Pairs with the smp_mb() in rcu_fqs_scan(): what we did before is before the odd value. */
+	/*
+	 * What we did before, read-side sections included, is before the odd value.
+	 * Pairs with the smp_mb() before the dynticks reads in rcu_gp_init(),
+	 * rcu_fqs_scan() and synchronize_rcu_expedited().
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 }
@@ -198,7 +220,11 @@ void rcu_eqs_exit(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
-	/* What we do next is after the even value the kthread may read. */
+	/*
+	 * What we do next is after the even value the kthread may read. Pairs with the
+	 * smp_mb() before the dynticks reads in rcu_gp_init(), rcu_fqs_scan() and
+	 * synchronize_rcu_expedited().
+	 */
 	smp_mb();
 }
 
@@ -212,6 +238,11 @@ void rcu_irq_enter(void)
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if (READ_ONCE(rdp->dynticks) & 1) {
 		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+		/*
+		 * As in rcu_eqs_exit(): the handler's read-side sections are after the even
+		 * value. Pairs with the smp_mb() before the dynticks reads in rcu_gp_init(),
+		 * rcu_fqs_scan() and synchronize_rcu_expedited().
+		 */
 		smp_mb();
 		rdp->irq_from_eqs = 1;
 	}
@@ -222,6 +253,11 @@ void rcu_irq_exit(void)
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if (rdp->irq_from_eqs) {
 		rdp->irq_from_eqs = 0;
+		/*
+		 * As in rcu_eqs_enter(): the handler's read-side sections are before the odd
+		 * value. Pairs with the same smp_mb()s in rcu_gp_init(), rcu_fqs_scan() and
+		 * synchronize_rcu_expedited().
+		 */
 		smp_mb();
 		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 	}
@@ -272,9 +308,19 @@ static void rcu_gp_init(void)
 	}
 	rcu_state.gp_start_ns = arch_clock_ns();
 	WRITE_ONCE(rcu_state.hurry, 0);
-	/* Pairs with the smp_mb() in call_rcu(); the node set-up is visible before gp is. */
-	smp_mb();
+	/*
+	 * Release: the node set-up is visible before gp is, to a CPU that reads gp and
+	 * then reports (the smp_mb() in rcu_report_qs_here(), rcu_qs_context_switch(),
+	 * rcu_eqs_enter()). No smp_mb() before it: a barrier there would order only
+	 * what the release orders, since the smp_mb() below orders the rest.
+	 */
 	smp_store_release(&rcu_state.gp_seq, gp);
+	/*
+	 * gp before the dynticks samples and every later look at the CPUs. Pairs with
+	 * the smp_mb() in call_rcu(): it reads gp, or its removal is before all we read
+	 * from here on (and it tags its callbacks for this grace period); and with those
+	 * in rcu_eqs_enter()/rcu_eqs_exit() and rcu_irq_enter()/exit().
+	 */
 	smp_mb();
 	unsigned cpu;
 	for_each_online_cpu(cpu)
@@ -304,7 +350,7 @@ static void rcu_fqs_ipi(void *arg)
 static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 {
 	cpumask_clear(out);
-	/* Pairs with the smp_mb() in rcu_eqs_enter()/exit(). */
+	/* Pairs with the smp_mb() in rcu_eqs_enter()/exit() and rcu_irq_enter()/exit(). */
 	smp_mb();
 	for (unsigned i = rcu_state.leaf_first; i < rcu_state.nr_nodes; i++) {
 		struct rcu_node *rnp = &rcu_state.nodes[i];
@@ -431,9 +477,18 @@ static void rcu_gp_cleanup(u64 gp)
 		rnp->gp_seq = end;
 		spin_unlock_irqrestore(&rnp->lock, flags);
 	}
-	/* Pairs with the acquire in rcu_softirq(): every report is before the end. */
-	smp_mb();
+	/*
+	 * Pairs with the smp_load_acquire() in rcu_softirq(): every report, and our
+	 * reading of the root's empty qsmask, is before the end, so callbacks run after
+	 * the grace period. No smp_mb() before it: it would order only what the release
+	 * orders, since the smp_mb() below orders the rest.
+	 */
 	smp_store_release(&rcu_state.gp_seq, end);
+	/*
+	 * The end before the qlen reads below and the next round's rcu_gp_needed().
+	 * Pairs with the smp_mb() in call_rcu() and rcu_need_gp(): a CPU that read
+	 * gp_seq as still odd has its callbacks and its need seen by us.
+	 */
 	smp_mb();
 	/* Have every CPU with callbacks look at its list. */
 	unsigned cpu;
@@ -616,12 +671,19 @@ void rcu_init(void)
 	rcu_build_tree();
 	wait_queue_init(&rcu_state.gp_wq);
 	open_softirq(SOFTIRQ_RCU, rcu_softirq);
+	/*
+	 * The tree before rcu_ready. Its readers take no barrier: rcu_qs_tick() and
+	 * rcu_eqs_enter() also test rdp->mynode, set before this, and reach the tree
+	 * through it (an address dependency); rcu_read_unlock_special() acts only on an
+	 * RCU IPI, and those are sent after this.
+	 */
 	smp_mb();
 	WRITE_ONCE(rcu_ready, true);
 
 	struct task *t = kthread_create(rcu_gp_kthread, NULL, "rcu_gp");
 	if (!t)
 		panic("rcu: cannot create the grace-period kthread");
+	/* Pairs with the READ_ONCE() of gp_task in rcu_gp_kthread_wake() and rcu_gp_task(). */
 	smp_store_release(&rcu_state.gp_task, t);
 	wake_up_process(t);
 	pr_info("rcu: tree of %u rcu_nodes in %u levels (leaf fanout %u, fanout %u) for %u CPUs\n",
