@@ -140,7 +140,11 @@ void mm_load(struct mm *mm)
 	fault_forget_spurious();
 	arch_switch_mm(mm ? mm->root_pa : 0);
 	if (old) {
-		/* The switch flushed old's entries from this TLB; only now stop asking us. */
+		/*
+		 * The switch flushed old's entries from this TLB; only now stop asking us.
+		 * Pairs with the reads of the mask, each after an smp_mb(), in flush_cpus()
+		 * and mm_leave_all().
+		 */
 		smp_mb();
 		cpumask_clear_cpu(&old->cpus, cpu);
 	}
@@ -186,6 +190,7 @@ static void mm_leave_all(struct mm *mm)
 	if (current_mm() == mm)
 		mm_switch(NULL);
 	sched_for_each_task(forget_mm, mm);
+	/* The threads' mm cleared before the mask read; pairs with the smp_mb()s in mm_load(). */
 	smp_mb();
 	for_each_cpu(cpu, &mm->cpus)
 		smp_call(cpu, leave_mm_ipi, mm, true);

@@ -78,7 +78,11 @@ pte_t *pt_pmd_table(struct mm *mm, uintptr_t va, int *err)
 				return NULL;
 			}
 			pte_t new = pte_mk_table(virt_to_phys(next));
-			/* Release: the zeroed table (and its ptl) before the pointer to it. */
+			/*
+			 * Release: the zeroed table (and its ptl) before the pointer to it.
+			 * Pairs with pt_entry_read(); when we lose, the acquire on failure pairs
+			 * with the winner's cmpxchg here, so we may walk into its table.
+			 */
 			if (try_cmpxchg(e, &old, new)) {
 				old = new;
 			} else {

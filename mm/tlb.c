@@ -102,7 +102,10 @@ static void flush_ipi(void *arg)
 	struct tlb_flush *f = arg;
 	flush_local(f->g);
 	this_cpu(tlb_ipis)++;
-	/* Release: our flush is done before the flusher may free the pages. */
+	/*
+	 * Release: our flush is done before the flusher may free the pages. Pairs with
+	 * the atomic_read_acquire() in flush_cpus().
+	 */
 	atomic_fetch_sub_release(&f->pending, 1);
 }
 
@@ -133,7 +136,10 @@ static void flush_cpus(struct tlb_gather *g)
 			/* Gone offline: it runs nothing, so nothing of ours is cached there. */
 			atomic_dec(&f.pending);
 		}
-	/* Interrupts stay enabled: another CPU may be waiting for our flush meanwhile. */
+	/*
+	 * Interrupts stay enabled: another CPU may be waiting for our flush meanwhile.
+	 * Pairs with the release in flush_ipi().
+	 */
 	while (atomic_read_acquire(&f.pending))
 		cpu_relax();
 }

@@ -13,6 +13,7 @@
 static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
 {
 	preempt_disable();
+	/* Acquire: pairs with the release in bit_spin_unlock(). */
 	if (!test_and_set_bit_lock(bit, word))
 		return true;
 	preempt_enable();
@@ -30,6 +31,7 @@ static inline void bit_spin_lock(unsigned bit, unsigned long *word)
 
 static inline void bit_spin_unlock(unsigned bit, unsigned long *word)
 {
+	/* Release: pairs with the acquire in bit_spin_trylock(). */
 	clear_bit_unlock(bit, word);
 	preempt_enable();
 }

@@ -57,11 +57,13 @@ static inline void list_del_init_careful(struct list_head *n)
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 	n->prev = n;
+	/* Pairs with the smp_load_acquire() in list_empty_careful(). */
 	smp_store_release(&n->next, n);
 }
 
 static inline bool list_empty_careful(const struct list_head *h)
 {
+	/* Pairs with the release in list_del_init_careful(): its unlink is done. */
 	return smp_load_acquire(&h->next) == h;
 }
 

@@ -29,6 +29,7 @@ static inline pte_t pt_entry_read(const pte_t *e)
 
 static inline void pt_entry_write(pte_t *e, pte_t v)
 {
+	/* Pairs with the smp_load_acquire() in pt_entry_read(). */
 	smp_store_release(e, v);
 }
 

@@ -67,7 +67,10 @@ static inline bool spin_trylock(spinlock_t *lock)
 
 static inline void spin_unlock(spinlock_t *lock)
 {
-	/* Only the holder writes owner, so a plain read of it is stable here. */
+	/*
+	 * Only the holder writes owner, so a plain read of it is stable here. Pairs with
+	 * the smp_load_acquire() of owner in spin_lock(), spin_trylock(), spin_lock_wait().
+	 */
 	smp_store_release(&lock->owner, lock->owner + 1);
 	preempt_enable();
 }
@@ -86,6 +89,7 @@ static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
 
 static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
+	/* As in spin_unlock(). */
 	smp_store_release(&lock->owner, lock->owner + 1);
 	/* Interrupts back on first, so a reschedule that came due can happen right here. */
 	arch_irq_restore(flags);

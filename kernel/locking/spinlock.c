@@ -95,6 +95,7 @@ static void count_watched(const spinlock_t *lock, bool plain)
 
 static void spin_wait_plain(spinlock_t *lock, u32 ticket)
 {
+	/* Pairs with the smp_store_release() in spin_unlock(). */
 	while (smp_load_acquire(&lock->owner) != ticket)
 		cpu_relax();
 }

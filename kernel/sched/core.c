@@ -216,7 +216,10 @@ static void finish_switch(void)
 	bool dead = prev->state == TASK_DEAD;
 	bool misplaced = prev->on_rq && !cpumask_test_cpu(&prev->allowed, rq->cpu);
 
-	/* prev's registers are saved: from here another CPU may run it. */
+	/*
+	 * prev's registers are saved: from here another CPU may run it. Pairs with the
+	 * reads of on_cpu under the run-queue lock in pick_movable() and set_cpus_allowed().
+	 */
 	smp_store_release(&prev->on_cpu, 0);
 	spin_unlock(&rq->lock);
 	tick_if_shared(rq);
@@ -467,6 +470,11 @@ void sched_init(void)
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		rq_init(cpu);
 	this_rq()->idle->last_switch_ns = arch_clock_ns();
+	/*
+	 * The run queues before sched_ready. Its readers (preempt_schedule(),
+	 * sched_irq_return(), sched_tick()) run on this CPU until smp_boot(), whose
+	 * start of each other CPU orders all of this before that CPU runs them.
+	 */
 	smp_wmb();
 	sched_ready = true;
 }

@@ -58,6 +58,7 @@ static void task_put(struct task *p)
 void task_reap_later(struct task *p)
 {
 	struct task *old = READ_ONCE(reap_list);
+	/* Release: reap_next before p is on the list; pairs with the xchg_acquire() in reaper(). */
 	do
 		p->reap_next = old;
 	while (!try_cmpxchg_release(&reap_list, &old, p));
@@ -69,6 +70,7 @@ static int reaper(void *arg)
 	(void)arg;
 	for (;;) {
 		wait_event(reap_wq, READ_ONCE(reap_list) != NULL);
+		/* Pairs with the release in task_reap_later(). */
 		struct task *p = xchg_acquire(&reap_list, NULL);
 		while (p) {
 			struct task *next = p->reap_next;
@@ -111,6 +113,7 @@ void __noreturn kthread_exit(int code)
 	 * that is fine, our own reference keeps the stack until finish_switch().
 	 */
 	preempt_disable();
+	/* exit_code before TASK_DEAD: pairs with the smp_load_acquire() in kthread_join(). */
 	smp_store_release(&self->state, TASK_DEAD);
 	wake_up_all(&self->exited);
 	sched_exit_current();
@@ -206,6 +209,7 @@ bool kthread_should_stop(void)
 
 int kthread_join(struct task *p)
 {
+	/* Pairs with the release in kthread_exit(): exit_code is set. */
 	wait_event(p->exited, smp_load_acquire(&p->state) == TASK_DEAD);
 	int code = p->exit_code;
 	/*
@@ -223,6 +227,10 @@ int kthread_join(struct task *p)
 int kthread_stop(struct task *p)
 {
 	WRITE_ONCE(p->should_stop, 1);
+	/*
+	 * should_stop before wake_up_process() reads p's state. Pairs with the smp_mb()
+	 * in set_current_state(): p sees should_stop, or we see it sleeping and wake it.
+	 */
 	smp_mb();
 	wake_up_process(p);
 	return kthread_join(p);

@@ -31,6 +31,7 @@ bool queue_work_on(unsigned cpu, struct work *w)
 	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		panic("workqueue: CPU %u is not online", cpu);
 	struct worker *k = &per_cpu(workers, cpu);
+	/* Fully ordered: pairs with the release that clears pending in worker_thread(). */
 	if (xchg(&w->pending, 1))
 		return false;
 	unsigned long flags = spin_lock_irqsave(&k->lock);
@@ -71,7 +72,10 @@ static int worker_thread(void *arg)
 	for (;;) {
 		struct work *w;
 		wait_event(k->wq, (w = worker_take(k)) != NULL);
-		/* Not pending from here: the function may queue it again. */
+		/*
+		 * Not pending from here: the function may queue it again. Release: off the
+		 * list first; pairs with the xchg() in queue_work_on().
+		 */
 		smp_store_release(&w->pending, 0);
 		w->fn(w);
 		WRITE_ONCE(k->runs, k->runs + 1);

@@ -30,6 +30,7 @@ void __noreturn secondary_main(void)
 {
 	unsigned cpu = smp_processor_id();
 	u32 expected = CPU_BOOTING;
+	/* Fully ordered, as the boot CPU's cmpxchg in smp_boot() that it races with. */
 	if (!try_cmpxchg(&cpu_state[cpu], &expected, CPU_ONLINE)) {
 		/*
 		 * The boot CPU gave up on us: stay out of the way. Not online, so no work
@@ -78,6 +79,7 @@ void smp_boot(void)
 
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
 		u32 expected = CPU_BOOTING;
+		/* Races with the cmpxchg in secondary_main(): one of the two wins. */
 		if (try_cmpxchg(&cpu_state[cpu], &expected, CPU_ABANDONED))
 			pr_err("smp: CPU %u (hwid %u) did not come online within %llu s\n", cpu,
 			       boot_info.cpus[cpu].hwid, CPU_START_TIMEOUT_NS / 1000000000ULL);

@@ -39,7 +39,10 @@ static void call_queue_push(unsigned cpu, struct call *c)
 	struct call *old = READ_ONCE(*head);
 	do {
 		c->next = old;
-		/* Release: the target must see fn/arg/busy once it sees c. */
+		/*
+		 * Release: the target must see fn/arg/busy once it sees c. Pairs with the
+		 * xchg_acquire() in ipi_interrupt().
+		 */
 	} while (!try_cmpxchg_release(head, &old, c));
 	if (!old) {
 		struct cpumask m;
@@ -82,7 +85,7 @@ static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 		struct call *c = &this_cpu(call_slots)[cpu];
 		if (block)
 			call_wait(c);	/* our previous call to this CPU may still be queued */
-		else if (smp_load_acquire(&c->busy))
+		else if (smp_load_acquire(&c->busy))	/* pairs with ipi_interrupt() */
 			err = -EBUSY;	/* it is: the target has had interrupts off since */
 		if (!err) {
 			c->fn = fn;
@@ -152,6 +155,7 @@ void ipi_interrupt(void)
 		/* Read next before releasing c: the caller may reuse it at once. */
 		struct call *next = c->next;
 		c->fn(c->arg);
+		/* fn has run: pairs with the acquires of busy in call_wait() and call_on(). */
 		smp_store_release(&c->busy, 0);
 		c = next;
 	}

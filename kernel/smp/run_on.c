@@ -49,6 +49,7 @@ static DEFINE_MUTEX(run_on_lock);
 
 static void run_work_done(struct run_work *w)
 {
+	/* Fully ordered: each participant's fn before the last one's complete(). */
 	if (atomic_dec_return(&w->remaining) == 0)
 		complete(&w->done);
 }
@@ -58,6 +59,7 @@ static int run_thread_fn(void *arg)
 	struct run_work **slot = arg;	/* this CPU's: the thread is bound here */
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
+		/* Pairs with the smp_store_release() of the slot in smp_run_on(). */
 		struct run_work *w = xchg_acquire(slot, NULL);
 		if (!w) {
 			schedule();
@@ -88,6 +90,7 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 	atomic_set(&w.remaining, smp_pick_cpus(ncpus, &targets));
 	cpumask_clear_cpu(&targets, self);
 	for_each_cpu(cpu, &targets) {
+		/* w filled in before it is handed over: pairs with run_thread_fn(). */
 		smp_store_release(&per_cpu(run_slot, cpu), &w);
 		wake_up_process(per_cpu(run_thread, cpu));
 	}
