@@ -57,7 +57,7 @@ int irq_register(unsigned irq, irq_handler_t handler, void *arg)
 		return -EBUSY;
 	}
 	irq_lines[irq].arg = arg;
-	/* Publish arg before handler: irq_dispatch() reads handler first. */
+	/* Publish arg before handler: pairs with the smp_load_acquire() in irq_dispatch(). */
 	smp_store_release(&irq_lines[irq].handler, handler);
 	spin_unlock_irqrestore(&irq_table_lock, flags);
 
@@ -73,6 +73,7 @@ void irq_dispatch(unsigned irq)
 		pr_warn("irq: line %u out of range\n", irq);
 		return;
 	}
+	/* Pairs with the release in irq_register(): arg is set. */
 	irq_handler_t handler = smp_load_acquire(&irq_lines[irq].handler);
 	if (!handler) {
 		pr_warn("irq: spurious interrupt on line %u\n", irq);

@@ -89,7 +89,7 @@ void __noreturn kernel_main(void)
 	mm_early_init();
 	percpu_setup(boot_info.nr_cpus);
 	arch_set_percpu_base(percpu_base(boot_cpu));
-	cpumask_set(&cpu_online_mask, boot_cpu);
+	cpumask_set_cpu(&cpu_online_mask, boot_cpu);
 	sched_init();		/* before the first tick: the tick calls into the scheduler */
 
 	arch_platform_init();

@@ -22,8 +22,8 @@ static void panic_begin(void)
 {
 	arch_irq_disable();
 	u32 self = smp_processor_id(), expected = NO_CPU;
-	if (!__atomic_compare_exchange_n(&panic_cpu, &expected, self, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
+	/* Fully ordered; the loser's acquire sees the winner's panic_cpu (and self if nested). */
+	if (!try_cmpxchg(&panic_cpu, &expected, self)) {
 		if (expected == self)
 			arch_shutdown(PANIC_EXIT_STATUS);	/* panicked while panicking */
 		smp_park_self();

@@ -29,12 +29,13 @@
 
 extern const struct test_case __testcases_start[], __testcases_end[];
 
+/* What the test now running has recorded; reset before each test starts. */
 static struct {
-	u32 failures;			/* atomic: failures may come from any CPU */
+	atomic_t failures;		/* failures may come from any CPU */
 	char reason[128];		/* the first failure; under reason_lock */
 	const char *skip;
-} current;
-static DEFINE_SPINLOCK(reason_lock);	/* protects current.reason */
+} running_test;
+static DEFINE_SPINLOCK(reason_lock);	/* protects running_test.reason */
 
 bool test_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -44,12 +45,13 @@ bool test_fail(const char *file, int line, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	u32 n = __atomic_fetch_add(&current.failures, 1, __ATOMIC_RELAXED);
+	int n = atomic_fetch_add_relaxed(&running_test.failures, 1);
 	if (n < TEST_MAX_FAILURE_LINES)
 		printk_raw("# %s:%d: %s", file, line, msg);
 	if (n == 0) {
 		unsigned long flags = spin_lock_irqsave(&reason_lock);
-		snprintf(current.reason, sizeof(current.reason), "%s:%d: %s", file, line, msg);
+		snprintf(running_test.reason, sizeof(running_test.reason), "%s:%d: %s", file, line,
+			 msg);
 		spin_unlock_irqrestore(&reason_lock, flags);
 	}
 	return false;
@@ -61,7 +63,7 @@ void test_skip(const char *reason)
 		test_fail(__FILE__, __LINE__, "test_skip() needs a reason");
 		return;
 	}
-	current.skip = reason;
+	running_test.skip = reason;
 }
 
 void test_expect_message(const char *text)
@@ -71,7 +73,7 @@ void test_expect_message(const char *text)
 
 bool test_failed(void)
 {
-	return __atomic_load_n(&current.failures, __ATOMIC_RELAXED) != 0;
+	return atomic_read(&running_test.failures) != 0;
 }
 
 /* Does "suite.name" match any of the comma-separated globs? */
@@ -100,9 +102,9 @@ int selftest_run(const char *globs)
 		if (!test_selected(tc, globs))
 			continue;
 		index++;
-		current.failures = 0;
-		current.reason[0] = '\0';
-		current.skip = NULL;
+		atomic_set(&running_test.failures, 0);
+		running_test.reason[0] = '\0';
+		running_test.skip = NULL;
 
 		printk_raw("# run %u %s.%s", index, tc->suite, tc->name);
 		u64 start = arch_clock_ns();
@@ -110,10 +112,12 @@ int selftest_run(const char *globs)
 		u64 ms = (arch_clock_ns() - start) / NSEC_PER_MSEC;
 
 		if (test_failed()) {
-			printk_raw("not ok %u %s.%s # %s", index, tc->suite, tc->name, current.reason);
+			printk_raw("not ok %u %s.%s # %s", index, tc->suite, tc->name,
+				   running_test.reason);
 			failed++;
-		} else if (current.skip) {
-			printk_raw("ok %u %s.%s # SKIP %s", index, tc->suite, tc->name, current.skip);
+		} else if (running_test.skip) {
+			printk_raw("ok %u %s.%s # SKIP %s", index, tc->suite, tc->name,
+				   running_test.skip);
 			skipped++;
 		} else {
 			printk_raw("ok %u %s.%s", index, tc->suite, tc->name);

@@ -84,7 +84,7 @@ enum ptlock_mode mm_default_ptlock(void)
 		mode = PTLOCK_MM;
 	else if (v && strcmp(v, "split"))
 		pr_warn("mm: unknown ptlock='%s' (split|mm); using split\n", v);
-	if (__atomic_exchange_n(&ptlock_default, mode, __ATOMIC_RELAXED) < 0)
+	if (xchg_relaxed(&ptlock_default, mode) < 0)
 		printk("mm: address spaces use %s page-table locks by default\n",
 		       mode == PTLOCK_MM ? "one mm-wide" : "split (per-table)");
 	return mode;
@@ -132,7 +132,7 @@ void mm_load(struct mm *mm)
 		return;
 	}
 	if (mm) {
-		cpumask_set(&mm->cpus, cpu);
+		cpumask_set_cpu(&mm->cpus, cpu);
 		/* Bit visible before we walk the tables; pairs with smp_mb() in flush_cpus(). */
 		smp_mb();
 	}
@@ -140,7 +140,11 @@ void mm_load(struct mm *mm)
 	fault_forget_spurious();
 	arch_switch_mm(mm ? mm->root_pa : 0);
 	if (old) {
-		/* The switch flushed old's entries from this TLB; only now stop asking us. */
+		/*
+		 * The switch flushed old's entries from this TLB; only now stop asking us.
+		 * Pairs with the reads of the mask, each after an smp_mb(), in flush_cpus()
+		 * and mm_leave_all().
+		 */
 		smp_mb();
 		cpumask_clear_cpu(&old->cpus, cpu);
 	}
@@ -186,6 +190,7 @@ static void mm_leave_all(struct mm *mm)
 	if (current_mm() == mm)
 		mm_switch(NULL);
 	sched_for_each_task(forget_mm, mm);
+	/* The threads' mm cleared before the mask read; pairs with the smp_mb()s in mm_load(). */
 	smp_mb();
 	for_each_cpu(cpu, &mm->cpus)
 		smp_call(cpu, leave_mm_ipi, mm, true);

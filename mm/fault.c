@@ -34,18 +34,18 @@ DEFINE_PER_CPU(struct fault_stats, fault_stats);
 /* At most this many reports per second, so a faulting loop cannot flood the console. */
 #define FAULT_REPORTS_PER_SEC 10
 static u64 report_window; /* racy by design: a heuristic limiter */
-static u32 report_count;
+static atomic_t report_count;
 
 static void fault_report(uintptr_t addr, unsigned access, const struct vma *v, const char *why)
 {
 	u64 now = arch_clock_ns();
 	if (now - READ_ONCE(report_window) > NSEC_PER_SEC) {
-		u32 last = __atomic_exchange_n(&report_count, 0, __ATOMIC_RELAXED);
+		int last = atomic_xchg_relaxed(&report_count, 0);
 		WRITE_ONCE(report_window, now);
 		if (last > FAULT_REPORTS_PER_SEC)
-			pr_warn("fault: %u reports suppressed\n", last - FAULT_REPORTS_PER_SEC);
+			pr_warn("fault: %d reports suppressed\n", last - FAULT_REPORTS_PER_SEC);
 	}
-	if (__atomic_fetch_add(&report_count, 1, __ATOMIC_RELAXED) >= FAULT_REPORTS_PER_SEC)
+	if (atomic_fetch_add_relaxed(&report_count, 1) >= FAULT_REPORTS_PER_SEC)
 		return;
 	const char *kind = access & FAULT_EXEC ? "exec" : access & FAULT_WRITE ? "write" : "read";
 	if (v)

@@ -42,7 +42,11 @@ static pte_t *kmap_walk(pte_t *root, uintptr_t va, int level, bool allow_top, km
 				return NULL;
 			}
 			v = pte_mk_table(virt_to_phys(t));
-			/* The zeroed table must be visible before a walker can reach it. */
+			/*
+			 * The zeroed table must be visible before a walker can reach it. Pairs
+			 * with the walkers' dependent reads: the MMU's, and kmap_walk()'s own
+			 * READ_ONCE() of the entry and then the table through it.
+			 */
 			smp_wmb();
 			WRITE_ONCE(*e, v);
 		} else if (pte_is_leaf(v)) {

@@ -23,7 +23,7 @@
 
 struct page *mem_map;
 u64 mem_map_base_pfn, mem_map_pages;
-static atomic_long_t bad_frees;
+static atomic64_t bad_frees;
 
 static struct page *alloc_from_node(int node, unsigned order, unsigned flags)
 {
@@ -97,7 +97,7 @@ static void report_bad_free(const void *addr, unsigned order, const struct page 
 {
 	uintptr_t off = 0;
 	const char *fn = ksym_lookup(caller, &off, NULL);
-	atomic_long_add(&bad_frees, 1);
+	atomic64_inc(&bad_frees);
 	pr_err("mm: bad free_pages(%p, order %u) from %s+0x%lx: %s (flags %x, order %u)\n", addr,
 	       order, fn ? fn : "?", (unsigned long)off, bad_free_reason(addr, order, page),
 	       page ? page->flags : 0, page ? page->order : 0);
@@ -155,7 +155,7 @@ void free_pages(void *addr, unsigned order)
 
 u64 mm_bad_free_count(void)
 {
-	return (u64)atomic_long_read(&bad_frees);
+	return (u64)atomic64_read(&bad_frees);
 }
 
 u64 buddy_free_pages(int node)

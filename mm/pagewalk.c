@@ -78,9 +78,12 @@ pte_t *pt_pmd_table(struct mm *mm, uintptr_t va, int *err)
 				return NULL;
 			}
 			pte_t new = pte_mk_table(virt_to_phys(next));
-			/* Release: the zeroed table (and its ptl) before the pointer to it. */
-			if (__atomic_compare_exchange_n(e, &old, new, false, __ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE)) {
+			/*
+			 * Release: the zeroed table (and its ptl) before the pointer to it.
+			 * Pairs with pt_entry_read(); when we lose, the acquire on failure pairs
+			 * with the winner's cmpxchg here, so we may walk into its table.
+			 */
+			if (try_cmpxchg(e, &old, new)) {
 				old = new;
 			} else {
 				/* Another CPU populated it first; old now holds its entry. */

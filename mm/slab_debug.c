@@ -25,7 +25,7 @@
 #define SLAB_STATE_ALLOC 0x414c4c4fULL /* "ALLO" */
 #define SLAB_RED_LEFT 8		       /* left red zone when the alignment asks no more */
 
-static u64 report_count[SLAB_BUG_KINDS];
+static atomic64_t report_count[SLAB_BUG_KINDS];
 static struct slab_debug_report last_report; /* under report_lock */
 static bool have_report;		     /* under report_lock */
 static DEFINE_SPINLOCK(report_lock);	/* protects last_report and have_report */
@@ -48,7 +48,7 @@ bool slab_debug_enabled(void)
 
 u64 slab_debug_count(enum slab_debug_kind kind)
 {
-	return kind < SLAB_BUG_KINDS ? __atomic_load_n(&report_count[kind], __ATOMIC_RELAXED) : 0;
+	return kind < SLAB_BUG_KINDS ? atomic64_read(&report_count[kind]) : 0;
 }
 
 bool slab_debug_last(struct slab_debug_report *out)
@@ -73,7 +73,7 @@ static void print_caller(const char *what, uintptr_t addr)
 void slab_report(enum slab_debug_kind kind, struct kmem_cache *c, const void *obj, uintptr_t caller,
 		 uintptr_t alloc_caller)
 {
-	__atomic_fetch_add(&report_count[kind], 1, __ATOMIC_RELAXED);
+	atomic64_inc(&report_count[kind]);
 	unsigned long flags = spin_lock_irqsave(&report_lock);
 	last_report = (struct slab_debug_report){
 		.kind = kind, .obj = obj, .caller = caller, .alloc_caller = alloc_caller};

@@ -26,7 +26,7 @@
 
 struct tlb_flush {
 	const struct tlb_gather *g;
-	u32 pending; /* targets that have not flushed yet */
+	atomic_t pending; /* targets that have not flushed yet */
 };
 
 static DEFINE_PER_CPU(u64, tlb_ipis);
@@ -102,13 +102,16 @@ static void flush_ipi(void *arg)
 	struct tlb_flush *f = arg;
 	flush_local(f->g);
 	this_cpu(tlb_ipis)++;
-	/* Release: our flush is done before the flusher may free the pages. */
-	__atomic_fetch_sub(&f->pending, 1, __ATOMIC_RELEASE);
+	/*
+	 * Release: our flush is done before the flusher may free the pages. Pairs with
+	 * the atomic_read_acquire() in flush_cpus().
+	 */
+	atomic_fetch_sub_release(&f->pending, 1);
 }
 
 static void flush_cpus(struct tlb_gather *g)
 {
-	struct tlb_flush f = {.g = g, .pending = 0};
+	struct tlb_flush f = {.g = g, .pending = ATOMIC_INIT(0)};
 	struct cpumask targets;
 	unsigned cpu, self;
 
@@ -119,21 +122,25 @@ static void flush_cpus(struct tlb_gather *g)
 	/* A snapshot, word by word: CPUs joining later walk the cleared tables anyway. */
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		targets.bits[i] = READ_ONCE(g->mm->cpus.bits[i]);
-	if (cpumask_test(&targets, self))
+	if (cpumask_test_cpu(&targets, self))
 		flush_local(g);
 	cpumask_clear_cpu(&targets, self);
 	arch_irq_restore(flags);
 
-	f.pending = cpumask_weight(&targets);
-	if (!f.pending)
+	unsigned n = cpumask_weight(&targets);
+	atomic_set(&f.pending, n);
+	if (!n)
 		return;
 	for_each_cpu(cpu, &targets)
 		if (smp_call(cpu, flush_ipi, &f, false)) {
 			/* Gone offline: it runs nothing, so nothing of ours is cached there. */
-			__atomic_fetch_sub(&f.pending, 1, __ATOMIC_RELAXED);
+			atomic_dec(&f.pending);
 		}
-	/* Interrupts stay enabled: another CPU may be waiting for our flush meanwhile. */
-	while (__atomic_load_n(&f.pending, __ATOMIC_ACQUIRE))
+	/*
+	 * Interrupts stay enabled: another CPU may be waiting for our flush meanwhile.
+	 * Pairs with the release in flush_ipi().
+	 */
+	while (atomic_read_acquire(&f.pending))
 		cpu_relax();
 }
 

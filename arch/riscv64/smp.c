@@ -56,7 +56,7 @@ int arch_cpu_start(unsigned cpu, uintptr_t stack_top)
 	    .hartid = boot_info.cpus[cpu].hwid,
 	};
 	/* The hart reads *h with its MMU off once the firmware starts it: publish first. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	smp_mb();
 	int err = sbi_hart_start(h->hartid, virt_to_phys(secondary_entry), virt_to_phys(h));
 	if (err)
 		free_pages(emergency, 0);

@@ -124,7 +124,8 @@ void arch_send_ipi(const struct cpumask *mask)
 	 * has is online (the shorthand reaches all of them, not only those in the mask).
 	 */
 	cpumask_clear_cpu(&others, self);
-	bool all_others = !cpumask_test(mask, self) && boot_info.nr_cpus_found == boot_info.nr_cpus &&
+	bool all_others = !cpumask_test_cpu(mask, self) &&
+			  boot_info.nr_cpus_found == boot_info.nr_cpus &&
 			  num_online_cpus() == boot_info.nr_cpus;
 	for (unsigned i = 0; all_others && i < CPUMASK_WORDS; i++)
 		all_others = mask->bits[i] == others.bits[i];

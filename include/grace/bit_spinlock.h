@@ -13,7 +13,8 @@
 static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
 {
 	preempt_disable();
-	if (!(__atomic_fetch_or(word, 1UL << bit, __ATOMIC_ACQUIRE) & (1UL << bit)))
+	/* Acquire: pairs with the release in bit_spin_unlock(). */
+	if (!test_and_set_bit_lock(bit, word))
 		return true;
 	preempt_enable();
 	return false;
@@ -30,7 +31,8 @@ static inline void bit_spin_lock(unsigned bit, unsigned long *word)
 
 static inline void bit_spin_unlock(unsigned bit, unsigned long *word)
 {
-	__atomic_fetch_and(word, ~(1UL << bit), __ATOMIC_RELEASE);
+	/* Release: pairs with the acquire in bit_spin_trylock(). */
+	clear_bit_unlock(bit, word);
 	preempt_enable();
 }
 

@@ -1,4 +1,15 @@
-/* A set of logical CPUs, one bit each. Plain operations; callers provide any locking. */
+/*
+ * A set of logical CPUs, one bit each.
+ *
+ * Which operations are atomic: cpumask_set_cpu() and cpumask_clear_cpu() are atomic
+ * read-modify-writes of one word (set_bit/clear_bit, unordered), so CPUs may add and
+ * remove themselves concurrently without a lock; mm->cpus (grace/address_space.h)
+ * relies on it. cpumask_test_cpu(), cpumask_weight(), cpumask_empty(), cpumask_next()
+ * and for_each_cpu() read each word once (READ_ONCE) but the words one after another:
+ * not a snapshot of a mask that changes meanwhile. cpumask_clear() and cpumask_and()
+ * write with plain stores: the destination must be the caller's alone. None of them
+ * orders anything; callers that need ordering add a barrier (mm_load()'s smp_mb()).
+ */
 #ifndef GRACE_CPUMASK_H
 #define GRACE_CPUMASK_H
 
@@ -17,7 +28,7 @@ static inline void cpumask_clear(struct cpumask *m)
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		m->bits[i] = 0;
 }
-static inline void cpumask_set(struct cpumask *m, unsigned cpu)
+static inline void cpumask_set_cpu(struct cpumask *m, unsigned cpu)
 {
 	set_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
 }
@@ -25,7 +36,7 @@ static inline void cpumask_clear_cpu(struct cpumask *m, unsigned cpu)
 {
 	clear_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
 }
-static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
+static inline bool cpumask_test_cpu(const struct cpumask *m, unsigned cpu)
 {
 	return test_bit(cpu % BITS_PER_LONG, &m->bits[cpu / BITS_PER_LONG]);
 }
@@ -35,6 +46,10 @@ static inline unsigned cpumask_weight(const struct cpumask *m)
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		n += __builtin_popcountl(READ_ONCE(m->bits[i]));
 	return n;
+}
+static inline bool cpumask_empty(const struct cpumask *m)
+{
+	return cpumask_weight(m) == 0;
 }
 /* Next set bit at or after cpu, or MAX_CPUS. A word at a time. */
 static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)

@@ -6,6 +6,7 @@
 #ifndef GRACE_LIST_H
 #define GRACE_LIST_H
 
+#include <grace/atomic.h>
 #include <grace/compiler.h>
 #include <grace/types.h>
 
@@ -56,12 +57,14 @@ static inline void list_del_init_careful(struct list_head *n)
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
 	n->prev = n;
-	__atomic_store_n(&n->next, n, __ATOMIC_RELEASE);
+	/* Pairs with the smp_load_acquire() in list_empty_careful(). */
+	smp_store_release(&n->next, n);
 }
 
 static inline bool list_empty_careful(const struct list_head *h)
 {
-	return __atomic_load_n(&h->next, __ATOMIC_ACQUIRE) == h;
+	/* Pairs with the release in list_del_init_careful(): its unlink is done. */
+	return smp_load_acquire(&h->next) == h;
 }
 
 #define list_entry(ptr, type, member) container_of(ptr, type, member)

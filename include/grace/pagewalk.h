@@ -24,12 +24,13 @@ struct tlb_gather;
 static inline pte_t pt_entry_read(const pte_t *e)
 {
 	/* Pairs with the release in pt_entry_write() and pt_entry_populate(). */
-	return __atomic_load_n(e, __ATOMIC_ACQUIRE);
+	return smp_load_acquire(e);
 }
 
 static inline void pt_entry_write(pte_t *e, pte_t v)
 {
-	__atomic_store_n(e, v, __ATOMIC_RELEASE);
+	/* Pairs with the smp_load_acquire() in pt_entry_read(). */
+	smp_store_release(e, v);
 }
 
 static inline pte_t *pt_table_of(pte_t e)

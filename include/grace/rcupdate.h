@@ -57,10 +57,13 @@ static inline void rcu_read_unlock(void)
  * Grace runs on orders a load before loads through its result, so a relaxed
  * atomic load (no tearing, no re-load) is enough.
  */
-#define rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define rcu_dereference(p) READ_ONCE(p)
 /* For updaters that hold the lock that serializes them. */
 #define rcu_dereference_protected(p) READ_ONCE(p)
-/* Initialisation of the pointee is ordered before the pointer's publication. */
+/*
+ * Initialisation of the pointee is ordered before the pointer's publication. Pairs
+ * with the address dependency of rcu_dereference().
+ */
 #define rcu_assign_pointer(p, v) smp_store_release(&(p), (v))
 /* No ordering: NULL, or a pointee readers cannot reach yet. */
 #define RCU_INIT_POINTER(p, v) WRITE_ONCE(p, v)

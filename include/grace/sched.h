@@ -101,11 +101,15 @@ static inline void __set_current_state(enum task_state s)
 {
 	WRITE_ONCE(current->state, s);
 }
-/* With a full barrier: the condition check that follows cannot move before the store. */
+/*
+ * With a full barrier: the condition check that follows cannot move before the store.
+ * Pairs with the waker's ordering of its condition store before wake_up_process()
+ * reads the state: the wait-queue lock (wake_up() and prepare_to_wait()), or a full
+ * barrier of its own (kthread_stop()).
+ */
 static inline void set_current_state(enum task_state s)
 {
-	__atomic_store_n(&current->state, s, __ATOMIC_SEQ_CST);
-	smp_mb();
+	smp_store_mb(current->state, s);
 }
 
 /* Restrict p to mask (which must intersect the online CPUs); moves p if needed. */

@@ -36,13 +36,13 @@ static inline bool read_seqcount_retry(const seqcount_t *s, u32 start)
 static inline void write_seqcount_begin(seqcount_t *s)
 {
 	WRITE_ONCE(s->seq, s->seq + 1);
-	/* The odd count must be visible before any data write. */
+	/* The odd count must be visible before any data write. Pairs with read_seqcount_retry(). */
 	smp_wmb();
 }
 
 static inline void write_seqcount_end(seqcount_t *s)
 {
-	/* Every data write must be visible before the even count. */
+	/* Every data write before the even count. Pairs with read_seqcount_begin()'s acquire. */
 	smp_wmb();
 	WRITE_ONCE(s->seq, s->seq + 1);
 }

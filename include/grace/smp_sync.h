@@ -10,13 +10,15 @@
 #include <asm/cpu.h>
 
 struct smp_sync {
-	u32 arrived;
+	atomic_t arrived;
 };
 
 static inline void smp_sync_wait(struct smp_sync *s, unsigned n)
 {
-	__atomic_fetch_add(&s->arrived, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&s->arrived, __ATOMIC_ACQUIRE) < n)
+	/* Fully ordered: what we did before is visible to whoever sees our arrival. */
+	atomic_inc_return(&s->arrived);
+	/* Pairs with the others' atomic_inc_return(): what they did before is before our return. */
+	while ((unsigned)atomic_read_acquire(&s->arrived) < n)
 		cpu_relax();
 }
 

@@ -43,7 +43,7 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket);
 static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
-	u32 ticket = __atomic_fetch_add(&lock->next, 1, __ATOMIC_RELAXED);
+	u32 ticket = fetch_add_relaxed(&lock->next, 1);
 	/* Pairs with the smp_store_release() in spin_unlock(). */
 	if (unlikely(smp_load_acquire(&lock->owner) != ticket))
 		spin_lock_wait(lock, ticket);
@@ -60,8 +60,7 @@ static inline bool spin_trylock(spinlock_t *lock)
 	u32 owner = smp_load_acquire(&lock->owner);
 	u32 expected = owner;
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
-	if (__atomic_compare_exchange_n(&lock->next, &expected, owner + 1, false, __ATOMIC_ACQUIRE,
-					__ATOMIC_RELAXED))
+	if (try_cmpxchg_acquire(&lock->next, &expected, owner + 1))
 		return true;
 	preempt_enable();
 	return false;
@@ -69,7 +68,10 @@ static inline bool spin_trylock(spinlock_t *lock)
 
 static inline void spin_unlock(spinlock_t *lock)
 {
-	/* Only the holder writes owner, so a plain read of it is stable here. */
+	/*
+	 * Only the holder writes owner, so a plain read of it is stable here. Pairs with
+	 * the smp_load_acquire() of owner in spin_lock(), spin_trylock(), spin_lock_wait().
+	 */
 	smp_store_release(&lock->owner, lock->owner + 1);
 	preempt_enable();
 }
@@ -88,6 +90,7 @@ static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
 
 static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
+	/* As in spin_unlock(). */
 	smp_store_release(&lock->owner, lock->owner + 1);
 	/* Interrupts back on first, so a reschedule that came due can happen right here. */
 	arch_irq_restore(flags);

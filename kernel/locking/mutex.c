@@ -40,8 +40,8 @@ bool mutex_is_mine(const struct mutex *m)
 bool mutex_trylock(struct mutex *m)
 {
 	uintptr_t free = 0;
-	return __atomic_compare_exchange_n(&m->owner, &free, (uintptr_t)current, false, __ATOMIC_ACQUIRE,
-					   __ATOMIC_RELAXED);
+	/* Acquire: pairs with the release of owner in mutex_unlock(). */
+	return try_cmpxchg_acquire(&m->owner, &free, (uintptr_t)current);
 }
 
 static void mutex_lock_slow(struct mutex *m)
@@ -53,8 +53,8 @@ static void mutex_lock_slow(struct mutex *m)
 	for (;;) {
 		/* Free: an unlock ran since our fast path failed, and nobody waits (hand-off). */
 		if (!old) {
-			if (__atomic_compare_exchange_n(&m->owner, &old, (uintptr_t)current, false,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			/* As in mutex_trylock(). */
+			if (try_cmpxchg_acquire(&m->owner, &old, (uintptr_t)current)) {
 				spin_unlock_irqrestore(&m->wait_lock, flags);
 				return;
 			}
@@ -62,8 +62,7 @@ static void mutex_lock_slow(struct mutex *m)
 		}
 		/* Mark the waiters bit so that the owner's unlock comes to wait_lock. */
 		if ((old & MUTEX_WAITERS) ||
-		    __atomic_compare_exchange_n(&m->owner, &old, old | MUTEX_WAITERS, false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+		    try_cmpxchg_relaxed(&m->owner, &old, old | MUTEX_WAITERS))
 			break;
 	}
 	list_add_tail(&w.node, &m->waiters);
@@ -71,6 +70,7 @@ static void mutex_lock_slow(struct mutex *m)
 
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
+		/* Pairs with the release of granted in mutex_unlock(): we own it. */
 		if (smp_load_acquire(&w.granted))
 			break;
 		schedule();
@@ -98,7 +98,8 @@ void mutex_unlock(struct mutex *m)
 	if (mutex_owner(m) != current)
 		panic("mutex %p: unlocked by '%s', which does not own it", (void *)m, current->name);
 	uintptr_t expected = self;
-	if (__atomic_compare_exchange_n(&m->owner, &expected, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	/* Release: pairs with the acquire in mutex_trylock() and mutex_lock_slow(). */
+	if (try_cmpxchg_release(&m->owner, &expected, 0))
 		return;
 
 	/* Waiters: hand the mutex to the oldest. */
@@ -107,7 +108,10 @@ void mutex_unlock(struct mutex *m)
 	list_del_init(&w->node);
 	struct task *t = w->task;
 	uintptr_t next = (uintptr_t)t | (list_empty(&m->waiters) ? 0 : MUTEX_WAITERS);
-	/* Release: the new owner sees everything done under the mutex. */
+	/*
+	 * Release: the new owner sees everything done under the mutex. Pairs with the
+	 * smp_load_acquire() of granted in mutex_lock_slow() (and owner's readers).
+	 */
 	smp_store_release(&m->owner, next);
 	smp_store_release(&w->granted, 1);	/* its owner returns only after our unlock */
 	wake_up_process(t);

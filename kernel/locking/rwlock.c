@@ -7,10 +7,9 @@ void read_lock(rwlock_t *rw)
 	preempt_disable();
 	for (;;) {
 		u32 s = READ_ONCE(rw->state);
-		/* A writer inside or waiting goes first. */
+		/* A writer inside or waiting goes first. Acquire: pairs with write_unlock(). */
 		if (!(s & (RW_WRITER | RW_WRITER_WAITING)) &&
-		    __atomic_compare_exchange_n(&rw->state, &s, s + 1, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		    try_cmpxchg_acquire(&rw->state, &s, s + 1))
 			return;
 		cpu_relax();
 	}
@@ -18,7 +17,8 @@ void read_lock(rwlock_t *rw)
 
 void read_unlock(rwlock_t *rw)
 {
-	__atomic_fetch_sub(&rw->state, 1, __ATOMIC_RELEASE);
+	/* Release: pairs with the acquire in write_lock(). */
+	fetch_sub_release(&rw->state, 1);
 	preempt_enable();
 }
 
@@ -28,13 +28,15 @@ void write_lock(rwlock_t *rw)
 	for (;;) {
 		u32 s = READ_ONCE(rw->state);
 		if (!(s & (RW_WRITER | RW_READER_MASK))) {
-			/* No writer, no readers: take it, clearing our waiting mark. */
-			if (__atomic_compare_exchange_n(&rw->state, &s, RW_WRITER, false,
-							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			/*
+			 * No writer, no readers: take it, clearing our waiting mark. Acquire:
+			 * pairs with the release in read_unlock() and write_unlock().
+			 */
+			if (try_cmpxchg_acquire(&rw->state, &s, RW_WRITER))
 				return;
 		} else if (!(s & RW_WRITER_WAITING)) {
 			/* Hold back new readers while the current ones drain. */
-			__atomic_fetch_or(&rw->state, RW_WRITER_WAITING, __ATOMIC_RELAXED);
+			fetch_or_relaxed(&rw->state, RW_WRITER_WAITING);
 		}
 		cpu_relax();
 	}
@@ -42,7 +44,10 @@ void write_lock(rwlock_t *rw)
 
 void write_unlock(rwlock_t *rw)
 {
-	/* Keep a WAITING mark another writer may have set meanwhile. */
-	__atomic_fetch_and(&rw->state, ~RW_WRITER, __ATOMIC_RELEASE);
+	/*
+	 * Keep a WAITING mark another writer may have set meanwhile. Release: pairs with
+	 * the acquire in read_lock() and write_lock().
+	 */
+	fetch_and_release(&rw->state, ~RW_WRITER);
 	preempt_enable();
 }

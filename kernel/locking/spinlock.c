@@ -61,7 +61,7 @@ unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
 void spin_delay_reset(void)
 {
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (cpumask_test(&cpu_online_mask, cpu))
+		if (cpumask_test_cpu(&cpu_online_mask, cpu))
 			for (unsigned i = 0; i < SPIN_DELAY_SLOTS; i++) {
 				WRITE_ONCE(per_cpu(spin_delay, cpu)[i], SPIN_DELAY_MIN);
 				WRITE_ONCE(per_cpu(spin_delay_peak, cpu)[i], SPIN_DELAY_MIN);
@@ -74,7 +74,7 @@ static DEFINE_PER_CPU(u32 [2], watched_waits);	/* [0] tuned, [1] plain */
 void spin_delay_watch(const spinlock_t *lock)
 {
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (cpumask_test(&cpu_online_mask, cpu)) {
+		if (cpumask_test_cpu(&cpu_online_mask, cpu)) {
 			WRITE_ONCE(per_cpu(watched_waits, cpu)[0], 0);
 			WRITE_ONCE(per_cpu(watched_waits, cpu)[1], 0);
 		}
@@ -96,6 +96,7 @@ static void count_watched(const spinlock_t *lock, bool plain)
 
 static void spin_wait_plain(spinlock_t *lock, u32 ticket)
 {
+	/* Pairs with the smp_store_release() in spin_unlock(). */
 	while (smp_load_acquire(&lock->owner) != ticket)
 		cpu_relax();
 }

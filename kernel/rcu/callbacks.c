@@ -91,11 +91,15 @@ static void rcu_need_gp(struct rcu_data *rdp, u64 snap)
 	if (snap <= rdp->gp_seq_needed)
 		return;
 	WRITE_ONCE(rdp->gp_seq_needed, snap);
-	/* Pairs with the smp_mb() in rcu_gp_kthread(): it sees our need, or we see its flag clear. */
+	/*
+	 * Pairs with the smp_mb() in rcu_gp_kthread(): it sees our need, or we see its
+	 * flag clear; and with the one after the end in rcu_gp_cleanup(): it sees our
+	 * need, or we see the grace period over.
+	 */
 	smp_mb();
-	if (READ_ONCE(rs.gp_seq) & 1)
+	if (READ_ONCE(rcu_state.gp_seq) & 1)
 		return;		/* the kthread looks at every CPU's need when this one ends */
-	if (!READ_ONCE(rs.gp_wanted) && !__atomic_exchange_n(&rs.gp_wanted, 1, __ATOMIC_SEQ_CST))
+	if (!READ_ONCE(rcu_state.gp_wanted) && !xchg(&rcu_state.gp_wanted, 1))
 		rcu_gp_kthread_wake();
 }
 
@@ -128,10 +132,12 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	/*
 	 * The caller's unpublishing of the object is ordered before our read of
 	 * gp_seq: if we read a grace period as not started, it starts after the
-	 * removal and waits for every reader that could have seen the object.
+	 * removal and waits for every reader that could have seen the object. Pairs
+	 * with the smp_mb() after the gp_seq stores in rcu_gp_init() and
+	 * rcu_gp_cleanup() (which then reads our qlen).
 	 */
 	smp_mb();
-	u64 snap = rcu_seq_snap(READ_ONCE(rs.gp_seq));
+	u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 	seg_accelerate(rdp, snap);
 	if (snap > rdp->gp_seq_needed)
 		rcu_need_gp(rdp, snap);
@@ -142,8 +148,8 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 		 * line is shared, and only the first caller per grace period writes it.
 		 */
 		rdp->blimit = RCU_BLIMIT_HURRY;
-		if (!READ_ONCE(rs.hurry))
-			WRITE_ONCE(rs.hurry, 1);
+		if (!READ_ONCE(rcu_state.hurry))
+			WRITE_ONCE(rcu_state.hurry, 1);
 	}
 	arch_irq_restore(flags);
 }
@@ -153,11 +159,12 @@ void rcu_softirq(void)
 	unsigned long flags = arch_irq_save();
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	/* Pairs with the release in rcu_gp_cleanup(): callbacks run after the grace period. */
-	u64 gp = smp_load_acquire(&rs.gp_seq);
+	u64 gp = smp_load_acquire(&rcu_state.gp_seq);
 	seg_advance(rdp, gp);
 	if (!seg_empty(rdp, SEG_NEXT)) {
+		/* As in call_rcu(): pairs with the smp_mb()s after the gp_seq stores. */
 		smp_mb();
-		u64 snap = rcu_seq_snap(READ_ONCE(rs.gp_seq));
+		u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 		seg_accelerate(rdp, snap);
 		rcu_need_gp(rdp, snap);
 	}
@@ -240,6 +247,10 @@ void rcu_barrier(void)
 	mutex_lock(&barrier_mutex);
 	completion_init(&barrier_done);
 	atomic_set(&barrier_count, 1);
+	/*
+	 * The count and the completion before the qlen reads and the IPIs below. Pairs
+	 * with the fully ordered atomic_dec_return() in rcu_barrier_cb().
+	 */
 	smp_mb();
 	for_each_online_cpu(cpu) {
 		/* A CPU with nothing queued has nothing to wait for (and stays asleep). */

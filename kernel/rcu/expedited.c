@@ -25,7 +25,12 @@ static void rcu_exp_handler(void *arg)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if (rcu_outside_reader()) {
-		smp_mb();
+		/*
+		 * Pairs with the smp_load_acquire() in synchronize_rcu_expedited(): the
+		 * read-side sections this CPU ended are before the answer. Only what comes
+		 * before the store needs ordering, which is what a release orders: no
+		 * smp_mb() as well.
+		 */
 		smp_store_release(&rdp->exp_qs_seq, (u64)(uintptr_t)arg);
 	} else {
 		/* Answer at the reader's end, with the sequence this IPI delivered. */
@@ -42,42 +47,52 @@ void synchronize_rcu_expedited(void)
 	unsigned cpu, self;
 
 	mutex_lock(&exp_mutex);
-	u64 seq = rs.exp_seq + 1;
-	smp_mb();	/* the caller's removal before the new sequence and the samples */
-	WRITE_ONCE(rs.exp_seq, seq);
+	u64 seq = rcu_state.exp_seq + 1;
+	WRITE_ONCE(rcu_state.exp_seq, seq);
 	cpumask_clear(&pending);
+	/*
+	 * The caller's removal before the samples. Pairs with the smp_mb() in
+	 * rcu_idle_exit() and rcu_irq_enter(): a CPU sampled idle sees the removal once
+	 * it leaves idle. One barrier: exp_seq is read only here, under exp_mutex.
+	 */
 	smp_mb();
 	preempt_disable();
 	self = smp_processor_id();
 	for_each_online_cpu(cpu) {
 		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-		rs.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
-		rs.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
+		rcu_state.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
+		rcu_state.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
 		/* Idle CPUs are in a quiescent state already: no IPI. We are in one too. */
-		if (cpu != self && !(rs.exp_dynticks_snap[cpu] & 1))
-			cpumask_set(&pending, cpu);
+		if (cpu != self && !(rcu_state.exp_dynticks_snap[cpu] & 1))
+			cpumask_set_cpu(&pending, cpu);
 	}
 	preempt_enable();
 	u64 resend = 0;
-	while (!cpumask_none(&pending)) {
+	while (!cpumask_empty(&pending)) {
 		u64 now = arch_clock_ns();
 		for_each_cpu(cpu, &pending) {
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-			if (READ_ONCE(rdp->dynticks) != rs.exp_dynticks_snap[cpu] ||
-			    READ_ONCE(rdp->ctxsw) != rs.exp_ctxsw_snap[cpu] ||
+			/* The acquire pairs with rcu_exp_handler(), rcu_read_unlock_special(). */
+			if (READ_ONCE(rdp->dynticks) != rcu_state.exp_dynticks_snap[cpu] ||
+			    READ_ONCE(rdp->ctxsw) != rcu_state.exp_ctxsw_snap[cpu] ||
 			    smp_load_acquire(&rdp->exp_qs_seq) == seq) {
 				cpumask_clear_cpu(&pending, cpu);
 				continue;
 			}
 			/* Never wait for the slot: a CPU with interrupts off must not stop us. */
 			if (now >= resend && !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
-				rs.exp_ipis[cpu]++;
+				rcu_state.exp_ipis[cpu]++;
 		}
 		if (now >= resend)
 			resend = now + RCU_EXP_RESEND_NS;
-		if (!cpumask_none(&pending))
+		if (!cpumask_empty(&pending))
 			schedule_timeout_until(arch_clock_ns() + RCU_EXP_POLL_NS);
 	}
-	smp_mb();	/* the samples before the caller's free */
+	/*
+	 * The samples before the caller's free. Pairs with the smp_mb() before the
+	 * dynticks and ctxsw updates in rcu_idle_enter(), rcu_irq_exit() and
+	 * rcu_note_context_switch(): a changed sample means the readers before it are done.
+	 */
+	smp_mb();
 	mutex_unlock(&exp_mutex);
 }

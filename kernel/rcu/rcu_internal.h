@@ -100,20 +100,14 @@ struct rcu_state {
 
 	/* Stall warnings. */
 	u64 stall_timeout_ms;
-	u64 stall_count;
+	atomic64_t stall_count;
 	struct cpumask stall_cpus;
 };
 
 extern struct rcu_state rcu_state;
-#define rs rcu_state
 
 extern bool rcu_broken;		/* the torture test's debug switch */
 extern bool rcu_ready;		/* the tree exists and the kthread runs */
-
-static inline bool cpumask_none(const struct cpumask *m)
-{
-	return cpumask_weight(m) == 0;
-}
 
 static inline bool seg_empty(const struct rcu_data *rdp, unsigned i)
 {

@@ -91,7 +91,7 @@ bool rcu_ready;
 
 static struct rcu_node *rcu_root(void)
 {
-	return &rs.nodes[0];
+	return &rcu_state.nodes[0];
 }
 
 /*
@@ -121,14 +121,19 @@ static bool rcu_report_qs_rnp(struct rcu_node *rnp, unsigned long mask, u64 gp)
 
 void rcu_gp_kthread_wake(void)
 {
-	struct task *t = READ_ONCE(rs.gp_task);
+	struct task *t = READ_ONCE(rcu_state.gp_task);
 	if (t)
-		wake_up(&rs.gp_wq);
+		wake_up(&rcu_state.gp_wq);
 }
 
 void rcu_report_qs_here(struct rcu_data *rdp, u64 gp)
 {
-	/* Every read-side access before this point is ordered before the report. */
+	/*
+	 * Every read-side access before this point is ordered before the report. Pairs
+	 * with the rcu_node locks that rcu_report_qs_rnp() and rcu_root_done() take, and
+	 * with rcu_fqs_scan()'s read of qs_seq; the release of gp_seq in rcu_gp_cleanup()
+	 * carries it on to the callbacks.
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->qs_seq, gp);
 	if (rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp))
@@ -152,12 +157,17 @@ void rcu_read_unlock_special(void)
 	if (*urgent && preempt_count() == 0 && rcu_ready) {
 		struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 		WRITE_ONCE(*urgent, 0);
-		u64 gp = READ_ONCE(rs.gp_seq);
+		u64 gp = READ_ONCE(rcu_state.gp_seq);
 		if ((gp & 1) && rdp->qs_seq != gp)
 			rcu_report_qs_here(rdp, gp);
 		/* Only the sequence an expedited IPI delivered here, never a newer one. */
 		u64 exp = READ_ONCE(rdp->exp_want);
-		smp_mb();
+		/*
+		 * Pairs with the smp_load_acquire() of exp_qs_seq in
+		 * synchronize_rcu_expedited(): the reader that just ended, and everything
+		 * else before, is before the answer. Only what comes before the store
+		 * needs ordering, which is what a release orders: no smp_mb() as well.
+		 */
 		smp_store_release(&rdp->exp_qs_seq, exp);
 	}
 	arch_irq_restore(flags);
@@ -168,12 +178,19 @@ void rcu_read_unlock_special(void)
 void rcu_note_context_switch(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
-	/* The expedited path reads a changed ctxsw as a quiescent state: readers' loads first. */
+	/*
+	 * The expedited path reads a changed ctxsw as a quiescent state: readers' accesses
+	 * first. Pairs with the smp_mb() that ends synchronize_rcu_expedited().
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->ctxsw, rdp->ctxsw + 1);
-	u64 gp = READ_ONCE(rs.gp_seq);
+	u64 gp = READ_ONCE(rcu_state.gp_seq);
 	if ((gp & 1) && rdp->qs_seq != gp) {
-		/* Only recorded: the kthread reports it (no wake-ups under the run-queue lock). */
+		/*
+		 * Only recorded: the kthread reports it (no wake-ups under the run-queue
+		 * lock). Readers' accesses before qs_seq, as in rcu_report_qs_here(): pairs
+		 * with rcu_fqs_scan()'s read of qs_seq.
+		 */
 		smp_mb();
 		WRITE_ONCE(rdp->qs_seq, gp);
 	}
@@ -183,14 +200,19 @@ void rcu_idle_enter(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	WRITE_ONCE(rdp->idle_enters, rdp->idle_enters + 1);
-	u64 gp = READ_ONCE(rs.gp_seq);
+	u64 gp = READ_ONCE(rcu_state.gp_seq);
 	/* Report without waking the kthread: a wake-up could queue it here just before the halt. */
 	if (rcu_ready && rdp->mynode && (gp & 1) && rdp->qs_seq != gp) {
+		/* As in rcu_report_qs_here(): pairs with the rcu_node locks and rcu_fqs_scan(). */
 		smp_mb();
 		WRITE_ONCE(rdp->qs_seq, gp);
 		rcu_report_qs_rnp(rdp->mynode, rdp->grpmask, gp);
 	}
-	/* Pairs with the smp_mb() in rcu_fqs_scan(): what we did before is before the odd value. */
+	/*
+	 * What we did before, read-side sections included, is before the odd value.
+	 * Pairs with the smp_mb() before the dynticks reads in rcu_gp_init(),
+	 * rcu_fqs_scan() and synchronize_rcu_expedited().
+	 */
 	smp_mb();
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 }
@@ -199,20 +221,29 @@ void rcu_idle_exit(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
-	/* What we do next is after the even value the kthread may read. */
+	/*
+	 * What we do next is after the even value the kthread may read. Pairs with the
+	 * smp_mb() before the dynticks reads in rcu_gp_init(), rcu_fqs_scan() and
+	 * synchronize_rcu_expedited().
+	 */
 	smp_mb();
 }
 
 /*
  * Interrupts taken in the idle loop's halt run inside the extended quiescent
- * state. If irq_enter()/irq_exit() call these, a handler on an idle CPU may use
- * rcu_read_lock(): the counter is made even (not idle) for the handler's length.
+ * state. irq_enter()/irq_exit() call these so that a handler on an idle CPU may
+ * use rcu_read_lock(): the counter is made even (not idle) for the handler's length.
  */
 void rcu_irq_enter(void)
 {
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if (READ_ONCE(rdp->dynticks) & 1) {
 		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
+		/*
+		 * As in rcu_idle_exit(): the handler's read-side sections are after the even
+		 * value. Pairs with the smp_mb() before the dynticks reads in rcu_gp_init(),
+		 * rcu_fqs_scan() and synchronize_rcu_expedited().
+		 */
 		smp_mb();
 		rdp->irq_from_eqs = 1;
 	}
@@ -223,6 +254,11 @@ void rcu_irq_exit(void)
 	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
 	if (rdp->irq_from_eqs) {
 		rdp->irq_from_eqs = 0;
+		/*
+		 * As in rcu_idle_enter(): the handler's read-side sections are before the odd
+		 * value. Pairs with the same smp_mb()s in rcu_gp_init(), rcu_fqs_scan() and
+		 * synchronize_rcu_expedited().
+		 */
 		smp_mb();
 		WRITE_ONCE(rdp->dynticks, rdp->dynticks + 1);
 	}
@@ -234,7 +270,7 @@ void rcu_sched_tick(bool idle)
 	WRITE_ONCE(rdp->ticks, rdp->ticks + 1);
 	if (!rcu_ready || !rdp->mynode)
 		return;
-	u64 gp = READ_ONCE(rs.gp_seq);
+	u64 gp = READ_ONCE(rcu_state.gp_seq);
 	if ((gp & 1) && rdp->qs_seq != gp && (idle || rcu_outside_reader()))
 		rcu_report_qs_here(rdp, gp);
 	/* Callbacks ready, or whose grace period ended while nobody told us. */
@@ -247,7 +283,7 @@ static bool rcu_gp_needed(void)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu)
-		if (READ_ONCE(per_cpu(rcu_data, cpu).gp_seq_needed) > rs.gp_seq)
+		if (READ_ONCE(per_cpu(rcu_data, cpu).gp_seq_needed) > rcu_state.gp_seq)
 			return true;
 	return false;
 }
@@ -263,24 +299,34 @@ static bool rcu_root_done(void)
 
 static void rcu_gp_init(void)
 {
-	u64 gp = rs.gp_seq + 1;
+	u64 gp = rcu_state.gp_seq + 1;
 	/* Parents first: a child that empties must find its bit in a parent set up for gp. */
-	for (unsigned i = 0; i < rs.nr_nodes; i++) {
-		struct rcu_node *rnp = &rs.nodes[i];
+	for (unsigned i = 0; i < rcu_state.nr_nodes; i++) {
+		struct rcu_node *rnp = &rcu_state.nodes[i];
 		unsigned long flags = spin_lock_irqsave(&rnp->lock);
 		rnp->qsmask = rnp->qsmaskinit;
 		rnp->gp_seq = gp;
 		spin_unlock_irqrestore(&rnp->lock, flags);
 	}
-	rs.gp_start_ns = arch_clock_ns();
-	WRITE_ONCE(rs.hurry, 0);
-	/* Pairs with the smp_mb() in call_rcu(); the node set-up is visible before gp is. */
-	smp_mb();
-	smp_store_release(&rs.gp_seq, gp);
+	rcu_state.gp_start_ns = arch_clock_ns();
+	WRITE_ONCE(rcu_state.hurry, 0);
+	/*
+	 * Release: the node set-up is visible before gp is, to a CPU that reads gp and
+	 * then reports (the smp_mb() in rcu_report_qs_here(), rcu_note_context_switch(),
+	 * rcu_idle_enter()). No smp_mb() before it: a barrier there would order only
+	 * what the release orders, since the smp_mb() below orders the rest.
+	 */
+	smp_store_release(&rcu_state.gp_seq, gp);
+	/*
+	 * gp before the dynticks samples and every later look at the CPUs. Pairs with
+	 * the smp_mb() in call_rcu(): it reads gp, or its removal is before all we read
+	 * from here on (and it tags its callbacks for this grace period); and with those
+	 * in rcu_idle_enter()/rcu_idle_exit() and rcu_irq_enter()/exit().
+	 */
 	smp_mb();
 	unsigned cpu;
 	for_each_online_cpu(cpu)
-		rs.dynticks_snap[cpu] = READ_ONCE(per_cpu(rcu_data, cpu).dynticks);
+		rcu_state.dynticks_snap[cpu] = READ_ONCE(per_cpu(rcu_data, cpu).dynticks);
 }
 
 static void rcu_fqs_ipi(void *arg)
@@ -291,7 +337,7 @@ static void rcu_fqs_ipi(void *arg)
 		WRITE_ONCE(rdp->ipis_while_idle, rdp->ipis_while_idle + 1);
 	if (READ_ONCE(rdp->qlen))
 		raise_softirq(SOFTIRQ_RCU);	/* stands in for a cleanup IPI that found this one pending */
-	if (READ_ONCE(rs.gp_seq) != gp || rdp->qs_seq == gp)
+	if (READ_ONCE(rcu_state.gp_seq) != gp || rdp->qs_seq == gp)
 		return;
 	if (rcu_outside_reader())
 		rcu_report_qs_here(rdp, gp);
@@ -306,10 +352,10 @@ static void rcu_fqs_ipi(void *arg)
 static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 {
 	cpumask_clear(out);
-	/* Pairs with the smp_mb() in rcu_idle_enter()/exit(). */
+	/* Pairs with the smp_mb() in rcu_idle_enter()/exit() and rcu_irq_enter()/exit(). */
 	smp_mb();
-	for (unsigned i = rs.leaf_first; i < rs.nr_nodes; i++) {
-		struct rcu_node *rnp = &rs.nodes[i];
+	for (unsigned i = rcu_state.leaf_first; i < rcu_state.nr_nodes; i++) {
+		struct rcu_node *rnp = &rcu_state.nodes[i];
 		unsigned long flags = spin_lock_irqsave(&rnp->lock);
 		unsigned long mask = rnp->gp_seq == gp ? rnp->qsmask : 0;
 		spin_unlock_irqrestore(&rnp->lock, flags);
@@ -318,23 +364,23 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				continue;
 			unsigned cpu = rnp->grplo + bit;
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-			u64 snap = rs.dynticks_snap[cpu], now = READ_ONCE(rdp->dynticks);
+			u64 snap = rcu_state.dynticks_snap[cpu], now = READ_ONCE(rdp->dynticks);
 			bool eqs = (snap & 1) || now != snap;
 			if (eqs || READ_ONCE(rdp->qs_seq) == gp) {
 				if (eqs)
-					rs.eqs_reports[cpu]++;
+					rcu_state.eqs_reports[cpu]++;
 				flags = arch_irq_save();
 				rcu_report_qs_rnp(rnp, 1UL << bit, gp);	/* the caller checks the root */
 				arch_irq_restore(flags);
 				continue;
 			}
-			cpumask_set(out, cpu);
+			cpumask_set_cpu(out, cpu);
 			/* Never wait for the slot: a holdout with interrupts off must not stop us. */
 			if (ipi && !smp_call_try(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp)) {
-				rs.fqs_ipis[cpu]++;
+				rcu_state.fqs_ipis[cpu]++;
 				/* By the target's state when sent: should never count (it was sampled busy). */
 				if (READ_ONCE(rdp->dynticks) & 1)
-					rs.fqs_ipis_to_idle[cpu]++;
+					rcu_state.fqs_ipis_to_idle[cpu]++;
 			}
 		}
 	}
@@ -342,29 +388,32 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 
 static void rcu_dump_stack_ipi(void *arg)
 {
-	u32 *done = arg;
+	atomic_t *done = arg;
 	printk_raw("rcu: CPU %u's stack (a read-side section or interrupts off):", smp_processor_id());
 	dump_stack();
-	__atomic_fetch_add(done, 1, __ATOMIC_RELEASE);
+	/* Pairs with the atomic_read_acquire()s in rcu_stall_report(): our lines come first. */
+	atomic_fetch_add_release(done, 1);
 }
 
 static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 {
 	char list[MAX_CPUS * 4 + 1];
-	unsigned cpu, pos = 0, n = 0;
-	static u32 dumped;
+	unsigned cpu, pos = 0;
+	int n = 0;
+	static atomic_t dumped;
 	list[0] = '\0';
 	for_each_cpu(cpu, holdouts)
 		pos += snprintf(list + pos, sizeof(list) - pos, " %u", cpu);
-	u64 age_ms = (arch_clock_ns() - rs.gp_start_ns) / 1000000;
+	u64 age_ms = (arch_clock_ns() - rcu_state.gp_start_ns) / 1000000;
 	pr_err("rcu: INFO: grace period %llu stalled for %llu ms (rcu_cpu_stall_timeout %llu ms); "
 	       "holdout CPUs:%s\n",
 	       (unsigned long long)(gp >> 1), (unsigned long long)age_ms,
-	       (unsigned long long)rs.stall_timeout_ms, list);
-	rs.stall_cpus = *holdouts;
-	__atomic_fetch_add(&rs.stall_count, 1, __ATOMIC_RELEASE);
+	       (unsigned long long)rcu_state.stall_timeout_ms, list);
+	rcu_state.stall_cpus = *holdouts;
+	/* Pairs with the acquire in rcu_stall_warnings(): stall_cpus before the count. */
+	atomic64_fetch_add_release(&rcu_state.stall_count, 1);
 	/* Backtraces by IPI; a CPU with interrupts off cannot answer: say so instead of waiting. */
-	__atomic_store_n(&dumped, 0, __ATOMIC_RELAXED);
+	atomic_set(&dumped, 0);
 	for_each_cpu(cpu, holdouts) {
 		if (cpu == smp_processor_id())
 			continue;
@@ -374,11 +423,12 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 		}
 		n++;
 		u64 deadline = arch_clock_ns() + RCU_STALL_DUMP_WAIT_NS;
-		while (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+		/* Pairs with the release in rcu_dump_stack_ipi(): its stack is printed. */
+		while (atomic_read_acquire(&dumped) < n && arch_clock_ns() < deadline)
 			schedule_timeout_until(arch_clock_ns() + TICK_NSEC);
-		if (__atomic_load_n(&dumped, __ATOMIC_ACQUIRE) < n) {
+		if (atomic_read_acquire(&dumped) < n) {
 			pr_err("rcu: CPU %u did not answer the backtrace IPI (interrupts off?)\n", cpu);
-			n = __atomic_load_n(&dumped, __ATOMIC_ACQUIRE);
+			n = atomic_read_acquire(&dumped);
 		}
 	}
 }
@@ -387,26 +437,27 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 static void rcu_gp_fqs_loop(u64 gp)
 {
 	struct cpumask holdouts;
-	u64 start = rs.gp_start_ns;
+	u64 start = rcu_state.gp_start_ns;
 	u64 resched_at = start + jiffies_to_ns(RCU_RESCHED_JIFFIES);
-	u64 stall_ms = READ_ONCE(rs.stall_timeout_ms);
+	u64 stall_ms = READ_ONCE(rcu_state.stall_timeout_ms);
 	u64 stall_at = start + stall_ms * 1000000;
 
 	rcu_fqs_scan(gp, false, &holdouts);
 	while (!rcu_root_done()) {
-		wait_event_timeout(rs.gp_wq, rcu_root_done(), jiffies_to_ns(RCU_FQS_JIFFIES));
+		wait_event_timeout(rcu_state.gp_wq, rcu_root_done(),
+				   jiffies_to_ns(RCU_FQS_JIFFIES));
 		if (rcu_root_done())
 			break;
 		u64 now = arch_clock_ns();
-		rcu_fqs_scan(gp, now >= resched_at || READ_ONCE(rs.hurry), &holdouts);
+		rcu_fqs_scan(gp, now >= resched_at || READ_ONCE(rcu_state.hurry), &holdouts);
 		if (now >= resched_at)
 			resched_at = now + jiffies_to_ns(RCU_RESCHED_JIFFIES);
-		u64 new_ms = READ_ONCE(rs.stall_timeout_ms);
+		u64 new_ms = READ_ONCE(rcu_state.stall_timeout_ms);
 		if (new_ms != stall_ms) {
 			stall_ms = new_ms;
 			stall_at = start + stall_ms * 1000000;
 		}
-		if (now >= stall_at && !cpumask_none(&holdouts)) {
+		if (now >= stall_at && !cpumask_empty(&holdouts)) {
 			rcu_stall_report(gp, &holdouts);
 			/* Then every three timeouts while it lasts (as Linux does). */
 			stall_at = arch_clock_ns() + 3 * stall_ms * 1000000;
@@ -422,15 +473,24 @@ static void rcu_cb_ipi(void *arg)
 static void rcu_gp_cleanup(u64 gp)
 {
 	u64 end = gp + 1;
-	for (unsigned i = 0; i < rs.nr_nodes; i++) {
-		struct rcu_node *rnp = &rs.nodes[i];
+	for (unsigned i = 0; i < rcu_state.nr_nodes; i++) {
+		struct rcu_node *rnp = &rcu_state.nodes[i];
 		unsigned long flags = spin_lock_irqsave(&rnp->lock);
 		rnp->gp_seq = end;
 		spin_unlock_irqrestore(&rnp->lock, flags);
 	}
-	/* Pairs with the acquire in rcu_softirq(): every report is before the end. */
-	smp_mb();
-	smp_store_release(&rs.gp_seq, end);
+	/*
+	 * Pairs with the smp_load_acquire() in rcu_softirq(): every report, and our
+	 * reading of the root's empty qsmask, is before the end, so callbacks run after
+	 * the grace period. No smp_mb() before it: it would order only what the release
+	 * orders, since the smp_mb() below orders the rest.
+	 */
+	smp_store_release(&rcu_state.gp_seq, end);
+	/*
+	 * The end before the qlen reads below and the next round's rcu_gp_needed().
+	 * Pairs with the smp_mb() in call_rcu() and rcu_need_gp(): a CPU that read
+	 * gp_seq as still odd has its callbacks and its need seen by us.
+	 */
 	smp_mb();
 	/* Have every CPU with callbacks look at its list. */
 	unsigned cpu;
@@ -439,20 +499,21 @@ static void rcu_gp_cleanup(u64 gp)
 			continue;
 		/* Busy: our forcing IPI is still pending there, and it raises the softirq too. */
 		if (!smp_call_try(cpu, rcu_cb_ipi, NULL))
-			rs.cb_ipis[cpu]++;
+			rcu_state.cb_ipis[cpu]++;
 	}
 }
 
 static int rcu_gp_kthread(void *arg)
 {
 	for (;;) {
-		WRITE_ONCE(rs.gp_wanted, 0);
+		WRITE_ONCE(rcu_state.gp_wanted, 0);
 		/* Pairs with the smp_mb() in rcu_need_gp(). */
 		smp_mb();
 		if (!rcu_gp_needed())
-			wait_event(rs.gp_wq, READ_ONCE(rs.gp_wanted) || rcu_gp_needed());
+			wait_event(rcu_state.gp_wq,
+				   READ_ONCE(rcu_state.gp_wanted) || rcu_gp_needed());
 		rcu_gp_init();
-		u64 gp = rs.gp_seq;
+		u64 gp = rcu_state.gp_seq;
 		rcu_gp_fqs_loop(gp);
 		rcu_gp_cleanup(gp);
 	}
@@ -462,12 +523,12 @@ static int rcu_gp_kthread(void *arg)
 
 u64 rcu_gp_seq(void)
 {
-	return READ_ONCE(rs.gp_seq);
+	return READ_ONCE(rcu_state.gp_seq);
 }
 
 u64 rcu_gp_completed(void)
 {
-	return READ_ONCE(rs.gp_seq) >> 1;
+	return READ_ONCE(rcu_state.gp_seq) >> 1;
 }
 
 void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
@@ -475,12 +536,12 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
 	out->qlen = (u64)READ_ONCE(rdp->qlen);
 	out->invoked = READ_ONCE(rdp->invoked);
-	out->fqs_ipis = READ_ONCE(rs.fqs_ipis[cpu]);
+	out->fqs_ipis = READ_ONCE(rcu_state.fqs_ipis[cpu]);
 	out->fqs_ipis_idle = READ_ONCE(rdp->ipis_while_idle);
-	out->fqs_ipis_to_idle = READ_ONCE(rs.fqs_ipis_to_idle[cpu]);
-	out->cb_ipis = READ_ONCE(rs.cb_ipis[cpu]);
-	out->exp_ipis = READ_ONCE(rs.exp_ipis[cpu]);
-	out->eqs_reports = READ_ONCE(rs.eqs_reports[cpu]);
+	out->fqs_ipis_to_idle = READ_ONCE(rcu_state.fqs_ipis_to_idle[cpu]);
+	out->cb_ipis = READ_ONCE(rcu_state.cb_ipis[cpu]);
+	out->exp_ipis = READ_ONCE(rcu_state.exp_ipis[cpu]);
+	out->eqs_reports = READ_ONCE(rcu_state.eqs_reports[cpu]);
 	out->ctxsw = READ_ONCE(rdp->ctxsw);
 	out->idle_enters = READ_ONCE(rdp->idle_enters);
 	out->dynticks = READ_ONCE(rdp->dynticks);
@@ -501,28 +562,29 @@ bool rcu_torture_broken(void)
 
 void rcu_set_stall_timeout_ms(u64 ms)
 {
-	WRITE_ONCE(rs.stall_timeout_ms, ms);
+	WRITE_ONCE(rcu_state.stall_timeout_ms, ms);
 	rcu_gp_kthread_wake();
 }
 
 u64 rcu_stall_timeout_ms(void)
 {
-	return READ_ONCE(rs.stall_timeout_ms);
+	return READ_ONCE(rcu_state.stall_timeout_ms);
 }
 
 u64 rcu_stall_warnings(void)
 {
-	return __atomic_load_n(&rs.stall_count, __ATOMIC_ACQUIRE);
+	/* Pairs with the release in rcu_stall_report(): rcu_last_stall_cpus() is this stall's. */
+	return (u64)atomic64_read_acquire(&rcu_state.stall_count);
 }
 
 void rcu_last_stall_cpus(struct cpumask *out)
 {
-	*out = rs.stall_cpus;
+	*out = rcu_state.stall_cpus;
 }
 
 struct task *rcu_gp_task(void)
 {
-	return READ_ONCE(rs.gp_task);
+	return READ_ONCE(rcu_state.gp_task);
 }
 
 /* ---- boot ---- */
@@ -547,10 +609,11 @@ static unsigned rcu_param(const char *key, unsigned def, unsigned lo, unsigned h
 static void rcu_build_tree(void)
 {
 	unsigned ncpus = boot_info.nr_cpus;
-	unsigned width[8], levels = 0, n = (ncpus + rs.fanout_leaf - 1) / rs.fanout_leaf;
+	unsigned width[8], levels = 0;
+	unsigned n = (ncpus + rcu_state.fanout_leaf - 1) / rcu_state.fanout_leaf;
 	width[levels++] = n;
 	while (n > 1) {
-		n = (n + rs.fanout - 1) / rs.fanout;
+		n = (n + rcu_state.fanout - 1) / rcu_state.fanout;
 		width[levels++] = n;
 	}
 	/* width[0] is the leaves, width[levels-1] == 1 the root; lay out root first. */
@@ -561,26 +624,28 @@ static void rcu_build_tree(void)
 	}
 	if (idx > RCU_MAX_NODES)
 		panic("rcu: %u nodes needed, room for %u", idx, RCU_MAX_NODES);
-	rs.nr_nodes = idx;
-	rs.nr_levels = levels;
-	rs.leaf_first = first[0];
-	unsigned span = rs.fanout_leaf;	/* CPUs under one node of the level */
+	rcu_state.nr_nodes = idx;
+	rcu_state.nr_levels = levels;
+	rcu_state.leaf_first = first[0];
+	unsigned span = rcu_state.fanout_leaf;	/* CPUs under one node of the level */
 	for (unsigned l = 0; l < levels; l++) {
 		for (unsigned i = 0; i < width[l]; i++) {
-			struct rcu_node *rnp = &rs.nodes[first[l] + i];
+			struct rcu_node *rnp = &rcu_state.nodes[first[l] + i];
 			spin_lock_init(&rnp->lock);
 			rnp->level = levels - 1 - l;
 			rnp->grplo = i * span;
 			rnp->grphi = MIN((i + 1) * span, ncpus) - 1;
-			rnp->parent = l + 1 < levels ? &rs.nodes[first[l + 1] + i / rs.fanout] : NULL;
-			rnp->grpmask = rnp->parent ? 1UL << (i % rs.fanout) : 0;
+			rnp->parent =
+			    l + 1 < levels ? &rcu_state.nodes[first[l + 1] + i / rcu_state.fanout] : NULL;
+			rnp->grpmask = rnp->parent ? 1UL << (i % rcu_state.fanout) : 0;
 		}
-		span *= rs.fanout;
+		span *= rcu_state.fanout;
 	}
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
 		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-		struct rcu_node *leaf = &rs.nodes[rs.leaf_first + cpu / rs.fanout_leaf];
+		unsigned leaf_index = rcu_state.leaf_first + cpu / rcu_state.fanout_leaf;
+		struct rcu_node *leaf = &rcu_state.nodes[leaf_index];
 		rdp->mynode = leaf;
 		rdp->grpmask = 1UL << (cpu - leaf->grplo);
 		/* Mark the path to the root as having online CPUs below it. */
@@ -594,9 +659,10 @@ static void rcu_build_tree(void)
 
 void rcu_init(void)
 {
-	rs.fanout_leaf = rcu_param("rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
-	rs.fanout = rcu_param("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
-	rs.stall_timeout_ms =
+	rcu_state.fanout_leaf =
+	    rcu_param("rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
+	rcu_state.fanout = rcu_param("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
+	rcu_state.stall_timeout_ms =
 	    (u64)rcu_param("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1, 3600) * 1000;
 	const char *b = cmdline_get("rcu_torture_broken");
 	if (b && strcmp(b, "0"))
@@ -609,16 +675,24 @@ void rcu_init(void)
 		rdp->blimit = RCU_BLIMIT;
 	}
 	rcu_build_tree();
-	wait_queue_init(&rs.gp_wq);
+	wait_queue_init(&rcu_state.gp_wq);
 	open_softirq(SOFTIRQ_RCU, rcu_softirq);
+	/*
+	 * The tree before rcu_ready. Its readers take no barrier: rcu_sched_tick() and
+	 * rcu_idle_enter() also test rdp->mynode, set before this, and reach the tree
+	 * through it (an address dependency); rcu_read_unlock_special() acts only on an
+	 * RCU IPI, and those are sent after this.
+	 */
 	smp_mb();
 	WRITE_ONCE(rcu_ready, true);
 
 	struct task *t = kthread_create(rcu_gp_kthread, NULL, "rcu_gp");
 	if (!t)
 		panic("rcu: cannot create the grace-period kthread");
-	smp_store_release(&rs.gp_task, t);
+	/* Pairs with the READ_ONCE() of gp_task in rcu_gp_kthread_wake() and rcu_gp_task(). */
+	smp_store_release(&rcu_state.gp_task, t);
 	wake_up_process(t);
 	pr_info("rcu: tree of %u rcu_nodes in %u levels (leaf fanout %u, fanout %u) for %u CPUs\n",
-		rs.nr_nodes, rs.nr_levels, rs.fanout_leaf, rs.fanout, num_online_cpus());
+		rcu_state.nr_nodes, rcu_state.nr_levels, rcu_state.fanout_leaf, rcu_state.fanout,
+		num_online_cpus());
 }

@@ -23,7 +23,7 @@ unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu)
 	unsigned cpu;
 
 	cpumask_and(&usable, allowed, &cpu_online_mask);
-	bool prev_ok = cpumask_test(&usable, prev_cpu);
+	bool prev_ok = cpumask_test_cpu(&usable, prev_cpu);
 	if (prev_ok && sched_nr_running(prev_cpu) == 0)
 		return prev_cpu;
 	/* An idle CPU it may use, scanning from the next one so that wake-ups spread out. */
@@ -44,7 +44,7 @@ static struct task *pick_movable(struct rq *from, unsigned to_cpu)
 {
 	struct task *p;
 	list_for_each_entry(p, &from->queue, run_node)
-		if (cpumask_test(&p->allowed, to_cpu) && !p->on_cpu)
+		if (cpumask_test_cpu(&p->allowed, to_cpu) && !p->on_cpu)
 			return p;
 	return NULL;
 }

@@ -113,8 +113,8 @@ void sched_kick(unsigned cpu)
 {
 	struct cpumask m;
 	cpumask_clear(&m);
-	cpumask_set(&m, cpu);
-	__atomic_fetch_add(&cpu_rq(cpu)->resched_ipis, 1, __ATOMIC_RELAXED);
+	cpumask_set_cpu(&m, cpu);
+	atomic64_inc(&cpu_rq(cpu)->resched_ipis);
 	arch_send_ipi(&m);
 }
 
@@ -189,7 +189,7 @@ bool wake_up_process(struct task *p)
 		 * away finished under from->lock, which we hold, so it may go anywhere.
 		 */
 		if (!p->on_rq) {
-			struct rq *rq = cpumask_test(&p->allowed, to->cpu) ? to : from;
+			struct rq *rq = cpumask_test_cpu(&p->allowed, to->cpu) ? to : from;
 			WRITE_ONCE(p->cpu, rq->cpu);
 			enqueue_task(rq, p, p->flags & TASK_URGENT);
 			check_preempt(rq, p);
@@ -214,9 +214,12 @@ static void finish_switch(void)
 	struct rq *rq = this_rq();
 	struct task *prev = rq->prev;
 	bool dead = prev->state == TASK_DEAD;
-	bool misplaced = prev->on_rq && !cpumask_test(&prev->allowed, rq->cpu);
+	bool misplaced = prev->on_rq && !cpumask_test_cpu(&prev->allowed, rq->cpu);
 
-	/* prev's registers are saved: from here another CPU may run it. */
+	/*
+	 * prev's registers are saved: from here another CPU may run it. Pairs with the
+	 * reads of on_cpu under the run-queue lock in pick_movable() and set_cpus_allowed().
+	 */
 	smp_store_release(&prev->on_cpu, 0);
 	spin_unlock(&rq->lock);
 	tick_if_shared(rq);
@@ -360,7 +363,7 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 	unsigned long flags;
 	struct rq *rq = task_rq_lock(p, &flags);
 	p->allowed = *mask;
-	if (cpumask_test(&usable, rq->cpu) || !p->on_rq) {
+	if (cpumask_test_cpu(&usable, rq->cpu) || !p->on_rq) {
 		/* Fine where it is, or asleep: its next wake-up honours the mask. */
 		task_rq_unlock(rq, flags);
 		return 0;
@@ -455,7 +458,7 @@ static void rq_init(unsigned cpu)
 	idle->on_cpu = 1;
 	list_init(&idle->run_node);
 	cpumask_clear(&idle->allowed);
-	cpumask_set(&idle->allowed, cpu);
+	cpumask_set_cpu(&idle->allowed, cpu);
 	snprintf(idle->name, sizeof(idle->name), "idle/%u", cpu);
 	wait_queue_init(&idle->exited);
 	atomic_set(&idle->refs, 1);
@@ -467,6 +470,11 @@ void sched_init(void)
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		rq_init(cpu);
 	this_rq()->idle->last_switch_ns = arch_clock_ns();
+	/*
+	 * The run queues before sched_ready. Its readers (preempt_schedule(),
+	 * sched_irq_return(), sched_tick()) run on this CPU until smp_boot(), whose
+	 * start of each other CPU orders all of this before that CPU runs them.
+	 */
 	smp_wmb();
 	sched_ready = true;
 }
@@ -483,7 +491,7 @@ u64 sched_nr_switches(unsigned cpu)
 
 u64 sched_resched_ipis(unsigned cpu)
 {
-	return READ_ONCE(cpu_rq(cpu)->resched_ipis);
+	return atomic64_read(&cpu_rq(cpu)->resched_ipis);
 }
 
 u64 task_runtime_ns(struct task *p)

@@ -58,10 +58,11 @@ static void task_put(struct task *p)
 
 void task_reap_later(struct task *p)
 {
-	struct task *old = __atomic_load_n(&reap_list, __ATOMIC_RELAXED);
+	struct task *old = READ_ONCE(reap_list);
+	/* Release: reap_next before p is on the list; pairs with the xchg_acquire() in reaper(). */
 	do
 		p->reap_next = old;
-	while (!__atomic_compare_exchange_n(&reap_list, &old, p, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	while (!try_cmpxchg_release(&reap_list, &old, p));
 	wake_up(&reap_wq);
 }
 
@@ -70,7 +71,8 @@ static int reaper(void *arg)
 	(void)arg;
 	for (;;) {
 		wait_event(reap_wq, READ_ONCE(reap_list) != NULL);
-		struct task *p = __atomic_exchange_n(&reap_list, NULL, __ATOMIC_ACQUIRE);
+		/* Pairs with the release in task_reap_later(). */
+		struct task *p = xchg_acquire(&reap_list, NULL);
 		while (p) {
 			struct task *next = p->reap_next;
 			task_free(p);
@@ -112,6 +114,7 @@ void __noreturn kthread_exit(int code)
 	 * that is fine, our own reference keeps the stack until finish_switch().
 	 */
 	preempt_disable();
+	/* exit_code before TASK_DEAD: pairs with the smp_load_acquire() in kthread_join(). */
 	smp_store_release(&self->state, TASK_DEAD);
 	wake_up_all(&self->exited);
 	sched_exit_current();
@@ -123,7 +126,7 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 				    va_list ap)
 {
 	if (bind_cpu != KTHREAD_ANY_CPU &&
-	    (bind_cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, (unsigned)bind_cpu)))
+	    (bind_cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, (unsigned)bind_cpu)))
 		return NULL;
 	if (!task_cache)
 		task_cache = kmem_cache_create("task", sizeof(struct task), 64, 0, NULL);
@@ -147,7 +150,7 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 	p->state = TASK_SLEEPING;	/* until the first wake_up_process() */
 	if (bind_cpu != KTHREAD_ANY_CPU) {
 		cpumask_clear(&p->allowed);
-		cpumask_set(&p->allowed, cpu);
+		cpumask_set_cpu(&p->allowed, cpu);
 	} else {
 		p->allowed = cpu_online_mask;
 	}
@@ -193,10 +196,10 @@ struct task *kthread_run(int (*fn)(void *), void *arg, const char *fmt, ...)
 int kthread_bind(struct task *p, unsigned cpu)
 {
 	struct cpumask m;
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		return -EINVAL;
 	cpumask_clear(&m);
-	cpumask_set(&m, cpu);
+	cpumask_set_cpu(&m, cpu);
 	return set_cpus_allowed(p, &m) ? -EINVAL : 0;
 }
 
@@ -207,6 +210,7 @@ bool kthread_should_stop(void)
 
 int kthread_join(struct task *p)
 {
+	/* Pairs with the release in kthread_exit(): exit_code is set. */
 	wait_event(p->exited, smp_load_acquire(&p->state) == TASK_DEAD);
 	int code = p->exit_code;
 	/*
@@ -224,6 +228,10 @@ int kthread_join(struct task *p)
 int kthread_stop(struct task *p)
 {
 	WRITE_ONCE(p->should_stop, 1);
+	/*
+	 * should_stop before wake_up_process() reads p's state. Pairs with the smp_mb()
+	 * in set_current_state(): p sees should_stop, or we see it sleeping and wake it.
+	 */
 	smp_mb();
 	wake_up_process(p);
 	return kthread_join(p);

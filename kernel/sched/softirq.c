@@ -21,6 +21,7 @@ static softirq_fn_t softirq_handlers[NR_SOFTIRQS];
 
 void open_softirq(enum softirq_nr nr, softirq_fn_t fn)
 {
+	/* Pairs with the smp_load_acquire() in softirqd(): what fn uses is set up. */
 	smp_store_release(&softirq_handlers[nr], fn);
 }
 
@@ -28,7 +29,8 @@ void raise_softirq(enum softirq_nr nr)
 {
 	unsigned long flags = arch_irq_save();
 	struct softirq_cpu *s = &this_cpu(softirq_cpu);
-	__atomic_fetch_or(&s->pending, 1UL << nr, __ATOMIC_RELEASE);
+	/* Release: pairs with the xchg_acquire() in softirqd(). */
+	fetch_or_release(&s->pending, 1UL << nr);
 	if (s->thread)
 		wake_up_process(s->thread);
 	arch_irq_restore(flags);
@@ -45,7 +47,8 @@ static int softirqd(void *arg)
 
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
-		unsigned long pending = __atomic_exchange_n(&s->pending, 0, __ATOMIC_ACQUIRE);
+		/* Pairs with the release in raise_softirq(). */
+		unsigned long pending = xchg_acquire(&s->pending, 0);
 		if (!pending) {
 			schedule();
 			continue;
@@ -54,6 +57,7 @@ static int softirqd(void *arg)
 		for (unsigned nr = 0; nr < NR_SOFTIRQS; nr++) {
 			if (!(pending & (1UL << nr)))
 				continue;
+			/* Pairs with the release in open_softirq(). */
 			softirq_fn_t fn = smp_load_acquire(&softirq_handlers[nr]);
 			if (fn) {
 				fn();
@@ -73,6 +77,7 @@ void softirq_start(void)
 		if (!t)
 			panic("softirq: cannot create softirqd/%u", cpu);
 		t->flags |= TASK_URGENT;
+		/* The task set up first: pairs with the read of s->thread in raise_softirq(). */
 		smp_store_release(&s->thread, t);
 		wake_up_process(t);
 	}

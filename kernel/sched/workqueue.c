@@ -28,10 +28,11 @@ void work_init(struct work *w, void (*fn)(struct work *w))
 
 bool queue_work_on(unsigned cpu, struct work *w)
 {
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		panic("workqueue: CPU %u is not online", cpu);
 	struct worker *k = &per_cpu(workers, cpu);
-	if (__atomic_exchange_n(&w->pending, 1, __ATOMIC_ACQ_REL))
+	/* Fully ordered: pairs with the release that clears pending in worker_thread(). */
+	if (xchg(&w->pending, 1))
 		return false;
 	unsigned long flags = spin_lock_irqsave(&k->lock);
 	list_add_tail(&w->node, &k->items);
@@ -71,7 +72,10 @@ static int worker_thread(void *arg)
 	for (;;) {
 		struct work *w;
 		wait_event(k->wq, (w = worker_take(k)) != NULL);
-		/* Not pending from here: the function may queue it again. */
+		/*
+		 * Not pending from here: the function may queue it again. Release: off the
+		 * list first; pairs with the xchg() in queue_work_on().
+		 */
 		smp_store_release(&w->pending, 0);
 		w->fn(w);
 		WRITE_ONCE(k->runs, k->runs + 1);

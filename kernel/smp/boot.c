@@ -30,8 +30,8 @@ void __noreturn secondary_main(void)
 {
 	unsigned cpu = smp_processor_id();
 	u32 expected = CPU_BOOTING;
-	if (!__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ONLINE, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	/* Fully ordered, as the boot CPU's cmpxchg in smp_boot() that it races with. */
+	if (!try_cmpxchg(&cpu_state[cpu], &expected, CPU_ONLINE)) {
 		/*
 		 * The boot CPU gave up on us: stay out of the way. Not online, so no work
 		 * or IPI is sent here; arch_idle() may still take a stray interrupt.
@@ -41,7 +41,7 @@ void __noreturn secondary_main(void)
 			arch_idle();
 	}
 	this_cpu(idle_task).last_switch_ns = arch_clock_ns();
-	cpumask_set(&cpu_online_mask, cpu);
+	cpumask_set_cpu(&cpu_online_mask, cpu);
 	arch_irq_enable();
 	cpu_idle_loop();
 }
@@ -79,8 +79,8 @@ void smp_boot(void)
 
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
 		u32 expected = CPU_BOOTING;
-		if (__atomic_compare_exchange_n(&cpu_state[cpu], &expected, CPU_ABANDONED, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		/* Races with the cmpxchg in secondary_main(): one of the two wins. */
+		if (try_cmpxchg(&cpu_state[cpu], &expected, CPU_ABANDONED))
 			pr_err("smp: CPU %u (hwid %u) did not come online within %llu s\n", cpu,
 			       boot_info.cpus[cpu].hwid, CPU_START_TIMEOUT_NS / 1000000000ULL);
 	}

@@ -36,15 +36,18 @@ u64 smp_ipis_received(unsigned cpu)
 static void call_queue_push(unsigned cpu, struct call *c)
 {
 	struct call **head = &per_cpu(call_queue, cpu);
-	struct call *old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	struct call *old = READ_ONCE(*head);
 	do {
 		c->next = old;
-		/* Release: the target must see fn/arg/busy once it sees c. */
-	} while (!__atomic_compare_exchange_n(head, &old, c, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+		/*
+		 * Release: the target must see fn/arg/busy once it sees c. Pairs with the
+		 * xchg_acquire() in ipi_interrupt().
+		 */
+	} while (!try_cmpxchg_release(head, &old, c));
 	if (!old) {
 		struct cpumask m;
 		cpumask_clear(&m);
-		cpumask_set(&m, cpu);
+		cpumask_set_cpu(&m, cpu);
 		arch_send_ipi(&m);
 	}
 }
@@ -62,7 +65,7 @@ static void call_wait(struct call *c)
  */
 static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 {
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu))
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		return -EINVAL;
 	/*
 	 * Not from interrupt context: an interrupt that arrived while this CPU was
@@ -82,7 +85,7 @@ static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 		struct call *c = &this_cpu(call_slots)[cpu];
 		if (block)
 			call_wait(c);	/* our previous call to this CPU may still be queued */
-		else if (smp_load_acquire(&c->busy))
+		else if (smp_load_acquire(&c->busy))	/* pairs with ipi_interrupt() */
 			err = -EBUSY;	/* it is: the target has had interrupts off since */
 		if (!err) {
 			c->fn = fn;
@@ -147,11 +150,12 @@ void ipi_interrupt(void)
 	this_cpu(ipis_received)++;
 	timer_ipi();		/* another CPU changed our earliest timer */
 	/* Take the whole list; acquire pairs with the release in call_queue_push(). */
-	struct call *c = __atomic_exchange_n(&this_cpu(call_queue), NULL, __ATOMIC_ACQUIRE);
+	struct call *c = xchg_acquire(&this_cpu(call_queue), NULL);
 	while (c) {
 		/* Read next before releasing c: the caller may reuse it at once. */
 		struct call *next = c->next;
 		c->fn(c->arg);
+		/* fn has run: pairs with the acquires of busy in call_wait() and call_on(). */
 		smp_store_release(&c->busy, 0);
 		c = next;
 	}

@@ -18,7 +18,7 @@
 struct run_work {
 	smp_fn_t fn;
 	void *arg;
-	u32 remaining;		/* participants still running fn */
+	atomic_t remaining;	/* participants still running fn */
 	struct completion done;	/* when remaining reaches 0 */
 };
 
@@ -27,11 +27,11 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 	unsigned self = smp_processor_id(), cpu, n = 1;
 
 	cpumask_clear(mask);
-	cpumask_set(mask, self);
+	cpumask_set_cpu(mask, self);
 	for_each_online_cpu(cpu) {
 		if (cpu == self || n >= ncpus)
 			continue;
-		cpumask_set(mask, cpu);
+		cpumask_set_cpu(mask, cpu);
 		n++;
 	}
 	return n;
@@ -49,7 +49,8 @@ static DEFINE_MUTEX(run_on_lock);	/* one smp_run_on() at a time: protects the ru
 
 static void run_work_done(struct run_work *w)
 {
-	if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) == 0)
+	/* Fully ordered: each participant's fn before the last one's complete(). */
+	if (atomic_dec_return(&w->remaining) == 0)
 		complete(&w->done);
 }
 
@@ -58,7 +59,8 @@ static int run_thread_fn(void *arg)
 	struct run_work **slot = arg;	/* this CPU's: the thread is bound here */
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
-		struct run_work *w = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQUIRE);
+		/* Pairs with the smp_store_release() of the slot in smp_run_on(). */
+		struct run_work *w = xchg_acquire(slot, NULL);
 		if (!w) {
 			schedule();
 			continue;
@@ -72,7 +74,7 @@ static int run_thread_fn(void *arg)
 
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
-	struct run_work w = { fn, arg, 0, COMPLETION_INIT(w.done) };
+	struct run_work w = { fn, arg, ATOMIC_INIT(0), COMPLETION_INIT(w.done) };
 	struct cpumask targets, saved = current->allowed;
 	unsigned self, cpu;
 
@@ -85,9 +87,10 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 	preempt_enable();
 	kthread_bind(current, self);
 
-	w.remaining = smp_pick_cpus(ncpus, &targets);
+	atomic_set(&w.remaining, smp_pick_cpus(ncpus, &targets));
 	cpumask_clear_cpu(&targets, self);
 	for_each_cpu(cpu, &targets) {
+		/* w filled in before it is handed over: pairs with run_thread_fn(). */
 		smp_store_release(&per_cpu(run_slot, cpu), &w);
 		wake_up_process(per_cpu(run_thread, cpu));
 	}
@@ -96,8 +99,8 @@ void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 	run_work_done(&w);
 
 	if (!wait_for_completion_timeout(&w.done, RUN_ALL_WARN_NS)) {
-		pr_warn("smp: %u CPUs still running work after 30 s, waiting\n",
-			__atomic_load_n(&w.remaining, __ATOMIC_RELAXED));
+		pr_warn("smp: %d CPUs still running work after 30 s, waiting\n",
+			atomic_read(&w.remaining));
 		wait_for_completion(&w.done);
 	}
 	set_cpus_allowed(current, &saved);

@@ -173,7 +173,7 @@ static void timer_kick(unsigned cpu)
 {
 	struct cpumask mask;
 	cpumask_clear(&mask);
-	cpumask_set(&mask, cpu);
+	cpumask_set_cpu(&mask, cpu);
 	/* arch_send_ipi() makes our stores (kick, the heap) visible before the IPI. */
 	arch_send_ipi(&mask);
 }
@@ -300,7 +300,7 @@ static bool timer_queue(struct timer *t, u64 expires, unsigned cpu)
 void timer_add_on(struct timer *t, u64 expires_ns, unsigned cpu)
 {
 	unsigned long flags = arch_irq_save();
-	if (cpu >= MAX_CPUS || !cpumask_test(&cpu_online_mask, cpu)) {
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu)) {
 		pr_warn("timer: %p added on CPU %u, which is not online; queued on CPU %u\n",
 			(void *)t->fn, cpu, smp_processor_id());
 		cpu = smp_processor_id();

@@ -55,9 +55,10 @@ static void pingpong_worker(void *arg)
 		bench_phase_begin("pingpong", 2);
 	for (u32 i = 0; i < PROFILE_ROUND_TRIPS; i++) {
 		u32 want = 2 * i + parity;
-		while (__atomic_load_n(&pp.flag, __ATOMIC_ACQUIRE) != want)
+		/* Pairs with the other CPU's smp_store_release() below: its turn is over. */
+		while (smp_load_acquire(&pp.flag) != want)
 			cpu_relax();
-		__atomic_store_n(&pp.flag, want + 1, __ATOMIC_RELEASE);
+		smp_store_release(&pp.flag, want + 1);
 	}
 	if (me == pp.a)
 		bench_phase_end(PROFILE_ROUND_TRIPS);

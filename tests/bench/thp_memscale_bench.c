@@ -50,7 +50,7 @@ static struct thp_bench {
 	unsigned vma_flags;
 	struct smp_sync start;
 	u64 begin[MAX_CPUS], end[MAX_CPUS]; /* each CPU writes only its own slot */
-	u32 errors;
+	atomic_t errors;
 } tb;
 
 static uintptr_t thp_slot(unsigned cpu)
@@ -67,7 +67,7 @@ static void thp_worker(void *arg)
 	smp_sync_wait(&tb.start, *(unsigned *)arg);
 	tb.begin[cpu] = arch_clock_ns();
 	if (vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags)) {
-		__atomic_fetch_add(&tb.errors, 1, __ATOMIC_RELAXED);
+		atomic_inc(&tb.errors);
 	} else {
 		arch_user_access_begin();
 		for (uintptr_t va = base; va < base + tb.region; va += PAGE_SIZE)
@@ -125,9 +125,10 @@ static void thp_phase(enum ptlock_mode mode, bool huge, bool report)
 		last = MAX(last, tb.end[cpu]);
 	}
 	u64 ns = last > first ? last - first : 1;
-	if (tb.errors)
-		bench_error("thp_memscale", "phase %s: %u faults failed", phase, tb.errors);
-	if (!report || tb.errors) {
+	int errors = atomic_read(&tb.errors);
+	if (errors)
+		bench_error("thp_memscale", "phase %s: %d faults failed", phase, errors);
+	if (!report || errors) {
 		mm_destroy(tb.mm);
 		return;
 	}
@@ -136,10 +137,10 @@ static void thp_phase(enum ptlock_mode mode, bool huge, bool report)
 		     ptlock_mode_name(mode), huge ? "huge" : "4k", faults * NSEC_PER_SEC / ns,
 		     ns / NSEC_PER_SEC, ns % NSEC_PER_SEC / 1000);
 	printk("thp_memscale: %s: %llu MiB per CPU, %llu faults (%llu x 2 MiB, %llu x 4 KiB, %llu "
-	       "lost races, %llu huge fallbacks, %llu remote huge), %u errors\n",
+	       "lost races, %llu huge fallbacks, %llu remote huge), %d errors\n",
 	       phase, (u64)(region >> 20), faults, s1.mapped_huge - s0.mapped_huge,
 	       s1.mapped_4k - s0.mapped_4k, s1.lost_race - s0.lost_race,
-	       s1.huge_fallback - s0.huge_fallback, h1.remote - h0.remote, tb.errors);
+	       s1.huge_fallback - s0.huge_fallback, h1.remote - h0.remote, errors);
 	mm_destroy(tb.mm);
 }
 

@@ -124,7 +124,7 @@ struct storm {
 	struct smp_sync start;
 	unsigned steps; /* per CPU */
 	bool huge;	/* memory enough for every CPU to hold 2 MiB blocks too */
-	u32 failures, stolen, not_zeroed;
+	atomic_t failures, stolen, not_zeroed;
 };
 
 static unsigned storm_order(const struct storm *t, unsigned step)
@@ -138,12 +138,11 @@ static unsigned storm_order(const struct storm *t, unsigned step)
 static void storm_claim(struct storm *t, struct page *page, unsigned order, u64 tag)
 {
 	uintptr_t expected = 0;
-	if (!__atomic_compare_exchange_n(&page->private, &expected, (uintptr_t)tag, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		__atomic_fetch_add(&t->stolen, 1, __ATOMIC_RELAXED);
+	if (!try_cmpxchg(&page->private, &expected, (uintptr_t)tag))
+		atomic_inc(&t->stolen);
 	u64 *first = page_address(page), *last = (u64 *)((char *)first + (PAGE_SIZE << order)) - 1;
 	if (*first || *last)
-		__atomic_fetch_add(&t->not_zeroed, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->not_zeroed);
 	*first = *last = tag;
 }
 
@@ -152,7 +151,7 @@ static void storm_release(struct storm *t, struct page *page, unsigned order, u6
 	u64 *first = page_address(page), *last = (u64 *)((char *)first + (PAGE_SIZE << order)) - 1;
 	/* Someone else got this block too: their claim or their zeroing shows here. */
 	if (READ_ONCE(page->private) != tag || READ_ONCE(*first) != tag || READ_ONCE(*last) != tag)
-		__atomic_fetch_add(&t->stolen, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->stolen);
 	WRITE_ONCE(page->private, 0);
 	free_page_block(page, order);
 }
@@ -180,7 +179,7 @@ static void storm_worker(void *arg)
 		held[slot] = alloc_page_block(NUMA_NO_NODE, order, 0);
 		held_order[slot] = (u8)order;
 		if (!held[slot]) {
-			__atomic_fetch_add(&t->failures, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->failures);
 			continue;
 		}
 		storm_claim(t, held[slot], order, storm_tag(cpu, order));
@@ -205,9 +204,9 @@ TEST(buddy, storm_every_cpu_no_block_twice)
 		printk("# %u CPUs, %llu free pages: no 2 MiB blocks in this storm\n",
 		       num_online_cpus(), before);
 	smp_run_all(storm_worker, &t);
-	EXPECT_EQ(t.failures, 0);
-	EXPECT_EQ(t.stolen, 0);
-	EXPECT_EQ(t.not_zeroed, 0);
+	EXPECT_EQ(atomic_read(&t.failures), 0);
+	EXPECT_EQ(atomic_read(&t.stolen), 0);
+	EXPECT_EQ(atomic_read(&t.not_zeroed), 0);
 	EXPECT_EQ(mm_bad_free_count(), bad_before);
 	EXPECT_EQ(mm_test_buddy_free(), before);
 }

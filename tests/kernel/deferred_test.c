@@ -21,7 +21,8 @@ struct cpu_work {
 	struct work work;
 	struct timer timer;
 	unsigned want_cpu;
-	u32 runs, wrong_cpu, in_irq, irqs_off;
+	atomic_t runs;		/* released after the other counts */
+	u32 wrong_cpu, in_irq, irqs_off;
 } __cacheline_aligned;
 
 static struct cpu_work cw[MAX_CPUS];
@@ -38,14 +39,14 @@ static void record_work(struct work *w)
 		c->in_irq++;
 	if (arch_irqs_disabled())
 		c->irqs_off++;
-	__atomic_fetch_add(&c->runs, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&c->runs, 1);
 }
 
 static bool all_ran(unsigned want)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu)
-		if (__atomic_load_n(&cw[cpu].runs, __ATOMIC_ACQUIRE) < want)
+		if ((unsigned)atomic_read_acquire(&cw[cpu].runs) < want)
 			return false;
 	return true;
 }
@@ -62,7 +63,7 @@ static void check_each_cpu(unsigned want)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		EXPECT_EQ(cw[cpu].runs, want);
+		EXPECT_EQ(atomic_read(&cw[cpu].runs), want);
 		EXPECT_EQ(cw[cpu].wrong_cpu, 0);
 		EXPECT_EQ(cw[cpu].in_irq, 0);
 		EXPECT_EQ(cw[cpu].irqs_off, 0);
@@ -90,9 +91,9 @@ static struct blocker {
 static void blocking_work(struct work *w)
 {
 	(void)w;
-	__atomic_store_n(&blk.started, 1, __ATOMIC_RELEASE);
+	smp_store_release(&blk.started, 1);
 	u64 end = arch_clock_ns() + DEFERRED_TIMEOUT_NS;
-	while (!__atomic_load_n(&blk.release, __ATOMIC_ACQUIRE) && arch_clock_ns() < end)
+	while (!smp_load_acquire(&blk.release) && arch_clock_ns() < end)
 		msleep(1);
 }
 
@@ -107,17 +108,17 @@ TEST(workqueue, queueing_a_pending_item_again_does_nothing)
 	/* The worker is busy with the blocker, so the second item stays pending. */
 	EXPECT_TRUE(queue_work_on(cpu, &blk.work));
 	u64 end = arch_clock_ns() + DEFERRED_TIMEOUT_NS;
-	while (!__atomic_load_n(&blk.started, __ATOMIC_ACQUIRE) && arch_clock_ns() < end)
+	while (!smp_load_acquire(&blk.started) && arch_clock_ns() < end)
 		msleep(1);
 	EXPECT_TRUE(queue_work_on(cpu, &cw[cpu].work));
 	EXPECT_FALSE(queue_work_on(cpu, &cw[cpu].work));
-	__atomic_store_n(&blk.release, 1, __ATOMIC_RELEASE);
+	smp_store_release(&blk.release, 1);
 	flush_workqueue_cpu(cpu);
-	EXPECT_EQ(cw[cpu].runs, 1);
+	EXPECT_EQ(atomic_read(&cw[cpu].runs), 1);
 	/* Not pending any more: it can be queued again. */
 	EXPECT_TRUE(queue_work_on(cpu, &cw[cpu].work));
 	flush_workqueue_cpu(cpu);
-	EXPECT_EQ(cw[cpu].runs, 2);
+	EXPECT_EQ(atomic_read(&cw[cpu].runs), 2);
 }
 
 static void queue_from_timer(struct timer *t)
@@ -157,7 +158,7 @@ static void selftest_softirq(void)
 		c->in_irq++;
 	if (arch_irqs_disabled())
 		c->irqs_off++;
-	__atomic_fetch_add(&c->runs, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&c->runs, 1);
 }
 
 static void raise_from_timer(struct timer *t)
@@ -188,9 +189,9 @@ static int spin_until_softirq(void *arg)
 	timer_add(&c->timer, arch_clock_ns() + NSEC_PER_MSEC);
 	/* Never yields: the softirq thread can only run by preempting us. */
 	u64 end = arch_clock_ns() + DEFERRED_TIMEOUT_NS;
-	while (!__atomic_load_n(&c->runs, __ATOMIC_ACQUIRE) && arch_clock_ns() < end)
+	while (!atomic_read_acquire(&c->runs) && arch_clock_ns() < end)
 		cpu_relax();
-	return __atomic_load_n(&c->runs, __ATOMIC_ACQUIRE) ? 0 : -1;
+	return atomic_read_acquire(&c->runs) ? 0 : -1;
 }
 
 TEST(softirq, preempts_a_thread_that_never_yields)

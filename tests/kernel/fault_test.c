@@ -24,7 +24,7 @@ struct own_region {
 	struct mm *mm;
 	struct smp_sync start;
 	unsigned pages; /* per CPU */
-	u32 errors;
+	atomic_t errors;
 };
 
 static void own_region_worker(void *arg)
@@ -40,12 +40,12 @@ static void own_region_worker(void *arg)
 	smp_sync_wait(&t->start, num_online_cpus());
 	for (unsigned i = 0; !err && i < t->pages; i++)
 		if (user_write_u64(base + (uintptr_t)i * PAGE_SIZE + 8 * (i % 512), tag(cpu, i)))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 	for (unsigned i = 0; !err && i < t->pages; i++) {
 		u64 v = 0;
 		if (user_read_u64(base + (uintptr_t)i * PAGE_SIZE + 8 * (i % 512), &v) ||
 		    v != tag(cpu, i))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 	}
 	mm_switch(NULL);
 }
@@ -81,7 +81,7 @@ TEST(fault, own_region_first_touch)
 		t.mm = mm_create_ptlock(as_ptlock_modes[m]);
 		ASSERT_TRUE(t.mm != NULL);
 		smp_run_all(own_region_worker, &t);
-		EXPECT_EQ(t.errors, 0);
+		EXPECT_EQ(atomic_read(&t.errors), 0);
 
 		/* Every page mapped exactly once, and no two addresses share a page. */
 		struct pt_counts c;
@@ -119,7 +119,7 @@ struct shared_pages {
 	uintptr_t base;
 	unsigned racers; /* CPUs 0..racers-1 take part */
 	struct smp_sync start, written;
-	u32 errors;
+	atomic_t errors;
 };
 
 static void shared_pages_worker(void *arg)
@@ -135,7 +135,7 @@ static void shared_pages_worker(void *arg)
 	for (unsigned k = 0; k < FAULT_SHARED_PAGES; k++) {
 		unsigned i = (k + cpu) % FAULT_SHARED_PAGES;
 		if (user_write_u64(t->base + (uintptr_t)i * PAGE_SIZE + 8 * cpu, tag(cpu, i)))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 	}
 	smp_sync_wait(&t->written, n);
 	/*
@@ -147,7 +147,7 @@ static void shared_pages_worker(void *arg)
 			u64 v = 0;
 			if (user_read_u64(t->base + (uintptr_t)i * PAGE_SIZE + 8 * c, &v) ||
 			    v != tag(c, i))
-				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->errors);
 		}
 	mm_switch(NULL);
 }
@@ -172,7 +172,7 @@ static void shared_pages_run(enum ptlock_mode mode, bool huge)
 	fault_stats_sum(&s0);
 	smp_run_all(shared_pages_worker, &t);
 	fault_stats_sum(&s1);
-	EXPECT_EQ(t.errors, 0);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
 
 	struct pt_counts c;
 	pt_count(t.mm, &c);
@@ -206,7 +206,7 @@ struct huge_region {
 	struct mm *mm;
 	struct smp_sync start;
 	unsigned cpus; /* the first `cpus` CPUs take part */
-	u32 errors, huge, local;
+	atomic_t errors, huge, local;
 };
 
 static void huge_region_worker(void *arg)
@@ -220,18 +220,18 @@ static void huge_region_worker(void *arg)
 	mm_switch(t->mm);
 	EXPECT_EQ(vma_map(t->mm, base, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
 	if (user_write_u64(base + HUGE_SIZE - 8, tag(cpu, 0)))
-		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->errors);
 	int level;
 	phys_addr_t pa = as_pa(t->mm, base, &level);
 	if (level == PT_LEVEL_PMD) {
-		__atomic_fetch_add(&t->huge, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->huge);
 		if (page_node(phys_to_page(pa)) == cpu_to_node(cpu))
-			__atomic_fetch_add(&t->local, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->local);
 	}
 	/* The rest of the 2 MiB is there already: no more faults, and it reads zero. */
 	u64 v = 1;
 	if (user_read_u64(base + PAGE_SIZE, &v) || v != 0)
-		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->errors);
 	mm_switch(NULL);
 }
 
@@ -296,10 +296,10 @@ TEST(fault, huge_when_aligned)
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(huge_region_worker, &t);
-	EXPECT_EQ(t.errors, 0);
-	EXPECT_EQ(t.huge, t.cpus);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
+	EXPECT_EQ(atomic_read(&t.huge), t.cpus);
 	if (room)
-		EXPECT_EQ(t.local, t.huge);
+		EXPECT_EQ(atomic_read(&t.local), atomic_read(&t.huge));
 	mm_destroy(t.mm);
 	EXPECT_EQ(mm_free_bytes(), before);
 }
@@ -556,7 +556,7 @@ TEST(fault, real_oom_enomem_then_recovers)
 
 struct numa_local {
 	struct mm *mm;
-	u32 checked, remote_huge, remote_small, errors;
+	atomic_t checked, remote_huge, remote_small, errors;
 };
 
 static void numa_local_worker(void *arg)
@@ -568,24 +568,24 @@ static void numa_local_worker(void *arg)
 
 	/* One CPU per node is enough, and keeps the memory used small at 64 CPUs. */
 	for (unsigned other = 0; other < cpu; other++)
-		if (cpumask_test(&cpu_online_mask, other) && cpu_to_node(other) == node)
+		if (cpumask_test_cpu(&cpu_online_mask, other) && cpu_to_node(other) == node)
 			return;
 	mm_switch(t->mm);
 	bool has_huge = node_free_pages(node) >= 2 * (1u << HUGE_ORDER);
 	if (vma_map(t->mm, base, 2 * HUGE_SIZE, PROT_READ | PROT_WRITE, 0) ||
 	    vma_map(t->mm, base + 4 * HUGE_SIZE, PAGE_SIZE, PROT_READ | PROT_WRITE, 0) ||
 	    user_write_u64(base, 1) || user_write_u64(base + 4 * HUGE_SIZE, 1)) {
-		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->errors);
 		mm_switch(NULL);
 		return;
 	}
 	phys_addr_t pa = as_pa(t->mm, base, &level);
 	if (has_huge && (level != PT_LEVEL_PMD || page_node(phys_to_page(pa)) != node))
-		__atomic_fetch_add(&t->remote_huge, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->remote_huge);
 	pa = as_pa(t->mm, base + 4 * HUGE_SIZE, &level);
 	if (page_node(phys_to_page(pa)) != node)
-		__atomic_fetch_add(&t->remote_small, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&t->checked, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->remote_small);
+	atomic_inc(&t->checked);
 	mm_switch(NULL);
 }
 
@@ -608,9 +608,9 @@ TEST(fault, numa_node_local)
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(numa_local_worker, &t);
-	EXPECT_EQ(t.errors, 0);
-	EXPECT_EQ(t.checked, nodes_with_cpus);
-	EXPECT_EQ(t.remote_huge, 0);
-	EXPECT_EQ(t.remote_small, 0);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
+	EXPECT_EQ(atomic_read(&t.checked), nodes_with_cpus);
+	EXPECT_EQ(atomic_read(&t.remote_huge), 0);
+	EXPECT_EQ(atomic_read(&t.remote_small), 0);
 	mm_destroy(t.mm);
 }

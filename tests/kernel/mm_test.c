@@ -62,7 +62,7 @@ TEST(mm, bad_free_reported_and_refused)
 
 struct mm_test {
 	struct smp_sync start;
-	u32 overlaps, failures;
+	atomic_t overlaps, failures;
 };
 
 static void mm_worker(void *arg)
@@ -75,7 +75,7 @@ static void mm_worker(void *arg)
 	for (int i = 0; i < MM_PAGES_PER_CPU; i++) {
 		pages[i] = alloc_pages(0);
 		if (!pages[i]) {
-			__atomic_fetch_add(&t->failures, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->failures);
 			continue;
 		}
 		for (size_t j = 0; j < PAGE_SIZE / sizeof(u64); j++)
@@ -87,7 +87,7 @@ static void mm_worker(void *arg)
 			continue;
 		for (size_t j = 0; j < PAGE_SIZE / sizeof(u64); j++)
 			if (READ_ONCE(pages[i][j]) != tag) {
-				__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->overlaps);
 				break;
 			}
 	}
@@ -100,6 +100,6 @@ TEST(mm, concurrent_alloc_disjoint)
 	static struct mm_test t;
 	t = (struct mm_test){0};
 	smp_run_all(mm_worker, &t);
-	EXPECT_EQ(t.failures, 0);
-	EXPECT_EQ(t.overlaps, 0);
+	EXPECT_EQ(atomic_read(&t.failures), 0);
+	EXPECT_EQ(atomic_read(&t.overlaps), 0);
 }

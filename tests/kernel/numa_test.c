@@ -64,7 +64,7 @@ TEST(numa, distance_table_rules)
 }
 
 struct placement {
-	u32 wrong_local, wrong_remote, failures;
+	atomic_t wrong_local, wrong_remote, failures;
 };
 
 static void placement_worker(void *arg)
@@ -73,13 +73,12 @@ static void placement_worker(void *arg)
 	int here = numa_this_node();
 	struct page *local = alloc_page_block(NUMA_NO_NODE, 0, 0);
 	if (!local || page_node(local) != here)
-		__atomic_fetch_add(local ? &t->wrong_local : &t->failures, 1, __ATOMIC_RELAXED);
+		atomic_inc(local ? &t->wrong_local : &t->failures);
 	free_page_block(local, 0);
 	for (unsigned n = 0; n < nr_nodes; n++) {
 		struct page *p = alloc_page_block((int)n, 0, 0);
 		if (!p || page_node(p) != (int)n)
-			__atomic_fetch_add(p ? &t->wrong_remote : &t->failures, 1,
-					   __ATOMIC_RELAXED);
+			atomic_inc(p ? &t->wrong_remote : &t->failures);
 		free_page_block(p, 0);
 	}
 }
@@ -90,9 +89,9 @@ TEST(numa, allocations_land_on_the_requested_node)
 	t = (struct placement){0};
 	u64 start = mm_test_buddy_free();
 	smp_run_all(placement_worker, &t);
-	EXPECT_EQ(t.failures, 0);
-	EXPECT_EQ(t.wrong_local, 0);
-	EXPECT_EQ(t.wrong_remote, 0);
+	EXPECT_EQ(atomic_read(&t.failures), 0);
+	EXPECT_EQ(atomic_read(&t.wrong_local), 0);
+	EXPECT_EQ(atomic_read(&t.wrong_remote), 0);
 	/* 2 MiB blocks too, the huge-page fault path's size, strictly and not. */
 	for (unsigned n = 0; n < nr_nodes; n++) {
 		void *h = alloc_pages_flags((int)n, HUGE_ORDER, ALLOC_NOZERO);

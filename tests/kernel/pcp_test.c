@@ -75,7 +75,7 @@ TEST(pcp, huge_block_kept_once_per_cpu)
 struct park {
 	struct smp_sync start;
 	unsigned per_cpu;
-	u32 failures;
+	atomic_t failures;
 };
 
 static void park_worker(void *arg)
@@ -87,7 +87,7 @@ static void park_worker(void *arg)
 		unsigned n = MIN(t->per_cpu - done, (unsigned)PCP_HIGH / 2);
 		for (unsigned i = 0; i < n; i++)
 			if (!(pages[i] = alloc_pages(0)))
-				__atomic_fetch_add(&t->failures, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->failures);
 		for (unsigned i = 0; i < n; i++)
 			free_pages(pages[i], 0);
 		done += n;
@@ -101,7 +101,7 @@ TEST(pcp, drain_all_returns_every_page)
 	unsigned per_cpu = PARK_TOTAL / num_online_cpus();
 	t = (struct park){.per_cpu = MAX(per_cpu, PARK_MIN_PER_CPU)};
 	smp_run_all(park_worker, &t);
-	EXPECT_EQ(t.failures, 0);
+	EXPECT_EQ(atomic_read(&t.failures), 0);
 
 	u64 buddy = 0, parked = 0;
 	for (unsigned node = 0; node < nr_nodes; node++) {

@@ -40,10 +40,10 @@ struct ptlock_hold {
 	struct smp_sync start;	/* free race: the faulters start together */
 	u32 locked;		/* the holder has the lock */
 	u32 releasing;		/* set by the holder just before it lets go */
-	u32 done;		/* faults returned */
-	u32 errors;		/* faults that failed */
+	atomic_t done;		/* faults returned */
+	atomic_t errors;	/* faults that failed */
 	/* Faults that had to wait yet returned while the lock was held, and the reverse. */
-	u32 returned_before_release, returned_after_release;
+	atomic_t returned_before_release, returned_after_release;
 	u32 queued_at_release;	/* tickets drawn behind the holder's when it let go */
 };
 
@@ -70,7 +70,7 @@ static void ptlock_hold_worker(void *arg)
 		 */
 		for (;;) {
 			u32 waiters = ticket_waiters(ptl);
-			u32 done = __atomic_load_n(&t->done, __ATOMIC_ACQUIRE);
+			u32 done = atomic_read_acquire(&t->done);
 			if (t->must_wait ? waiters + done >= t->faulters
 					 : waiters != 0 || done == t->faulters)
 				break;
@@ -94,12 +94,12 @@ static void ptlock_hold_worker(void *arg)
 	/* Pairs with the holder's release: a fault that took the lock after it sees the flag. */
 	bool released = smp_load_acquire(&t->releasing);
 	if (ret)
-		__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->errors);
 	if (t->table && t->must_wait && !released)
-		__atomic_fetch_add(&t->returned_before_release, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->returned_before_release);
 	if (t->table && !t->must_wait && released)
-		__atomic_fetch_add(&t->returned_after_release, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&t->done, 1, __ATOMIC_RELEASE);
+		atomic_inc(&t->returned_after_release);
+	atomic_fetch_add_release(&t->done, 1);
 }
 
 static struct ptlock_hold ph;
@@ -136,8 +136,8 @@ static void ptlock_hold_check(void)
 {
 	unsigned cpu, unmapped = 0;
 
-	EXPECT_EQ(ph.errors, 0);
-	EXPECT_EQ(ph.done, ph.faulters);
+	EXPECT_EQ(atomic_read(&ph.errors), 0);
+	EXPECT_EQ(atomic_read(&ph.done), ph.faulters);
 	for_each_online_cpu(cpu)
 		if (ph.va[cpu] && !as_pa(ph.mm, ph.va[cpu], NULL))
 			unmapped++;
@@ -147,11 +147,11 @@ static void ptlock_hold_check(void)
 	if (ph.must_wait) {
 		/* Every fault queued behind the held lock and returned only after the release. */
 		EXPECT_EQ(ph.queued_at_release, ph.faulters);
-		EXPECT_EQ(ph.returned_before_release, 0);
+		EXPECT_EQ(atomic_read(&ph.returned_before_release), 0);
 	} else {
 		/* Every fault returned while the lock was held, and none ever queued on it. */
 		EXPECT_EQ(ph.queued_at_release, 0);
-		EXPECT_EQ(ph.returned_after_release, 0);
+		EXPECT_EQ(atomic_read(&ph.returned_after_release), 0);
 	}
 }
 

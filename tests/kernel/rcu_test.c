@@ -132,9 +132,9 @@ TEST(rcu, expedited_waits_for_every_earlier_reader)
 static struct {
 	unsigned updater;	/* the CPU running the test */
 	unsigned readers;
-	u32 inside;		/* readers in their section */
+	atomic_t inside;	/* readers in their section */
 	u32 calling;		/* set just before synchronize_rcu_expedited() */
-	u32 exited;		/* readers about to rcu_read_unlock() */
+	atomic_t exited;	/* readers about to rcu_read_unlock() */
 	u32 exited_at_return;	/* what the updater read once the call returned */
 	u32 returned;		/* set after that */
 } exh;
@@ -143,23 +143,23 @@ static void exp_hold_fn(void *arg)
 {
 	(void)arg;
 	if (smp_processor_id() == exh.updater) {
-		while (__atomic_load_n(&exh.inside, __ATOMIC_ACQUIRE) < exh.readers)
+		while ((unsigned)atomic_read_acquire(&exh.inside) < exh.readers)
 			cpu_relax();
 		smp_store_release(&exh.calling, 1);
 		synchronize_rcu_expedited();
-		exh.exited_at_return = __atomic_load_n(&exh.exited, __ATOMIC_ACQUIRE);
+		exh.exited_at_return = atomic_read_acquire(&exh.exited);
 		smp_store_release(&exh.returned, 1);
 		return;
 	}
 	rcu_read_lock();
-	__atomic_fetch_add(&exh.inside, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&exh.inside, 1);
 	while (!smp_load_acquire(&exh.calling))
 		cpu_relax();
 	u64 end = arch_clock_ns() + EXP_HOLD_NS;
 	while (!smp_load_acquire(&exh.returned) && arch_clock_ns() < end)
 		cpu_relax();
 	/* Pairs with the updater's acquire, after the smp_mb() that ends the call. */
-	__atomic_fetch_add(&exh.exited, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&exh.exited, 1);
 	rcu_read_unlock();
 }
 
@@ -179,7 +179,7 @@ TEST(rcu, expedited_waits_for_a_reader_inside_when_it_was_called)
 		preempt_enable();
 		smp_run_on(readers + 1, exp_hold_fn, NULL);
 		left_early += readers - exh.exited_at_return;
-		EXPECT_EQ(exh.exited, readers);
+		EXPECT_EQ(atomic_read(&exh.exited), readers);
 	}
 	/* Readers still inside when the call returned: it did not wait for them. */
 	EXPECT_EQ(left_early, 0);
@@ -362,8 +362,8 @@ TEST(rcu, torture_catches_broken_rcu)
 static struct cb_test {
 	struct rcu_head heads[MAX_CPUS][CB_PER_CPU];
 	u32 next_seq[MAX_CPUS] __cacheline_aligned;	/* the owner CPU's callbacks only */
-	u32 disorder, wrong_cpu;
-	u32 ran;
+	atomic_t disorder, wrong_cpu;
+	atomic_t ran;
 } cbt;
 
 static void order_cb(struct rcu_head *rh)
@@ -372,11 +372,11 @@ static void order_cb(struct rcu_head *rh)
 	unsigned idx = (unsigned)(rh - &cbt.heads[0][0]);
 	unsigned cpu = idx / CB_PER_CPU, seq = idx % CB_PER_CPU;
 	if (cpu != smp_processor_id())
-		__atomic_fetch_add(&cbt.wrong_cpu, 1, __ATOMIC_RELAXED);
+		atomic_inc(&cbt.wrong_cpu);
 	if (cbt.next_seq[cpu] != seq)
-		__atomic_fetch_add(&cbt.disorder, 1, __ATOMIC_RELAXED);
+		atomic_inc(&cbt.disorder);
 	cbt.next_seq[cpu] = seq + 1;
-	__atomic_fetch_add(&cbt.ran, 1, __ATOMIC_RELAXED);
+	atomic_inc(&cbt.ran);
 }
 
 static void order_fn(void *arg)
@@ -395,17 +395,17 @@ TEST(rcu, callbacks_keep_per_cpu_order_and_barrier_waits_for_all)
 	cbt = (struct cb_test){ 0 };
 	smp_run_all(order_fn, NULL);
 	rcu_barrier();
-	EXPECT_EQ(__atomic_load_n(&cbt.ran, __ATOMIC_ACQUIRE), num_online_cpus() * CB_PER_CPU);
-	EXPECT_EQ(cbt.disorder, 0);
-	EXPECT_EQ(cbt.wrong_cpu, 0);
+	EXPECT_EQ(atomic_read_acquire(&cbt.ran), num_online_cpus() * CB_PER_CPU);
+	EXPECT_EQ(atomic_read(&cbt.disorder), 0);
+	EXPECT_EQ(atomic_read(&cbt.wrong_cpu), 0);
 }
 
-static u32 barrier_ran;
+static atomic_t barrier_ran;
 static struct rcu_head barrier_heads[MAX_CPUS];
 
 static void barrier_cb(struct rcu_head *rh)
 {
-	__atomic_fetch_add(&barrier_ran, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&barrier_ran, 1);
 }
 
 static void barrier_fn(void *arg)
@@ -415,10 +415,10 @@ static void barrier_fn(void *arg)
 
 TEST(rcu, barrier_waits_for_callbacks_on_every_cpu)
 {
-	barrier_ran = 0;
+	atomic_set(&barrier_ran, 0);
 	smp_run_all(barrier_fn, NULL);
 	rcu_barrier();
-	EXPECT_EQ(__atomic_load_n(&barrier_ran, __ATOMIC_ACQUIRE), num_online_cpus());
+	EXPECT_EQ(atomic_read_acquire(&barrier_ran), num_online_cpus());
 }
 
 #define IRQ_TEST_CPUS 8
@@ -427,27 +427,27 @@ static struct irq_test {
 	struct timer timers[IRQ_TEST_CPUS];
 	struct rcu_head heads[IRQ_TEST_CPUS];
 	u64 need[IRQ_TEST_CPUS];	/* gp_seq the callback must not run before */
-	u32 queued, ran, early, not_irq;
+	atomic_t queued, ran, early, not_irq;
 } irt;
 
 static void irq_cb(struct rcu_head *rh)
 {
 	unsigned i = (unsigned)(rh - irt.heads);
 	if (rcu_gp_seq() < irt.need[i])
-		__atomic_fetch_add(&irt.early, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&irt.ran, 1, __ATOMIC_RELEASE);
+		atomic_inc(&irt.early);
+	atomic_fetch_add_release(&irt.ran, 1);
 }
 
 static void irq_timer_fn(struct timer *t)
 {
 	unsigned i = (unsigned)(t - irt.timers);
 	if (!in_interrupt() || !arch_irqs_disabled())
-		__atomic_fetch_add(&irt.not_irq, 1, __ATOMIC_RELAXED);
+		atomic_inc(&irt.not_irq);
 	/* A full grace period must follow: the one after the current (or next) one. */
 	u64 s = rcu_gp_seq();
 	irt.need[i] = (s + 3) & ~1ULL;
 	call_rcu(&irt.heads[i], irq_cb);
-	__atomic_fetch_add(&irt.queued, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&irt.queued, 1);
 }
 
 TEST(rcu, call_rcu_from_a_timer_interrupt)
@@ -462,12 +462,12 @@ TEST(rcu, call_rcu_from_a_timer_interrupt)
 		n++;
 	}
 	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
-	while (__atomic_load_n(&irt.ran, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+	while ((unsigned)atomic_read_acquire(&irt.ran) < n && arch_clock_ns() < deadline)
 		msleep(5);
-	EXPECT_EQ(__atomic_load_n(&irt.queued, __ATOMIC_ACQUIRE), n);
-	EXPECT_EQ(__atomic_load_n(&irt.ran, __ATOMIC_ACQUIRE), n);
-	EXPECT_EQ(irt.early, 0);
-	EXPECT_EQ(irt.not_irq, 0);
+	EXPECT_EQ(atomic_read_acquire(&irt.queued), n);
+	EXPECT_EQ(atomic_read_acquire(&irt.ran), n);
+	EXPECT_EQ(atomic_read(&irt.early), 0);
+	EXPECT_EQ(atomic_read(&irt.not_irq), 0);
 	for (unsigned i = 0; i < n; i++)
 		timer_cancel_sync(&irt.timers[i]);
 }
@@ -478,20 +478,21 @@ static struct flood_cb {
 	struct rcu_head rh;
 	u64 need;
 } flood[FLOOD_CALLBACKS];
-static u32 flood_ran, flood_early;
+static atomic_t flood_ran, flood_early;
 
 static void flood_fn(struct rcu_head *rh)
 {
 	struct flood_cb *f = container_of(rh, struct flood_cb, rh);
 	if (rcu_gp_seq() < f->need)
-		__atomic_fetch_add(&flood_early, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&flood_ran, 1, __ATOMIC_RELAXED);
+		atomic_inc(&flood_early);
+	atomic_inc(&flood_ran);
 }
 
 TEST(rcu, flood_of_100000_callbacks_neither_lost_nor_early)
 {
 	struct cpumask saved = current->allowed;
-	flood_ran = flood_early = 0;
+	atomic_set(&flood_ran, 0);
+	atomic_set(&flood_early, 0);
 	/* All from one CPU, bound there: past qhimark, bigger batches. */
 	preempt_disable();
 	unsigned self = smp_processor_id();
@@ -503,8 +504,8 @@ TEST(rcu, flood_of_100000_callbacks_neither_lost_nor_early)
 	}
 	set_cpus_allowed(current, &saved);
 	rcu_barrier();
-	EXPECT_EQ(READ_ONCE(flood_ran), FLOOD_CALLBACKS);
-	EXPECT_EQ(flood_early, 0);
+	EXPECT_EQ(atomic_read(&flood_ran), FLOOD_CALLBACKS);
+	EXPECT_EQ(atomic_read(&flood_early), 0);
 }
 
 /* ---- no IPIs to idle CPUs ---- */
@@ -557,7 +558,7 @@ static bool stall_names(unsigned cpu)
 	if (rcu_stall_warnings() == holder_stalls_before)
 		return false;
 	rcu_last_stall_cpus(&named);
-	return cpumask_test(&named, cpu);
+	return cpumask_test_cpu(&named, cpu);
 }
 
 static u32 holder_irqs_off;
@@ -615,7 +616,7 @@ static void stall_test(bool irqs_off)
 	EXPECT_GT(rcu_stall_warnings(), holder_stalls_before);
 	struct cpumask named;
 	rcu_last_stall_cpus(&named);
-	EXPECT_TRUE(cpumask_test(&named, holder));
+	EXPECT_TRUE(cpumask_test_cpu(&named, holder));
 }
 
 TEST(rcu, stall_warning_names_the_cpu_in_a_long_reader)
@@ -658,10 +659,10 @@ static struct {
 	s32 rank[MAX_CPUS];			    /* position among the online CPUs */
 	unsigned readers, updaters;
 	struct smp_sync holding;
-	u32 retired;	 /* updaters that have retired their share and yielded */
-	u32 damaged;	 /* words a reader found changed under its read lock */
-	u32 poisoned;	 /* of them, the debug build's free poison */
-	u64 in_use_held; /* objects in use while every reader held them */
+	atomic_t retired;  /* updaters that have retired their share and yielded */
+	atomic_t damaged;  /* words a reader found changed under its read lock */
+	atomic_t poisoned; /* of them, the debug build's free poison */
+	u64 in_use_held;   /* objects in use while every reader held them */
 } kr;
 
 static u64 kfree_rcu_word(unsigned i, unsigned w)
@@ -690,7 +691,7 @@ static void kfree_rcu_fn(void *arg)
 			kfree_rcu(p, rh);
 		}
 		yield();
-		__atomic_fetch_add(&kr.retired, 1, __ATOMIC_RELEASE);
+		atomic_fetch_add_release(&kr.retired, 1);
 		return;
 	}
 	static struct kfree_rcu_obj *held[MAX_CPUS][KFREE_RCU_OBJS];
@@ -699,7 +700,7 @@ static void kfree_rcu_fn(void *arg)
 	for (unsigned i = 0; i < KFREE_RCU_OBJS; i++)
 		mine[i] = rcu_dereference(kr.slot[i]);
 	smp_sync_wait(&kr.holding, n);
-	while (__atomic_load_n(&kr.retired, __ATOMIC_ACQUIRE) < kr.updaters)
+	while ((unsigned)atomic_read_acquire(&kr.retired) < kr.updaters)
 		cpu_relax();
 	if (rank == 0)
 		kr.in_use_held = kfree_rcu_in_use();
@@ -708,9 +709,9 @@ static void kfree_rcu_fn(void *arg)
 			u64 v = READ_ONCE(mine[i]->words[w]);
 			if (v == kfree_rcu_word(i, w))
 				continue;
-			__atomic_fetch_add(&kr.damaged, 1, __ATOMIC_RELAXED);
+			atomic_inc(&kr.damaged);
 			if (v == KFREE_RCU_POISON)
-				__atomic_fetch_add(&kr.poisoned, 1, __ATOMIC_RELAXED);
+				atomic_inc(&kr.poisoned);
 		}
 	rcu_read_unlock();
 }
@@ -744,8 +745,8 @@ TEST(rcu, kfree_rcu_frees_only_after_every_reader_left)
 	smp_run_all(kfree_rcu_fn, NULL);
 	/* While the readers held them: none freed, none changed, no poison seen. */
 	EXPECT_EQ(kr.in_use_held, before);
-	EXPECT_EQ(kr.damaged, 0);
-	EXPECT_EQ(kr.poisoned, 0);
+	EXPECT_EQ(atomic_read(&kr.damaged), 0);
+	EXPECT_EQ(atomic_read(&kr.poisoned), 0);
 	rcu_barrier();
 	/* Once they left, a grace period and every object is freed. */
 	EXPECT_EQ(before, KFREE_RCU_OBJS);

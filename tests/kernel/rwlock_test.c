@@ -17,8 +17,8 @@ static rwlock_t rw = RWLOCK_INIT;
 
 struct readers_test {
 	struct smp_sync start;
-	u32 inside;		/* readers holding the lock */
-	u32 all_met;		/* readers that saw every CPU inside at once */
+	atomic_t inside;	/* readers holding the lock */
+	atomic_t all_met;	/* readers that saw every CPU inside at once */
 };
 
 static void readers_worker(void *arg)
@@ -28,12 +28,12 @@ static void readers_worker(void *arg)
 
 	smp_sync_wait(&t->start, n);
 	read_lock(&rw);
-	__atomic_fetch_add(&t->inside, 1, __ATOMIC_ACQ_REL);
+	atomic_inc_return(&t->inside);
 	u64 deadline = arch_clock_ns() + RW_ALL_INSIDE_TIMEOUT_NS;
-	while (__atomic_load_n(&t->inside, __ATOMIC_ACQUIRE) < n && arch_clock_ns() < deadline)
+	while ((unsigned)atomic_read_acquire(&t->inside) < n && arch_clock_ns() < deadline)
 		cpu_relax();
-	if (__atomic_load_n(&t->inside, __ATOMIC_ACQUIRE) == n)
-		__atomic_fetch_add(&t->all_met, 1, __ATOMIC_RELAXED);
+	if ((unsigned)atomic_read_acquire(&t->inside) == n)
+		atomic_inc(&t->all_met);
 	read_unlock(&rw);
 }
 
@@ -42,17 +42,17 @@ TEST(rwlock, readers_in_parallel)
 	static struct readers_test t;
 	t = (struct readers_test){ 0 };
 	smp_run_all(readers_worker, &t);
-	EXPECT_EQ(t.all_met, num_online_cpus());
+	EXPECT_EQ(atomic_read(&t.all_met), num_online_cpus());
 	EXPECT_EQ(rw.state, 0);
 }
 
 struct mixed_test {
 	struct smp_sync start;
 	unsigned iters;
-	u32 readers, writers;	/* inside, by kind */
-	u32 violations;
+	atomic_t readers, writers;	/* inside, by kind */
+	atomic_t violations;
 	u64 writes;		/* plain counter, under the write lock */
-	u64 writes_done;	/* atomic count of the same */
+	atomic64_t writes_done;	/* atomic count of the same */
 };
 
 static void mixed_worker(void *arg)
@@ -64,19 +64,19 @@ static void mixed_worker(void *arg)
 	for (unsigned i = 0; i < t->iters; i++) {
 		if ((i + cpu) % RW_WRITE_EVERY == 0) {
 			write_lock(&rw);
-			if (__atomic_add_fetch(&t->writers, 1, __ATOMIC_ACQ_REL) != 1 ||
-			    __atomic_load_n(&t->readers, __ATOMIC_ACQUIRE) != 0)
-				__atomic_fetch_add(&t->violations, 1, __ATOMIC_RELAXED);
+			if (atomic_inc_return(&t->writers) != 1 ||
+			    atomic_read_acquire(&t->readers) != 0)
+				atomic_inc(&t->violations);
 			WRITE_ONCE(t->writes, t->writes + 1);
-			__atomic_fetch_sub(&t->writers, 1, __ATOMIC_RELEASE);
+			atomic_fetch_sub_release(&t->writers, 1);
 			write_unlock(&rw);
-			__atomic_fetch_add(&t->writes_done, 1, __ATOMIC_RELAXED);
+			atomic64_inc(&t->writes_done);
 		} else {
 			read_lock(&rw);
-			__atomic_fetch_add(&t->readers, 1, __ATOMIC_ACQ_REL);
-			if (__atomic_load_n(&t->writers, __ATOMIC_ACQUIRE) != 0)
-				__atomic_fetch_add(&t->violations, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_sub(&t->readers, 1, __ATOMIC_RELEASE);
+			atomic_inc_return(&t->readers);
+			if (atomic_read_acquire(&t->writers) != 0)
+				atomic_inc(&t->violations);
+			atomic_fetch_sub_release(&t->readers, 1);
 			read_unlock(&rw);
 		}
 	}
@@ -88,8 +88,8 @@ TEST(rwlock, writers_exclusive)
 	unsigned n = num_online_cpus();
 	t = (struct mixed_test){ .iters = MAX(RW_TEST_TOTAL / n, 16u) };
 	smp_run_all(mixed_worker, &t);
-	EXPECT_EQ(t.violations, 0);
-	EXPECT_EQ(t.writes, t.writes_done);
+	EXPECT_EQ(atomic_read(&t.violations), 0);
+	EXPECT_EQ(t.writes, atomic64_read(&t.writes_done));
 	EXPECT_GT(t.writes, 0);
 	EXPECT_EQ(rw.state, 0);
 }
@@ -117,10 +117,10 @@ struct hold_test {
 	unsigned writer;	/* the CPU running the test */
 	unsigned readers;
 	u32 locked;		/* the writer holds the lock */
-	u32 calling;		/* readers about to call read_lock() */
-	u32 entered;		/* readers whose read_lock() returned */
+	atomic_t calling;	/* readers about to call read_lock() */
+	atomic_t entered;	/* readers whose read_lock() returned */
 	u32 releasing;		/* set by the writer just before write_unlock() */
-	u32 under_writer;	/* readers that got in while the writer held it */
+	atomic_t under_writer;	/* readers that got in while the writer held it */
 };
 
 static void hold_worker(void *arg)
@@ -130,10 +130,10 @@ static void hold_worker(void *arg)
 	if (smp_processor_id() == t->writer) {
 		write_lock(&rw);
 		smp_store_release(&t->locked, 1);
-		while (__atomic_load_n(&t->calling, __ATOMIC_ACQUIRE) < t->readers)
+		while ((unsigned)atomic_read_acquire(&t->calling) < t->readers)
 			cpu_relax();
 		u64 end = arch_clock_ns() + RW_HOLD_NS;
-		while (!__atomic_load_n(&t->entered, __ATOMIC_ACQUIRE) && arch_clock_ns() < end)
+		while (!atomic_read_acquire(&t->entered) && arch_clock_ns() < end)
 			cpu_relax();
 		smp_store_release(&t->releasing, 1);
 		write_unlock(&rw);
@@ -141,12 +141,12 @@ static void hold_worker(void *arg)
 	}
 	while (!smp_load_acquire(&t->locked))
 		cpu_relax();
-	__atomic_fetch_add(&t->calling, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&t->calling, 1);
 	read_lock(&rw);
 	/* Pairs with the writer's release: a reader that got in after write_unlock() sees it. */
 	if (!smp_load_acquire(&t->releasing))
-		__atomic_fetch_add(&t->under_writer, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&t->entered, 1, __ATOMIC_RELEASE);
+		atomic_inc(&t->under_writer);
+	atomic_fetch_add_release(&t->entered, 1);
 	read_unlock(&rw);
 }
 
@@ -166,8 +166,8 @@ TEST(rwlock, readers_wait_until_the_writer_holding_it_releases)
 		t.writer = smp_processor_id();
 		preempt_enable();
 		smp_run_on(readers + 1, hold_worker, &t);
-		under_writer += t.under_writer;
-		entered += t.entered;
+		under_writer += atomic_read(&t.under_writer);
+		entered += atomic_read(&t.entered);
 	}
 	EXPECT_EQ(under_writer, 0);
 	EXPECT_EQ(entered, readers * RW_HOLD_ROUNDS);
@@ -196,13 +196,13 @@ TEST(rwlock, readers_wait_until_the_writer_holding_it_releases)
 
 struct starve_test {
 	struct smp_sync start;
-	unsigned writer;  /* the CPU running the test */
-	u32 writes_done;  /* write sections completed, written inside them */
-	u32 stop;	  /* the writer is done, or a reader got past it */
-	u32 overtook;	  /* read sections entered past a waiting writer */
-	u32 marks_seen;	  /* read_lock() calls made with the waiting mark set */
+	unsigned writer;     /* the CPU running the test */
+	u32 writes_done;     /* write sections completed, written inside them */
+	u32 stop;	     /* the writer is done, or a reader got past it */
+	atomic_t overtook;   /* read sections entered past a waiting writer */
+	atomic_t marks_seen; /* read_lock() calls made with the waiting mark set */
 	u32 timed_out;
-	unsigned cpus;	  /* taking part */
+	unsigned cpus;	     /* taking part */
 };
 
 static void starve_worker(void *arg)
@@ -235,9 +235,9 @@ static void starve_worker(void *arg)
 			cpu_relax();
 		read_unlock(&rw);
 		if (state & RW_WRITER_WAITING) {
-			__atomic_fetch_add(&t->marks_seen, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->marks_seen);
 			if (inside == before) {
-				__atomic_fetch_add(&t->overtook, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->overtook);
 				WRITE_ONCE(t->stop, 1);
 			}
 		}
@@ -261,10 +261,10 @@ TEST(rwlock, writer_gets_in_ahead_of_readers_that_come_after_it)
 	t.writer = smp_processor_id();
 	preempt_enable();
 	smp_run_on(t.cpus, starve_worker, &t);
-	EXPECT_EQ(t.overtook, 0);
+	EXPECT_EQ(atomic_read(&t.overtook), 0);
 	EXPECT_EQ(t.timed_out, 0);
 	EXPECT_EQ(t.writes_done, RW_STARVE_WRITES);
 	/* The readers did meet a waiting writer: what the test is about happened. */
-	EXPECT_GT(t.marks_seen, 0);
+	EXPECT_GT(atomic_read(&t.marks_seen), 0);
 	EXPECT_EQ(rw.state, 0);
 }

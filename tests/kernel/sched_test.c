@@ -117,8 +117,8 @@ TEST(sched, thread_table_lists_threads)
 static struct mutex_test {
 	struct mutex lock;
 	u64 counter;
-	u32 inside;		/* threads inside the critical section: must stay 0 or 1 */
-	u32 violations;
+	atomic_t inside;	/* threads inside the critical section: must stay 0 or 1 */
+	atomic_t violations;
 	unsigned iterations;
 } mt;
 
@@ -127,14 +127,14 @@ static int mutex_worker(void *arg)
 	(void)arg;
 	for (unsigned i = 0; i < mt.iterations; i++) {
 		mutex_lock(&mt.lock);
-		if (!mutex_is_mine(&mt.lock) || __atomic_fetch_add(&mt.inside, 1, __ATOMIC_RELAXED) != 0)
-			__atomic_fetch_add(&mt.violations, 1, __ATOMIC_RELAXED);
+		if (!mutex_is_mine(&mt.lock) || atomic_fetch_add_relaxed(&mt.inside, 1) != 0)
+			atomic_inc(&mt.violations);
 		u64 c = READ_ONCE(mt.counter);
 		/* Sometimes give the CPU away while holding it, so waiters really sleep. */
 		if (i % 4 == 0)
 			yield();
 		WRITE_ONCE(mt.counter, c + 1);
-		__atomic_fetch_sub(&mt.inside, 1, __ATOMIC_RELAXED);
+		atomic_dec(&mt.inside);
 		mutex_unlock(&mt.lock);
 	}
 	return 0;
@@ -147,14 +147,14 @@ TEST(sched, mutex_counter_exact_with_4_threads_per_cpu)
 	ASSERT_TRUE(t != NULL);
 	mutex_init(&mt.lock);
 	mt.counter = 0;
-	mt.violations = 0;
+	atomic_set(&mt.violations, 0);
 	/* A fixed total of hand-offs, whatever the CPU count: 64 vCPUs share two host cores. */
 	mt.iterations = MAX(2u, 512 / n);
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(mutex_worker, NULL, "mutex%u", i);
 	EXPECT_EQ(join_all(t, n), n);
 	EXPECT_EQ(mt.counter, (u64)n * mt.iterations);
-	EXPECT_EQ(mt.violations, 0);
+	EXPECT_EQ(atomic_read(&mt.violations), 0);
 	EXPECT_TRUE(mutex_owner(&mt.lock) == NULL);
 }
 
@@ -249,13 +249,13 @@ TEST(sched, mutex_hands_off_to_waiters_in_the_order_they_queued)
 
 struct ring_node {
 	struct wait_queue_head wq;
-	u32 tokens;		/* tokens received so far */
+	atomic_t tokens;	/* tokens received so far */
 } __cacheline_aligned;
 
 static struct ring_test {
 	struct ring_node *nodes;
 	unsigned n, rounds;
-	u32 passes;
+	atomic_t passes;
 	u32 stop;
 } rt;
 
@@ -263,11 +263,12 @@ static int ring_worker(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg, next = (i + 1) % rt.n;
 	for (unsigned r = 0; r < rt.rounds; r++) {
-		wait_event(rt.nodes[i].wq, READ_ONCE(rt.nodes[i].tokens) > r || READ_ONCE(rt.stop));
+		wait_event(rt.nodes[i].wq,
+			   (unsigned)atomic_read(&rt.nodes[i].tokens) > r || READ_ONCE(rt.stop));
 		if (READ_ONCE(rt.stop))
 			return 1;
-		__atomic_fetch_add(&rt.passes, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rt.nodes[next].tokens, 1, __ATOMIC_RELEASE);
+		atomic_inc(&rt.passes);
+		atomic_fetch_add_release(&rt.nodes[next].tokens, 1);
 		wake_up(&rt.nodes[next].wq);
 	}
 	return 0;
@@ -278,7 +279,7 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
 	unsigned cpus = num_online_cpus();
 	rt.n = 2 * cpus;
 	rt.rounds = MAX(8u, 1024 / rt.n);
-	rt.passes = 0;
+	atomic_set(&rt.passes, 0);
 	rt.stop = 0;
 	rt.nodes = kzalloc(rt.n * sizeof(*rt.nodes));
 	struct task **t = threads_alloc(rt.n);
@@ -288,20 +289,21 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
 	for (unsigned i = 0; i < rt.n; i++)
 		t[i] = kthread_run(ring_worker, (void *)(uintptr_t)i, "ring%u", i);
 	/* Thread 0 starts with the token. */
-	__atomic_fetch_add(&rt.nodes[0].tokens, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&rt.nodes[0].tokens, 1);
 	wake_up(&rt.nodes[0].wq);
 
 	u32 expected = rt.n * rt.rounds;
-	bool done = wait_until(READ_ONCE(rt.passes) == expected);
+	bool done = wait_until((u32)atomic_read(&rt.passes) == expected);
 	if (!done) {
-		printk("# ring stalled after %u of %u passes: a lost wake-up\n", READ_ONCE(rt.passes), expected);
+		printk("# ring stalled after %d of %u passes: a lost wake-up\n", atomic_read(&rt.passes),
+		       expected);
 		WRITE_ONCE(rt.stop, 1);
 		for (unsigned i = 0; i < rt.n; i++)
 			wake_up(&rt.nodes[i].wq);
 	}
 	EXPECT_TRUE(done);
 	EXPECT_EQ(join_all(t, rt.n), rt.n);
-	EXPECT_EQ(rt.passes, expected);
+	EXPECT_EQ(atomic_read(&rt.passes), expected);
 	kfree(rt.nodes);
 }
 
@@ -407,7 +409,8 @@ TEST(sched, wake_up_between_sleeping_and_schedule_is_not_lost)
 
 static struct broadcast_test {
 	struct wait_queue_head wq, ack_wq;
-	u32 generation, acks, stop;
+	u32 generation, stop;
+	atomic_t acks;
 	unsigned rounds, n;
 } bt;
 
@@ -419,7 +422,7 @@ static int broadcast_waiter(void *arg)
 		if (READ_ONCE(bt.stop))
 			return 1;
 		/* The last one of the round wakes the controller: one waker, not a convoy of n. */
-		if (__atomic_add_fetch(&bt.acks, 1, __ATOMIC_ACQ_REL) == r * bt.n)
+		if ((unsigned)atomic_inc_return(&bt.acks) == r * bt.n)
 			wake_up(&bt.ack_wq);
 	}
 	return 0;
@@ -432,24 +435,26 @@ TEST(sched, wake_up_all_reaches_every_waiter_each_round)
 	ASSERT_TRUE(t != NULL);
 	wait_queue_init(&bt.wq);
 	wait_queue_init(&bt.ack_wq);
-	bt.generation = bt.acks = bt.stop = 0;
+	bt.generation = bt.stop = 0;
+	atomic_set(&bt.acks, 0);
 	/* Every waiter contends for one lock each round: keep rounds few at 64 CPUs. */
 	bt.rounds = MAX(2u, 128 / n);
 	bt.n = n;
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(broadcast_waiter, NULL, "bcast%u", i);
 	for (unsigned r = 1; r <= bt.rounds; r++) {
-		__atomic_store_n(&bt.generation, r, __ATOMIC_RELEASE);
+		smp_store_release(&bt.generation, r);
 		wake_up_all(&bt.wq);
-		if (!wait_event_timeout(bt.ack_wq, READ_ONCE(bt.acks) == r * n, SCHED_TEST_TIMEOUT_NS)) {
-			EXPECT_EQ(READ_ONCE(bt.acks), r * n);
+		if (!wait_event_timeout(bt.ack_wq, (unsigned)atomic_read(&bt.acks) == r * n,
+					SCHED_TEST_TIMEOUT_NS)) {
+			EXPECT_EQ(atomic_read(&bt.acks), r * n);
 			break;
 		}
 	}
 	WRITE_ONCE(bt.stop, 1);
 	wake_up_all(&bt.wq);
 	EXPECT_EQ(join_all(t, n), n);
-	EXPECT_EQ(bt.acks, bt.rounds * n);
+	EXPECT_EQ(atomic_read(&bt.acks), bt.rounds * n);
 }
 
 /* ---- affinity ---- */
@@ -515,7 +520,7 @@ TEST(sched, bound_thread_only_runs_on_its_cpu)
 
 static struct balance_test {
 	u32 stop;
-	u64 ran_on[MAX_CPUS / 64 + 1];	/* CPUs that ran some busy thread */
+	struct cpumask ran_on;	/* CPUs that ran some busy thread */
 } lb;
 
 static int busy_worker(void *arg)
@@ -523,8 +528,8 @@ static int busy_worker(void *arg)
 	(void)arg;
 	while (!READ_ONCE(lb.stop)) {
 		unsigned cpu = smp_processor_id();
-		if (!(READ_ONCE(lb.ran_on[cpu / 64]) & (1ULL << (cpu % 64))))
-			__atomic_fetch_or(&lb.ran_on[cpu / 64], 1ULL << (cpu % 64), __ATOMIC_RELAXED);
+		if (!cpumask_test_cpu(&lb.ran_on, cpu))
+			cpumask_set_cpu(&lb.ran_on, cpu);
 		cpu_relax();
 	}
 	return 0;
@@ -532,10 +537,7 @@ static int busy_worker(void *arg)
 
 static unsigned cpus_that_ran(void)
 {
-	unsigned n = 0;
-	for (unsigned i = 0; i < ARRAY_SIZE(lb.ran_on); i++)
-		n += __builtin_popcountll(READ_ONCE(lb.ran_on[i]));
-	return n;
+	return cpumask_weight(&lb.ran_on);
 }
 
 TEST(sched, load_balance_spreads_threads_created_on_one_cpu)
@@ -557,8 +559,7 @@ TEST(sched, load_balance_spreads_threads_created_on_one_cpu)
 	struct task **t = threads_alloc(n);
 	ASSERT_TRUE(t != NULL);
 	lb.stop = 0;
-	for (unsigned i = 0; i < ARRAY_SIZE(lb.ran_on); i++)
-		lb.ran_on[i] = 0;
+	cpumask_clear(&lb.ran_on);
 	/* All on one CPU: placement at creation cannot spread them. */
 	for (unsigned i = 0; i < n; i++) {
 		t[i] = kthread_create(busy_worker, NULL, "busy%u", i);
@@ -720,14 +721,14 @@ TEST(sched, wait_event_timeout_times_out_and_succeeds)
 
 static struct completion_test {
 	struct completion go, done;
-	u32 passed;
+	atomic_t passed;
 } ct;
 
 static int completion_waiter(void *arg)
 {
 	(void)arg;
 	wait_for_completion(&ct.go);
-	__atomic_fetch_add(&ct.passed, 1, __ATOMIC_RELAXED);
+	atomic_inc(&ct.passed);
 	complete(&ct.done);
 	return 0;
 }
@@ -739,16 +740,16 @@ TEST(sched, complete_lets_one_through_complete_all_the_rest)
 	ASSERT_TRUE(t != NULL);
 	completion_init(&ct.go);
 	completion_init(&ct.done);
-	ct.passed = 0;
+	atomic_set(&ct.passed, 0);
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(completion_waiter, NULL, "compl%u", i);
 	complete(&ct.go);
 	EXPECT_TRUE(wait_for_completion_timeout(&ct.done, SCHED_TEST_TIMEOUT_NS));
 	msleep(5);
-	EXPECT_EQ(READ_ONCE(ct.passed), 1);	/* exactly one, however many wait */
+	EXPECT_EQ(atomic_read(&ct.passed), 1);	/* exactly one, however many wait */
 	complete_all(&ct.go);
 	EXPECT_EQ(join_all(t, n), n);
-	EXPECT_EQ(ct.passed, n);
+	EXPECT_EQ(atomic_read(&ct.passed), n);
 }
 
 /* ---- what the scheduler reports to RCU (RCU's own per-CPU statistics) ---- */
@@ -771,7 +772,7 @@ static int switch_a_few_times(void *arg)
 	return odd;
 }
 
-static u32 tick_spinners_done;
+static atomic_t tick_spinners_done;
 
 /*
  * Busy until RCU has counted one more tick on this CPU (bounded). Two of these
@@ -788,8 +789,8 @@ static int spin_until_a_tick(void *arg)
 		cpu_relax();
 		rcu_cpu_stats(cpu, &s);
 	} while (s.ticks == start && arch_clock_ns() < end);
-	__atomic_fetch_add(&tick_spinners_done, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&tick_spinners_done, __ATOMIC_ACQUIRE) < 2 && arch_clock_ns() < end)
+	atomic_inc_return(&tick_spinners_done);
+	while (atomic_read_acquire(&tick_spinners_done) < 2 && arch_clock_ns() < end)
 		cpu_relax();
 	return s.ticks > start ? 0 : -1;
 }
@@ -806,7 +807,7 @@ TEST(sched, reports_switches_idle_and_ticks_to_rcu)
 	/* 0: every time it woke, RCU knew the CPU had left idle. */
 	EXPECT_EQ(kthread_join(t), 0);
 	/* Two busy threads share the CPU, so it ticks (one alone would not need to). */
-	tick_spinners_done = 0;
+	atomic_set(&tick_spinners_done, 0);
 	struct task *s1 = kthread_create(spin_until_a_tick, (void *)(uintptr_t)cpu, "ticks1");
 	struct task *s2 = kthread_create(spin_until_a_tick, (void *)(uintptr_t)cpu, "ticks2");
 	ASSERT_TRUE(s1 && s2);

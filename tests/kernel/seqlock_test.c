@@ -30,7 +30,7 @@ struct seq_test {
 	unsigned writer;	/* the CPU that writes: the one running the test */
 	u64 writes;		/* by the writer */
 	/* Added up by the readers as they go, on a line of their own. */
-	u64 reads __cacheline_aligned, torn;
+	atomic64_t reads __cacheline_aligned, torn;
 };
 
 static void seq_worker(void *arg)
@@ -40,7 +40,8 @@ static void seq_worker(void *arg)
 
 	if (smp_processor_id() == t->writer) {
 		u64 i = 0, deadline = arch_clock_ns() + SEQ_MAX_NS;
-		while (i < SEQ_WRITES || (READ_ONCE(t->reads) < SEQ_MIN_READS && arch_clock_ns() < deadline)) {
+		while (i < SEQ_WRITES ||
+		       (atomic64_read(&t->reads) < SEQ_MIN_READS && arch_clock_ns() < deadline)) {
 			i++;
 			write_seqlock(&t->lock);
 			WRITE_ONCE(t->a, i);
@@ -68,12 +69,12 @@ static void seq_worker(void *arg)
 			b = READ_ONCE(t->b);
 		}
 		if (b != ~a)
-			__atomic_fetch_add(&t->torn, 1, __ATOMIC_RELAXED);
+			atomic64_inc(&t->torn);
 		/* Publish in batches, so counting does not bounce a line on every read. */
 		if (++reads % SEQ_READS_BATCH == 0)
-			__atomic_fetch_add(&t->reads, SEQ_READS_BATCH, __ATOMIC_RELAXED);
+			atomic64_add(&t->reads, SEQ_READS_BATCH);
 	}
-	__atomic_fetch_add(&t->reads, reads % SEQ_READS_BATCH, __ATOMIC_RELAXED);
+	atomic64_add(&t->reads, reads % SEQ_READS_BATCH);
 }
 
 static struct seq_test seq_test;
@@ -92,8 +93,8 @@ TEST(seqlock, readers_never_see_torn_pair)
 		return;
 	}
 	seq_run(true);
-	EXPECT_GE(seq_test.reads, SEQ_MIN_READS);
-	EXPECT_EQ(seq_test.torn, 0);
+	EXPECT_GE(atomic64_read(&seq_test.reads), SEQ_MIN_READS);
+	EXPECT_EQ(atomic64_read(&seq_test.torn), 0);
 	EXPECT_EQ(seq_test.lock.count.seq, 2 * seq_test.writes);
 }
 
@@ -106,7 +107,7 @@ TEST(seqlock, negative_control_raw_reads_tear)
 	u64 torn = 0, deadline = arch_clock_ns() + SEQ_MAX_NS;
 	do {
 		seq_run(false);
-		torn = seq_test.torn;
+		torn = atomic64_read(&seq_test.torn);
 	} while (!torn && arch_clock_ns() < deadline);
 	EXPECT_GT(torn, 0);
 }
@@ -141,11 +142,11 @@ struct seq_multi {
 	unsigned writers;	/* CPUs of rank below this write, the others read */
 	s32 rank[MAX_CPUS];	/* position among the CPUs taking part */
 	u64 a, b;		/* written under lock; b == ~a between writes */
-	u32 inside;		/* writers between write_seqlock and write_sequnlock */
-	u32 crowded;		/* writes that found another writer inside */
-	u32 writers_done;
-	u64 writes __cacheline_aligned;	/* added up by the writers when done */
-	u64 reads __cacheline_aligned, torn;
+	atomic_t inside;	/* writers between write_seqlock and write_sequnlock */
+	atomic_t crowded;	/* writes that found another writer inside */
+	atomic_t writers_done;
+	atomic64_t writes __cacheline_aligned;	/* added up by the writers when done */
+	atomic64_t reads __cacheline_aligned, torn;
 };
 
 /* Is anyone queued behind the holder of lock? (Tickets drawn minus served: holder + waiters.) */
@@ -157,18 +158,18 @@ static bool spin_has_waiters(spinlock_t *lock)
 static void seq_multi_write(struct seq_multi *t, bool meet)
 {
 	write_seqlock(&t->lock);
-	if (__atomic_add_fetch(&t->inside, 1, __ATOMIC_ACQ_REL) != 1)
-		__atomic_fetch_add(&t->crowded, 1, __ATOMIC_RELAXED);
+	if (atomic_inc_return(&t->inside) != 1)
+		atomic_inc(&t->crowded);
 	u64 a = READ_ONCE(t->a) + 1;
 	while (meet && !spin_has_waiters(&t->lock.lock) &&
-	       __atomic_load_n(&t->inside, __ATOMIC_ACQUIRE) == 1 &&
-	       __atomic_load_n(&t->writers_done, __ATOMIC_ACQUIRE) < t->writers - 1)
+	       atomic_read_acquire(&t->inside) == 1 &&
+	       (unsigned)atomic_read_acquire(&t->writers_done) < t->writers - 1)
 		cpu_relax();
 	WRITE_ONCE(t->a, a);
 	for (int j = 0; j < SEQ_WIDE_LOOPS; j++)
 		cpu_relax();
 	WRITE_ONCE(t->b, ~a);
-	__atomic_fetch_sub(&t->inside, 1, __ATOMIC_RELEASE);
+	atomic_fetch_sub_release(&t->inside, 1);
 	write_sequnlock(&t->lock);
 }
 
@@ -183,12 +184,12 @@ static void seq_multi_worker(void *arg)
 		u64 deadline = arch_clock_ns() + SEQ_MAX_NS;
 		/* Our share, then (as in seq_worker) on until the readers have read enough. */
 		while (i < mine ||
-		       (READ_ONCE(t->reads) < SEQ_MIN_READS && arch_clock_ns() < deadline)) {
+		       (atomic64_read(&t->reads) < SEQ_MIN_READS && arch_clock_ns() < deadline)) {
 			seq_multi_write(t, i < SEQ_MULTI_MEET);
 			i++;
 		}
-		__atomic_fetch_add(&t->writes, i, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&t->writers_done, 1, __ATOMIC_RELEASE);
+		atomic64_add(&t->writes, i);
+		atomic_fetch_add_release(&t->writers_done, 1);
 		return;
 	}
 	/*
@@ -196,7 +197,7 @@ static void seq_multi_worker(void *arg)
 	 * lock can leave it odd for good; so look first, and stop once they are done.
 	 */
 	u64 reads = 0;
-	while (__atomic_load_n(&t->writers_done, __ATOMIC_ACQUIRE) < t->writers) {
+	while ((unsigned)atomic_read_acquire(&t->writers_done) < t->writers) {
 		u64 a, b;
 		u32 seq;
 		if (READ_ONCE(t->lock.count.seq) & 1) {
@@ -209,11 +210,11 @@ static void seq_multi_worker(void *arg)
 		if (read_seqretry(&t->lock, seq))
 			continue;
 		if (b != ~a)
-			__atomic_fetch_add(&t->torn, 1, __ATOMIC_RELAXED);
+			atomic64_inc(&t->torn);
 		if (++reads % SEQ_READS_BATCH == 0)
-			__atomic_fetch_add(&t->reads, SEQ_READS_BATCH, __ATOMIC_RELAXED);
+			atomic64_add(&t->reads, SEQ_READS_BATCH);
 	}
-	__atomic_fetch_add(&t->reads, reads % SEQ_READS_BATCH, __ATOMIC_RELAXED);
+	atomic64_add(&t->reads, reads % SEQ_READS_BATCH);
 }
 
 TEST(seqlock, writers_on_several_cpus_never_tear_a_pair_or_lose_a_write)
@@ -234,12 +235,12 @@ TEST(seqlock, writers_on_several_cpus_never_tear_a_pair_or_lose_a_write)
 	for_each_cpu(cpu, &cpus)
 		t.rank[cpu] = (s32)r++;
 	smp_run_on(t.cpus, seq_multi_worker, &t);
-	EXPECT_GE(t.reads, SEQ_MIN_READS);
+	EXPECT_GE(atomic64_read(&t.reads), SEQ_MIN_READS);
 	/* Never two writers inside, never a torn pair for the readers. */
-	EXPECT_EQ(t.crowded, 0);
-	EXPECT_EQ(t.torn, 0);
+	EXPECT_EQ(atomic_read(&t.crowded), 0);
+	EXPECT_EQ(atomic64_read(&t.torn), 0);
 	/* Every write counted once: none lost to another writer inside at the same time. */
-	EXPECT_EQ(t.a, t.writes);
+	EXPECT_EQ(t.a, atomic64_read(&t.writes));
 	EXPECT_EQ(t.b, ~t.a);
-	EXPECT_EQ(t.lock.count.seq, 2 * t.writes);
+	EXPECT_EQ(t.lock.count.seq, 2 * atomic64_read(&t.writes));
 }

@@ -61,7 +61,7 @@ TEST(slab, objects_aligned_and_disjoint)
 }
 
 #define CTOR_MAGIC 0xc0de5eedc0de5eedULL
-static u32 ctor_calls;
+static atomic_t ctor_calls;
 
 struct ctor_obj {
 	u64 magic;
@@ -72,14 +72,14 @@ static void test_ctor(void *p)
 {
 	struct ctor_obj *o = p;
 	o->magic = CTOR_MAGIC;
-	__atomic_fetch_add(&ctor_calls, 1, __ATOMIC_RELAXED);
+	atomic_inc(&ctor_calls);
 }
 
 TEST(slab, constructor_once_per_object)
 {
 	enum { N = 100 };
 	static struct ctor_obj *objs[N];
-	ctor_calls = 0;
+	atomic_set(&ctor_calls, 0);
 	struct kmem_cache *c =
 	    kmem_cache_create("test-ctor", sizeof(struct ctor_obj), 0, 0, test_ctor);
 	ASSERT_TRUE(c != NULL);
@@ -91,16 +91,16 @@ TEST(slab, constructor_once_per_object)
 	struct kmem_cache_stats s;
 	kmem_cache_stats(c, &s);
 	/* Every slot of every slab was constructed once, when its slab was made. */
-	EXPECT_EQ(ctor_calls, s.objects);
+	EXPECT_EQ(atomic_read(&ctor_calls), s.objects);
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(c, objs[i]);
-	u32 calls = ctor_calls;
+	int calls = atomic_read(&ctor_calls);
 	for (int i = 0; i < N; i++) {
 		objs[i] = kmem_cache_alloc(c);
 		/* A reused object keeps its constructed state (the free pointer is elsewhere). */
 		EXPECT_EQ(objs[i]->magic, CTOR_MAGIC);
 	}
-	EXPECT_EQ(ctor_calls, calls);
+	EXPECT_EQ(atomic_read(&ctor_calls), calls);
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(c, objs[i]);
 	EXPECT_EQ(kmem_cache_destroy(c), 0);
@@ -208,7 +208,7 @@ struct slab_storm {
 	struct smp_sync start;
 	struct kmem_cache *c;
 	unsigned steps;
-	u32 failures, corrupt;
+	atomic_t failures, corrupt;
 };
 
 static void slab_storm_worker(void *arg)
@@ -223,12 +223,12 @@ static void slab_storm_worker(void *arg)
 		struct slab_obj *o = held[slot];
 		if (o) {
 			if (READ_ONCE(o->owner) != me || o->fill[47] != (u8)o->seq)
-				__atomic_fetch_add(&t->corrupt, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->corrupt);
 			kmem_cache_free(t->c, o);
 		}
 		o = held[slot] = kmem_cache_alloc(t->c);
 		if (!o) {
-			__atomic_fetch_add(&t->failures, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->failures);
 			continue;
 		}
 		WRITE_ONCE(o->owner, me);
@@ -238,7 +238,7 @@ static void slab_storm_worker(void *arg)
 	for (unsigned slot = 0; slot < SLAB_STORM_HELD; slot++)
 		if (held[slot]) {
 			if (READ_ONCE(held[slot]->owner) != me)
-				__atomic_fetch_add(&t->corrupt, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->corrupt);
 			kmem_cache_free(t->c, held[slot]);
 		}
 }
@@ -252,8 +252,8 @@ TEST(slab, concurrent_every_cpu)
 	t.c = kmem_cache_create("test-storm", sizeof(struct slab_obj), 0, 0, NULL);
 	ASSERT_TRUE(t.c != NULL);
 	smp_run_all(slab_storm_worker, &t);
-	EXPECT_EQ(t.failures, 0);
-	EXPECT_EQ(t.corrupt, 0);
+	EXPECT_EQ(atomic_read(&t.failures), 0);
+	EXPECT_EQ(atomic_read(&t.corrupt), 0);
 	struct kmem_cache_stats s;
 	kmem_cache_shrink(t.c);
 	kmem_cache_stats(t.c, &s);

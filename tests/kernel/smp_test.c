@@ -13,19 +13,19 @@
 #include <grace/timer.h>
 #include <asm/irq.h>
 
-static u32 ran_on[MAX_CPUS];
+static atomic_t ran_on[MAX_CPUS];
 
 static void note_cpu(void *arg)
 {
 	unsigned *where = arg;
 	*where = smp_processor_id();
-	__atomic_fetch_add(&ran_on[smp_processor_id()], 1, __ATOMIC_RELAXED);
+	atomic_inc(&ran_on[smp_processor_id()]);
 }
 
 static void clear_ran_on(void)
 {
 	for (unsigned i = 0; i < MAX_CPUS; i++)
-		ran_on[i] = 0;
+		atomic_set(&ran_on[i], 0);
 }
 
 TEST(smp, ipi_round_trip_every_cpu)
@@ -43,7 +43,7 @@ TEST(smp, ipi_round_trip_every_cpu)
 		EXPECT_GT(smp_ipis_received(cpu), before);
 	}
 	for_each_online_cpu(cpu)
-		EXPECT_EQ(ran_on[cpu], cpu == self ? 0 : 1);
+		EXPECT_EQ(atomic_read(&ran_on[cpu]), cpu == self ? 0 : 1);
 }
 
 TEST(smp, call_rejects_bad_cpu)
@@ -55,7 +55,7 @@ TEST(smp, call_rejects_bad_cpu)
 
 static void count_call(void *arg)
 {
-	__atomic_fetch_add(&ran_on[smp_processor_id()], 1, __ATOMIC_RELAXED);
+	atomic_inc(&ran_on[smp_processor_id()]);
 }
 
 TEST(smp, call_others_runs_once_each)
@@ -65,31 +65,31 @@ TEST(smp, call_others_runs_once_each)
 		clear_ran_on();
 		smp_call_others(count_call, NULL, true);
 		for_each_online_cpu(cpu)
-			EXPECT_EQ(ran_on[cpu], cpu == self ? 0 : 1);
+			EXPECT_EQ(atomic_read(&ran_on[cpu]), cpu == self ? 0 : 1);
 	}
 }
 
 struct run_all_test {
-	u32 calls[MAX_CPUS];
-	u32 in_irq, irqs_off;
-	u32 neighbour_calls;
+	atomic_t calls[MAX_CPUS];
+	atomic_t in_irq, irqs_off;
+	atomic_t neighbour_calls;
 };
 
 static void neighbour_ping(void *arg)
 {
 	struct run_all_test *t = arg;
-	__atomic_fetch_add(&t->neighbour_calls, 1, __ATOMIC_RELAXED);
+	atomic_inc(&t->neighbour_calls);
 }
 
 static void run_all_worker(void *arg)
 {
 	struct run_all_test *t = arg;
 	unsigned cpu = smp_processor_id();
-	__atomic_fetch_add(&t->calls[cpu], 1, __ATOMIC_RELAXED);
+	atomic_inc(&t->calls[cpu]);
 	if (in_interrupt())
-		__atomic_fetch_add(&t->in_irq, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->in_irq);
 	if (arch_irqs_disabled())
-		__atomic_fetch_add(&t->irqs_off, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->irqs_off);
 	/* Not in interrupt context, so waiting for another CPU's IPI handler is allowed. */
 	unsigned next = cpumask_next(&cpu_online_mask, cpu + 1);
 	if (next == MAX_CPUS)
@@ -104,10 +104,10 @@ TEST(smp, run_all_every_cpu_in_task_context)
 	t = (struct run_all_test){ 0 };
 	smp_run_all(run_all_worker, &t);
 	for_each_online_cpu(cpu)
-		EXPECT_EQ(t.calls[cpu], 1);
-	EXPECT_EQ(t.in_irq, 0);
-	EXPECT_EQ(t.irqs_off, 0);
-	EXPECT_EQ(t.neighbour_calls, num_online_cpus());
+		EXPECT_EQ(atomic_read(&t.calls[cpu]), 1);
+	EXPECT_EQ(atomic_read(&t.in_irq), 0);
+	EXPECT_EQ(atomic_read(&t.irqs_off), 0);
+	EXPECT_EQ(atomic_read(&t.neighbour_calls), num_online_cpus());
 }
 
 static DEFINE_PER_CPU(unsigned, percpu_probe);
@@ -187,7 +187,7 @@ TEST(time, timer_interrupt_every_cpu)
 
 struct clock_test {
 	struct smp_sync start;
-	u32 backwards;
+	atomic_t backwards;
 	u64 handoff;		/* clock value published by the previous CPU in the chain */
 	u32 turn;
 };
@@ -201,7 +201,7 @@ static void clock_worker(void *arg)
 	for (int i = 0; i < 1000; i++) {
 		u64 now = arch_clock_ns();
 		if (now < prev)
-			__atomic_fetch_add(&t->backwards, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->backwards);
 		prev = now;
 	}
 	/*
@@ -216,7 +216,7 @@ static void clock_worker(void *arg)
 		cpu_relax();
 	u64 now = arch_clock_ns();
 	if (now < t->handoff)
-		__atomic_fetch_add(&t->backwards, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->backwards);
 	t->handoff = now;
 	smp_store_release(&t->turn, rank + 1);
 }
@@ -226,7 +226,7 @@ TEST(time, clock_monotonic_across_cpus)
 	static struct clock_test t;
 	t = (struct clock_test){ 0 };
 	smp_run_all(clock_worker, &t);
-	EXPECT_EQ(t.backwards, 0);
+	EXPECT_EQ(atomic_read(&t.backwards), 0);
 	EXPECT_EQ(t.turn, num_online_cpus());
 	u64 a = arch_clock_ns();
 	delay_ns(NSEC_PER_MSEC);

@@ -45,7 +45,7 @@ struct counter_test {
 	struct smp_sync start;
 	u64 counter;		/* under lock, when use_lock */
 	u32 holder;		/* CPU inside the critical section + 1, 0 when none */
-	u32 overlaps;		/* critical sections that found another CPU inside */
+	atomic_t overlaps;	/* critical sections that found another CPU inside */
 };
 
 /* A non-atomic read-modify-write with a window in the middle. */
@@ -70,12 +70,12 @@ static void counter_worker(void *arg)
 		}
 		spin_lock(&t->lock);
 		if (READ_ONCE(t->holder) != 0)
-			__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->overlaps);
 		WRITE_ONCE(t->holder, me);
 		counter_bump(t);
 		/* Still ours: nobody entered while we held the lock. */
 		if (READ_ONCE(t->holder) != me)
-			__atomic_fetch_add(&t->overlaps, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->overlaps);
 		WRITE_ONCE(t->holder, 0);
 		spin_unlock(&t->lock);
 	}
@@ -97,7 +97,7 @@ static void mutual_exclusion(bool backoff)
 	spinlock_backoff = saved;
 
 	EXPECT_EQ(counter_test.counter, (u64)counter_test.iters * num_online_cpus());
-	EXPECT_EQ(counter_test.overlaps, 0);
+	EXPECT_EQ(atomic_read(&counter_test.overlaps), 0);
 	EXPECT_FALSE(spin_is_locked(&counter_test.lock));
 }
 

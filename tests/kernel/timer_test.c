@@ -41,10 +41,10 @@ static unsigned online_rank(unsigned cpu)
 }
 
 /* Spin until *counter reaches target or the timeout passes; false on timeout. */
-static bool wait_count(const u32 *counter, u32 target)
+static bool wait_count(const atomic_t *counter, u32 target)
 {
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
-	while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < target) {
+	while ((u32)atomic_read_acquire(counter) < target) {
 		if (arch_clock_ns() > deadline)
 			return false;
 		cpu_relax();
@@ -57,22 +57,22 @@ struct probe {
 	struct timer timer;
 	u64 expires;		/* what it was added for; written before the add */
 	u32 target;		/* CPU it was added on */
-	u32 fired;		/* times fn ran */
+	atomic_t fired;		/* times fn ran */
 	u32 fired_cpu;
 	u64 fired_at;
 	u32 cancelled;		/* timer_cancel() returned true */
 };
 
 static struct probe probes[MANY_TIMERS];
-static u32 probes_fired;
+static atomic_t probes_fired;
 
 static void probe_fn(struct timer *t)
 {
 	struct probe *p = container_of(t, struct probe, timer);
 	p->fired_at = arch_clock_ns();
 	p->fired_cpu = smp_processor_id();
-	__atomic_fetch_add(&p->fired, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&probes_fired, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&p->fired, 1);
+	atomic_fetch_add_release(&probes_fired, 1);
 }
 
 static void probe_add(struct probe *p, u64 expires, unsigned cpu)
@@ -92,7 +92,7 @@ static void probes_check_fired(unsigned first, unsigned n, unsigned stride)
 	unsigned not_once = 0, early = 0, wrong_cpu = 0, pending = 0;
 	for (unsigned i = first; i < first + n * stride; i += stride) {
 		struct probe *p = &probes[i];
-		u32 fired = __atomic_load_n(&p->fired, __ATOMIC_ACQUIRE);
+		u32 fired = atomic_read_acquire(&p->fired);
 		not_once += fired != 1;
 		early += fired && p->fired_at < p->expires;
 		wrong_cpu += fired && p->fired_cpu != p->target;
@@ -110,17 +110,17 @@ static void probes_check_fired(unsigned first, unsigned n, unsigned stride)
  * sentinel ran, every earlier timer there has run (or was really cancelled).
  */
 static struct probe sentinels[MAX_CPUS];
-static u32 sentinels_fired;
+static atomic_t sentinels_fired;
 
 static void sentinel_fn(struct timer *t)
 {
-	__atomic_fetch_add(&sentinels_fired, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&sentinels_fired, 1);
 }
 
 static bool flush_all_cpus(u64 after)
 {
 	u64 when = MAX(after, arch_clock_ns()) + 1;
-	sentinels_fired = 0;
+	atomic_set(&sentinels_fired, 0);
 	for (unsigned i = 0; i < nr_online; i++) {
 		timer_init(&sentinels[i].timer, sentinel_fn);
 		timer_add_on(&sentinels[i].timer, when, online[i]);
@@ -146,13 +146,13 @@ TEST(timer, many_fire_once_never_early)
 	online_list();
 	for (unsigned i = 0; i < MANY_TIMERS; i++)
 		probes[i] = (struct probe){ 0 };
-	probes_fired = 0;
+	atomic_set(&probes_fired, 0);
 	smp_run_all(many_worker, NULL);
 	EXPECT_TRUE(wait_count(&probes_fired, MANY_TIMERS));
 	probes_check_fired(0, MANY_TIMERS, 1);
 	/* Not pending any more, so none can fire a second time; recheck after a flush. */
 	EXPECT_TRUE(flush_all_cpus(0));
-	EXPECT_EQ(__atomic_load_n(&probes_fired, __ATOMIC_ACQUIRE), MANY_TIMERS);
+	EXPECT_EQ(atomic_read_acquire(&probes_fired), MANY_TIMERS);
 }
 
 /* ---- cancelled timers never fire ---- */
@@ -190,7 +190,7 @@ TEST(timer, cancelled_never_fire)
 	for (u64 delay = 500 * NSEC_PER_MSEC; !cancelled && delay <= 8 * NSEC_PER_SEC; delay *= 2) {
 		for (unsigned i = 0; i < 2 * pairs; i++)
 			probes[i] = (struct probe){ 0 };
-		probes_fired = 0;
+		atomic_set(&probes_fired, 0);
 		c = (struct cancel_round){ .expires = arch_clock_ns() + delay, .pairs = pairs };
 		smp_run_all(cancel_worker, &c);
 
@@ -206,11 +206,11 @@ TEST(timer, cancelled_never_fire)
 		unsigned bad = 0;
 		for (unsigned k = 0; k < pairs; k++) {
 			struct probe *p = &probes[2 * k + 1];
-			bad += p->fired != (p->cancelled ? 0 : 1);
+			bad += atomic_read(&p->fired) != (p->cancelled ? 0 : 1);
 			bad += timer_pending(&p->timer);
 		}
 		EXPECT_EQ(bad, 0);
-		EXPECT_EQ(__atomic_load_n(&probes_fired, __ATOMIC_ACQUIRE), pairs + late);
+		EXPECT_EQ(atomic_read_acquire(&probes_fired), pairs + late);
 		if (test_failed())
 			return;
 	}
@@ -239,7 +239,7 @@ TEST(timer, modify_moves_pending)
 	unsigned target = online[1 % nr_online];
 	unsigned other = online[2 % nr_online];
 	*p = (struct probe){ 0 };
-	probes_fired = 0;
+	atomic_set(&probes_fired, 0);
 
 	/* Far away: if it fires within the timeout, the modify moved it. */
 	u64 now = arch_clock_ns();
@@ -262,7 +262,7 @@ TEST(timer, modify_moves_pending)
 	p->expires = arch_clock_ns() + 100 * NSEC_PER_USEC;
 	EXPECT_FALSE(timer_modify(&p->timer, p->expires));
 	ASSERT_TRUE(wait_count(&probes_fired, 2));
-	EXPECT_EQ(p->fired, 2);
+	EXPECT_EQ(atomic_read(&p->fired), 2);
 	EXPECT_GE(p->fired_at, p->expires);
 	EXPECT_EQ(p->fired_cpu, target);
 	EXPECT_FALSE(timer_cancel(&p->timer));
@@ -276,7 +276,8 @@ TEST(timer, modify_moves_pending)
 struct readd {
 	struct timer timer;
 	u64 expires;
-	u32 fired, early, wrong_cpu;
+	atomic_t fired;		/* times fn ran; released after the rest */
+	u32 early, wrong_cpu;
 	u32 cpu;		/* where the next firing must happen */
 	u32 hops;		/* how many firings to do in all */
 	bool hop;		/* re-add on the next online CPU instead of this one */
@@ -291,7 +292,7 @@ static void readd_fn(struct timer *t)
 	unsigned self = smp_processor_id();
 	r->early += now < r->expires;
 	r->wrong_cpu += self != r->cpu;
-	u32 fired = r->fired + 1;
+	u32 fired = (u32)atomic_read(&r->fired) + 1;
 	if (fired < r->hops) {
 		r->expires = now + READD_DELAY_NS;
 		if (r->hop) {
@@ -302,7 +303,7 @@ static void readd_fn(struct timer *t)
 			timer_add(t, r->expires);
 		}
 	}
-	__atomic_store_n(&r->fired, fired, __ATOMIC_RELEASE);
+	atomic_set_release(&r->fired, fired);
 }
 
 static void readd_worker(void *arg)
@@ -316,7 +317,7 @@ static void readd_worker(void *arg)
 	/* Halt until done: each firing must wake this CPU. */
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
 	arch_irq_disable();
-	while (__atomic_load_n(&r->fired, __ATOMIC_ACQUIRE) < READD_COUNT &&
+	while (atomic_read_acquire(&r->fired) < READD_COUNT &&
 	       arch_clock_ns() < deadline)
 		arch_idle();
 	arch_irq_enable();
@@ -330,7 +331,7 @@ TEST(timer, fn_readds_itself)
 	smp_run_all(readd_worker, NULL);
 	for_each_online_cpu(cpu) {
 		struct readd *r = &readds[cpu];
-		EXPECT_EQ(r->fired, READD_COUNT);
+		EXPECT_EQ(atomic_read(&r->fired), READD_COUNT);
 		EXPECT_EQ(r->early, 0);
 		EXPECT_EQ(r->wrong_cpu, 0);
 	}
@@ -348,7 +349,7 @@ TEST(timer, fn_readds_itself_on_next_cpu)
 	timer_add(&r->timer, r->expires);
 	EXPECT_TRUE(wait_count(&r->fired, r->hops));
 	timer_cancel_sync(&r->timer);
-	EXPECT_EQ(r->fired, r->hops);
+	EXPECT_EQ(atomic_read(&r->fired), r->hops);
 	EXPECT_EQ(r->early, 0);
 	EXPECT_EQ(r->wrong_cpu, 0);
 	EXPECT_FALSE(timer_pending(&r->timer));
@@ -377,7 +378,7 @@ TEST(timer, fn_adds_timer_on_other_cpu)
 	chain_len = MIN(MANY_TIMERS, MAX(3 * nr_online, 10));
 	for (unsigned i = 0; i < chain_len; i++)
 		probes[i] = (struct probe){ 0 };
-	probes_fired = 0;
+	atomic_set(&probes_fired, 0);
 	timer_init(&probes[0].timer, chain_fn);
 	probes[0].expires = arch_clock_ns();
 	probes[0].target = smp_processor_id();
@@ -390,7 +391,9 @@ TEST(timer, fn_adds_timer_on_other_cpu)
 
 struct sync_test {
 	struct timer timer, releaser;
-	u32 in_fn, release, done, fired;
+	atomic_t in_fn;		/* fn has started (counts to 1) */
+	u32 release, done;
+	atomic_t fired;
 	u64 readd_expires;
 };
 
@@ -399,20 +402,20 @@ static struct sync_test sync_t;
 static void sync_slow_fn(struct timer *t)
 {
 	struct sync_test *s = &sync_t;
-	__atomic_fetch_add(&s->fired, 1, __ATOMIC_RELAXED);
+	atomic_inc(&s->fired);
 	/* Pending again while running: cancel_sync must take that back too. */
 	s->readd_expires = arch_clock_ns() + 50 * NSEC_PER_MSEC;
 	timer_add(t, s->readd_expires);
-	__atomic_store_n(&s->in_fn, 1, __ATOMIC_RELEASE);
+	atomic_set_release(&s->in_fn, 1);
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
-	while (!__atomic_load_n(&s->release, __ATOMIC_ACQUIRE) && arch_clock_ns() < deadline)
+	while (!smp_load_acquire(&s->release) && arch_clock_ns() < deadline)
 		cpu_relax();
-	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	smp_store_release(&s->done, 1);
 }
 
 static void sync_release_fn(struct timer *t)
 {
-	__atomic_store_n(&sync_t.release, 1, __ATOMIC_RELEASE);
+	smp_store_release(&sync_t.release, 1);
 }
 
 TEST(timer, cancel_sync_waits_for_running_fn)
@@ -431,27 +434,27 @@ TEST(timer, cancel_sync_waits_for_running_fn)
 
 	timer_add_on(&s->timer, arch_clock_ns(), target);
 	if (!EXPECT_TRUE(wait_count(&s->in_fn, 1))) {
-		__atomic_store_n(&s->release, 1, __ATOMIC_RELEASE);
+		smp_store_release(&s->release, 1);
 		timer_cancel_sync(&s->timer);
 		return;
 	}
 	/* fn now spins on target until this CPU's releaser fires, while we are in cancel_sync. */
 	timer_add(&s->releaser, arch_clock_ns() + 2 * NSEC_PER_MSEC);
 	EXPECT_TRUE(timer_cancel_sync(&s->timer));	/* the re-add was pending */
-	EXPECT_EQ(__atomic_load_n(&s->release, __ATOMIC_ACQUIRE), 1);
-	EXPECT_EQ(__atomic_load_n(&s->done, __ATOMIC_ACQUIRE), 1);	/* fn had returned */
+	EXPECT_EQ(smp_load_acquire(&s->release), 1);
+	EXPECT_EQ(smp_load_acquire(&s->done), 1);	/* fn had returned */
 	EXPECT_FALSE(timer_pending(&s->timer));
 	/* Past the re-add's deadline on target: it never fired a second time. */
 	ASSERT_TRUE(flush_all_cpus(s->readd_expires));
-	EXPECT_EQ(s->fired, 1);
+	EXPECT_EQ(atomic_read(&s->fired), 1);
 	EXPECT_FALSE(timer_cancel_sync(&s->timer));
 }
 
 /* ---- the tick ---- */
 
 struct tick_test {
-	u32 started, finished;
-	u32 ticking, interrupts_seen;	/* per sharing thread, counted */
+	atomic_t started, finished;
+	atomic_t ticking, interrupts_seen;	/* per sharing thread, counted */
 };
 
 /* Two of these share one CPU: its tick must run, and interrupt each of them. */
@@ -461,34 +464,34 @@ static int tick_sharer(void *arg)
 	unsigned long flags = arch_irq_save();
 	unsigned cpu = smp_processor_id();	/* bound: stable */
 	arch_irq_restore(flags);
-	__atomic_fetch_add(&t->started, 1, __ATOMIC_ACQ_REL);
+	atomic_inc_return(&t->started);
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
-	while (__atomic_load_n(&t->started, __ATOMIC_ACQUIRE) < 2 && arch_clock_ns() < deadline)
+	while (atomic_read_acquire(&t->started) < 2 && arch_clock_ns() < deadline)
 		cpu_relax();
 	/* Busy with interrupts on and no timer of ours: the tick alone must interrupt us. */
 	u64 before = timer_interrupts(cpu);
 	while (timer_interrupts(cpu) < before + 2 && arch_clock_ns() < deadline)
 		cpu_relax();
 	if (timer_interrupts(cpu) >= before + 2)
-		__atomic_fetch_add(&t->interrupts_seen, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->interrupts_seen);
 	if (tick_running())
-		__atomic_fetch_add(&t->ticking, 1, __ATOMIC_RELAXED);
+		atomic_inc(&t->ticking);
 	/* Neither leaves (which would stop the tick) before both have looked. */
-	__atomic_fetch_add(&t->finished, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE) < 2 && arch_clock_ns() < deadline)
+	atomic_inc_return(&t->finished);
+	while (atomic_read_acquire(&t->finished) < 2 && arch_clock_ns() < deadline)
 		cpu_relax();
 	return 0;
 }
 
 static void tick_alone(void *arg)
 {
-	u32 *still_ticking = arg;
+	atomic_t *still_ticking = arg;
 	/* One thread per CPU: the tick stops (at the latest at its next tick). */
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
 	while (tick_running() && arch_clock_ns() < deadline)
 		cpu_relax();
 	if (tick_running())
-		__atomic_fetch_add(still_ticking, 1, __ATOMIC_RELAXED);
+		atomic_inc(still_ticking);
 }
 
 static void tick_probe(void *arg)
@@ -500,10 +503,10 @@ TEST(tick, runs_only_while_threads_share_a_cpu)
 {
 	static struct tick_test t;
 	unsigned cpu, self = smp_processor_id(), target = self;
-	u32 still_ticking = 0;
+	atomic_t still_ticking = ATOMIC_INIT(0);
 
 	smp_run_all(tick_alone, &still_ticking);
-	EXPECT_EQ(still_ticking, 0);
+	EXPECT_EQ(atomic_read(&still_ticking), 0);
 
 	for_each_online_cpu(cpu)
 		if (cpu != self)
@@ -518,8 +521,8 @@ TEST(tick, runs_only_while_threads_share_a_cpu)
 	wake_up_process(b);
 	kthread_join(a);
 	kthread_join(b);
-	EXPECT_EQ(t.interrupts_seen, 2);
-	EXPECT_EQ(t.ticking, 2);
+	EXPECT_EQ(atomic_read(&t.interrupts_seen), 2);
+	EXPECT_EQ(atomic_read(&t.ticking), 2);
 
 	/* Idle CPUs: an IPI that interrupts one finds its tick stopped (once it got there). */
 	for_each_online_cpu(cpu) {

@@ -22,9 +22,11 @@ struct tlb_test {
 	uintptr_t small, huge; /* a run of 4 KiB pages and one 2 MiB page */
 	unsigned unmapper;     /* the CPU that unmaps (the boot CPU) */
 	bool all;	       /* every CPU runs the mm; else those of the unmapper's parity */
-	u32 ready, unmapped;   /* CPUs with warm TLBs; set once the unmap returned */
-	u32 errors, runners;
-	u32 stale;	       /* reads of the old contents after the unmap returned */
+	atomic_t ready;	       /* CPUs with warm TLBs */
+	u32 unmapped;	       /* set once the unmap returned */
+	atomic_t errors;
+	u32 runners;
+	atomic_t stale;	       /* reads of the old contents after the unmap returned */
 	u64 ipis[MAX_CPUS];    /* tlb_flush_ipis() before the unmap */
 	s32 unmap_ret;
 };
@@ -70,9 +72,9 @@ static void tlb_read_until_gone(struct tlb_test *t)
 			if (ret == -EFAULT || after)
 				left &= ~(1ULL << i);
 			if (ret == 0 && after)
-				__atomic_fetch_add(&t->stale, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->stale);
 			else if (ret == 0 && v != tlb_page_value(i))
-				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->errors);
 		}
 	}
 }
@@ -96,11 +98,11 @@ static void tlb_worker(void *arg)
 	for (unsigned i = 0; i < TLB_TEST_PAGES; i++) {
 		u64 v;
 		if (tlb_read_page(t, i, &v) || v != tlb_page_value(i))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 	}
-	__atomic_fetch_add(&t->ready, 1, __ATOMIC_RELEASE);
+	atomic_fetch_add_release(&t->ready, 1);
 	if (cpu == t->unmapper) {
-		while (__atomic_load_n(&t->ready, __ATOMIC_ACQUIRE) < t->runners)
+		while ((u32)atomic_read_acquire(&t->ready) < t->runners)
 			cpu_relax();
 		for_each_online_cpu(c)
 			t->ipis[c] = tlb_flush_ipis(c);
@@ -135,9 +137,9 @@ static void tlb_unmap_run(bool all)
 	mm_switch(NULL);
 
 	smp_run_all(tlb_worker, &t);
-	EXPECT_EQ(t.errors, 0);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
 	EXPECT_EQ(t.unmap_ret, 0);
-	EXPECT_EQ(t.stale, 0);
+	EXPECT_EQ(atomic_read(&t.stale), 0);
 	for_each_online_cpu(cpu) {
 		u64 got = tlb_flush_ipis(cpu) - t.ipis[cpu];
 		/* Exactly the other CPUs on the mm, once each, for all those pages. */
@@ -184,7 +186,7 @@ struct tlb_concurrent {
 	s32 rank[MAX_CPUS];   /* each CPU's k, or -1 if it only reads */
 	struct smp_sync sync[TLB_CONCURRENT_ROUNDS][2];
 	u32 unmapped[TLB_CONCURRENT_UNMAPPERS]; /* round + 1, once k's unmap returned */
-	u32 errors, stale;
+	atomic_t errors, stale;
 };
 
 static u64 tlb_concurrent_value(unsigned k, unsigned round)
@@ -212,9 +214,9 @@ static void tlb_concurrent_read_until_gone(struct tlb_concurrent *t, unsigned ro
 			if (ret == -EFAULT || after)
 				left &= ~(1u << k);
 			if (ret == 0 && after)
-				__atomic_fetch_add(&t->stale, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->stale);
 			else if (ret == 0 && v != tlb_concurrent_value(k, round))
-				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->errors);
 		}
 	}
 }
@@ -230,7 +232,7 @@ static void tlb_concurrent_worker(void *arg)
 		uintptr_t va = k >= 0 ? tlb_concurrent_va(t, (unsigned)k, r) : 0;
 		if (k >= 0 && (vma_map(t->mm, va, PAGE_SIZE, PROT_READ | PROT_WRITE, 0) ||
 			       user_write_u64(va, tlb_concurrent_value((unsigned)k, r))))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 		smp_sync_wait(&t->sync[r][0], n);
 		/* One window from the first read to the last (see tlb_worker). */
 		arch_user_access_begin();
@@ -238,12 +240,12 @@ static void tlb_concurrent_worker(void *arg)
 			u64 v;
 			if (probe_read_u64((void *)tlb_concurrent_va(t, j, r), &v) ||
 			    v != tlb_concurrent_value(j, r))
-				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->errors);
 		}
 		smp_sync_wait(&t->sync[r][1], n);
 		if (k >= 0) {
 			if (vma_unmap(t->mm, va, PAGE_SIZE))
-				__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+				atomic_inc(&t->errors);
 			smp_store_release(&t->unmapped[k], r + 1);
 		}
 		tlb_concurrent_read_until_gone(t, r);
@@ -264,8 +266,8 @@ TEST(tlb, concurrent_unmaps_leave_no_cpu_reading_an_unmapped_page)
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(tlb_concurrent_worker, &t);
-	EXPECT_EQ(t.errors, 0);
-	EXPECT_EQ(t.stale, 0);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
+	EXPECT_EQ(atomic_read(&t.stale), 0);
 	struct pt_counts c;
 	pt_count(t.mm, &c);
 	EXPECT_EQ(c.pages_4k, 0);

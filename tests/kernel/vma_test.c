@@ -170,7 +170,7 @@ TEST(vma, oom_no_leak)
 struct vma_concurrent {
 	struct mm *mm;
 	struct smp_sync start;
-	u32 errors;
+	atomic_t errors;
 };
 
 #define VMA_CONCURRENT_TOTAL 256 /* map/unmap pairs over all CPUs */
@@ -187,9 +187,9 @@ static void vma_concurrent_worker(void *arg)
 		uintptr_t va = base + (uintptr_t)(i % 8) * PAGE_SIZE;
 		if (vma_map(t->mm, va, PAGE_SIZE, RW, 0) || !vma_lookup(t->mm, va, &v) ||
 		    v.start != va || mm_fault(t->mm, va, FAULT_WRITE))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 		if (i % 8 == 7 && vma_unmap(t->mm, base, 8 * PAGE_SIZE))
-			__atomic_fetch_add(&t->errors, 1, __ATOMIC_RELAXED);
+			atomic_inc(&t->errors);
 	}
 }
 
@@ -202,7 +202,7 @@ TEST(vma, concurrent_map_unmap)
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(vma_concurrent_worker, &t);
-	EXPECT_EQ(t.errors, 0);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
 	/* Each CPU left at most its last partial round mapped, all inside its own slot. */
 	for (unsigned i = 0; i < t.mm->nr_vmas; i++)
 		EXPECT_LT(t.mm->vmas[i].end - ALIGN_DOWN(t.mm->vmas[i].start, GiB),
