@@ -94,7 +94,10 @@ static inline bool need_resched(void)
 	return READ_ONCE(current->preempt.need_resched);
 }
 
-/* Make p runnable if it sleeps; true if it did. Any context, any CPU. */
+/*
+ * Make p runnable if it sleeps; true if it did. Any context, any CPU. A full
+ * barrier first: the caller's stores are visible before p's state is read.
+ */
 bool wake_up_process(struct task *p);
 
 static inline void __set_current_state(enum task_state s)
@@ -103,9 +106,8 @@ static inline void __set_current_state(enum task_state s)
 }
 /*
  * With a full barrier: the condition check that follows cannot move before the store.
- * Pairs with the waker's ordering of its condition store before wake_up_process()
- * reads the state: the wait-queue lock (wake_up() and prepare_to_wait()), or a full
- * barrier of its own (kthread_stop()).
+ * Pairs with the smp_mb() at the start of wake_up_process(), which orders the
+ * waker's condition store before its read of the state.
  */
 static inline void set_current_state(enum task_state s)
 {

@@ -167,6 +167,13 @@ bool wake_up_process(struct task *p)
 	preempt_disable();
 	unsigned long flags = arch_irq_save();
 	struct rq *from, *to;
+	/*
+	 * The caller's condition store before the p->state read below. Pairs with the
+	 * smp_mb() in set_current_state(): either p sees the condition or we see it
+	 * sleeping. The run-queue lock cannot give this order: its acquire keeps later
+	 * accesses after it, not earlier stores before later loads.
+	 */
+	smp_mb();
 
 	for (;;) {
 		unsigned cpu = READ_ONCE(p->cpu);

@@ -227,12 +227,8 @@ int kthread_join(struct task *p)
 
 int kthread_stop(struct task *p)
 {
+	/* wake_up_process()'s barrier orders this before its read of p's state. */
 	WRITE_ONCE(p->should_stop, 1);
-	/*
-	 * should_stop before wake_up_process() reads p's state. Pairs with the smp_mb()
-	 * in set_current_state(): p sees should_stop, or we see it sleeping and wake it.
-	 */
-	smp_mb();
 	wake_up_process(p);
 	return kthread_join(p);
 }
