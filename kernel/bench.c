@@ -11,7 +11,7 @@
 #include <grace/string.h>
 #include <grace/time.h>
 
-#define BENCH_PHASE_MS_DEFAULT 300	/* long enough for thousands of lock hand-offs under TCG */
+#define BENCH_PHASE_MS_DEFAULT 300 /* long enough for thousands of lock hand-offs under TCG */
 #define BENCH_LINE_MAX 400
 #define BENCH_PROFILE_ROWS 20
 #define NO_BENCHES_HERE "this image has no benchmarks (make qemu TESTS=1 boots the one that has)"
@@ -32,7 +32,7 @@ extern const struct bench_case __benches_start[], __benches_end[];
  * Without the plugin this costs a few stores per phase.
  */
 volatile u8 bench_mark_channel[256] __aligned(256);
-static const char *bench_current = "none";	/* the running benchmark, for phase names */
+static const char *bench_current = "none"; /* the running benchmark, for phase names */
 static bool bench_percpu_sent;
 
 static void __noinline bench_mark_send(const char *msg)
@@ -77,7 +77,8 @@ u64 bench_phase_ns(void)
 	u64 ms;
 	if (!v || parse_u64(v, &ms) || ms == 0 || ms > 60000) {
 		if (v)
-			pr_warn("bench: bench_ms='%s' is not 1..60000; using %u\n", v, BENCH_PHASE_MS_DEFAULT);
+			pr_warn("bench: bench_ms='%s' is not 1..60000; using %u\n", v,
+				BENCH_PHASE_MS_DEFAULT);
 		ms = BENCH_PHASE_MS_DEFAULT;
 	}
 	return ms * NSEC_PER_MSEC;
@@ -90,7 +91,8 @@ void bench_report(const char *name, unsigned cpus, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rest, sizeof(rest), fmt, ap);
 	va_end(ap);
-	printk_raw("bench: %s arch=%s online=%u cpus=%u %s", name, arch_name, num_online_cpus(), cpus, rest);
+	printk_raw("bench: %s arch=%s online=%u cpus=%u %s", name, arch_name, num_online_cpus(),
+		   cpus, rest);
 }
 
 static bool bench_selected(const struct bench_case *b, const char *globs)

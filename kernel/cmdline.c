@@ -12,16 +12,28 @@
 
 static char cmdline_buf[CMDLINE_MAX];
 static struct {
-	const char *key, *value;	/* value is "" for a bare flag */
+	const char *key, *value; /* value is "" for a bare flag */
 } args[CMDLINE_MAX_ARGS];
 static unsigned nr_args;
 
 /* The parameters some part of Grace reads; anything else gets a warning. */
 static const char *const known_keys[] = {
-	"test", "bench", "spinlock", "quiet", "bench_ms", "profile", "ptlock",
-	"rcu_fanout_leaf", "rcu_fanout", "rcu_cpu_stall_timeout", "rcu_torture_broken",
-	/* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
-	"expect_cpus", "expect_hwids", "expect_mem_mib", "expect_nodes",
+    "test",
+    "bench",
+    "spinlock",
+    "quiet",
+    "bench_ms",
+    "profile",
+    "ptlock",
+    "rcu_fanout_leaf",
+    "rcu_fanout",
+    "rcu_cpu_stall_timeout",
+    "rcu_torture_broken",
+    /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
+    "expect_cpus",
+    "expect_hwids",
+    "expect_mem_mib",
+    "expect_nodes",
 };
 
 static bool cmdline_known(const char *key)

@@ -12,13 +12,13 @@
 #include <grace/spinlock.h>
 #include <grace/wait.h>
 
-#define CONSOLE_RING_SIZE 256	/* two full lines of the shell's; a power of two */
+#define CONSOLE_RING_SIZE 256 /* two full lines of the shell's; a power of two */
 
 static struct {
-	spinlock_t lock;	/* protects buf, head and tail; taken with interrupts off */
+	spinlock_t lock; /* protects buf, head and tail; taken with interrupts off */
 	char buf[CONSOLE_RING_SIZE];
-	u32 head, tail;		/* bytes ever written and read; head - tail is the fill */
-} ring = { .lock = SPINLOCK_INIT };
+	u32 head, tail; /* bytes ever written and read; head - tail is the fill */
+} ring = {.lock = SPINLOCK_INIT};
 
 static DEFINE_WAIT_QUEUE_HEAD(console_wq);
 

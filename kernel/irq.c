@@ -20,8 +20,8 @@ struct irq_line {
 	u64 count;
 };
 
-static struct irq_line irq_lines[NR_IRQ_LINES];	/* handler/arg set once, under irq_table_lock */
-static DEFINE_SPINLOCK(irq_table_lock);	/* protects registration: irq_lines[].handler and .arg */
+static struct irq_line irq_lines[NR_IRQ_LINES]; /* handler/arg set once, under irq_table_lock */
+static DEFINE_SPINLOCK(irq_table_lock); /* protects registration: irq_lines[].handler and .arg */
 
 void irq_enter(void)
 {

@@ -31,7 +31,7 @@ int boot_reserve(phys_addr_t base, u64 size)
 {
 	if (boot_info.nr_reserved == MAX_RESERVED)
 		return -ENOSPC;
-	boot_info.reserved[boot_info.nr_reserved++] = (struct mem_range){ base, size, 0 };
+	boot_info.reserved[boot_info.nr_reserved++] = (struct mem_range){base, size, 0};
 	return 0;
 }
 
@@ -40,10 +40,11 @@ static void boot_print_machine(void)
 	u64 ram = 0;
 	for (unsigned i = 0; i < boot_info.nr_mem; i++)
 		ram += boot_info.mem[i].size;
-	printk("Grace %s: %u CPUs described, booting on CPU %u (hwid %u), %llu MiB RAM in %u ranges, %u NUMA node%s\n",
-	       arch_name, boot_info.nr_cpus, boot_info.boot_cpu, boot_info.cpus[boot_info.boot_cpu].hwid,
-	       (unsigned long long)(ram >> 20), boot_info.nr_mem, boot_info.nr_nodes,
-	       boot_info.nr_nodes == 1 ? "" : "s");
+	printk("Grace %s: %u CPUs described, booting on CPU %u (hwid %u), %llu MiB RAM in %u "
+	       "ranges, %u NUMA node%s\n",
+	       arch_name, boot_info.nr_cpus, boot_info.boot_cpu,
+	       boot_info.cpus[boot_info.boot_cpu].hwid, (unsigned long long)(ram >> 20),
+	       boot_info.nr_mem, boot_info.nr_nodes, boot_info.nr_nodes == 1 ? "" : "s");
 	printk("cmdline: '%s'\n", boot_info.cmdline);
 }
 
@@ -58,12 +59,15 @@ static void boot_apply_cmdline(void)
 		if (!strcmp(v, "plain"))
 			spinlock_backoff = false;
 		else if (strcmp(v, "backoff"))
-			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n", v);
+			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n",
+				v);
 	}
-	printk("spinlock: ticket locks with %s\n", spinlock_backoff ? "proportional backoff" : "plain spinning");
+	printk("spinlock: ticket locks with %s\n",
+	       spinlock_backoff ? "proportional backoff" : "plain spinning");
 }
 
-/* The first thread of a test or benchmark boot: runs what the command line asks, then powers off. */
+/* The first thread of a test or benchmark boot: runs what the command line asks, then powers off.
+ */
 static int init_main(void *arg)
 {
 	(void)arg;
@@ -90,7 +94,7 @@ void __noreturn kernel_main(void)
 	percpu_setup(boot_info.nr_cpus);
 	arch_set_percpu_base(percpu_base(boot_cpu));
 	cpumask_set_cpu(&cpu_online_mask, boot_cpu);
-	sched_init();		/* before the first tick: the tick calls into the scheduler */
+	sched_init(); /* before the first tick: the tick calls into the scheduler */
 
 	arch_platform_init();
 	console_enable_input();
@@ -98,7 +102,7 @@ void __noreturn kernel_main(void)
 	smp_boot();
 
 	sched_start();
-	rcu_init();		/* after sched_start: its kthread and soft interrupt */
+	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */

@@ -25,7 +25,7 @@ static void panic_begin(void)
 	/* Fully ordered; the loser's acquire sees the winner's panic_cpu (and self if nested). */
 	if (!try_cmpxchg(&panic_cpu, &expected, self)) {
 		if (expected == self)
-			arch_shutdown(PANIC_EXIT_STATUS);	/* panicked while panicking */
+			arch_shutdown(PANIC_EXIT_STATUS); /* panicked while panicking */
 		smp_park_self();
 	}
 	WRITE_ONCE(printk_panic_mode, true);

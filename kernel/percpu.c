@@ -10,7 +10,8 @@
 #include <grace/sched.h>
 #include <grace/string.h>
 
-/* First in every copy: the copy's own address, for archs that read it through a segment (x86 %gs:0). */
+/* First in every copy: the copy's own address, for archs that read it through a segment (x86
+ * %gs:0). */
 __section(".percpu.first") uintptr_t percpu_self;
 /* Next in the header (the file is built with -fno-toplevel-reorder; percpu_setup checks). */
 __section(".percpu.first") struct task *current_task = &boot_task;
@@ -28,7 +29,8 @@ void percpu_setup(unsigned nr_cpus)
 	size_t size = (size_t)(__percpu_end - __percpu_start);
 
 	if ((uintptr_t)&current_task - (uintptr_t)&percpu_self != PERCPU_HEAD_CURRENT)
-		panic("percpu: current_task is not at offset %u of the per-CPU header", PERCPU_HEAD_CURRENT);
+		panic("percpu: current_task is not at offset %u of the per-CPU header",
+		      PERCPU_HEAD_CURRENT);
 	unsigned order = pages_order(size);
 
 	for (unsigned cpu = 0; cpu < nr_cpus; cpu++) {
@@ -49,5 +51,6 @@ void percpu_setup(unsigned nr_cpus)
 		per_cpu(current_task, cpu) = &per_cpu(idle_task, cpu);
 	}
 	if (boot_task.preempt.count != 1)
-		panic("percpu: set up inside a preempt-disabled section (count %d)", boot_task.preempt.count);
+		panic("percpu: set up inside a preempt-disabled section (count %d)",
+		      boot_task.preempt.count);
 }

@@ -14,16 +14,16 @@
 #include <grace/string.h>
 #include <asm/cpu.h>
 
-#define LOG_BUF_SIZE (64 * 1024)	/* enough for a 64-CPU boot and a full test run's tail */
+#define LOG_BUF_SIZE (64 * 1024) /* enough for a 64-CPU boot and a full test run's tail */
 #define LINE_MAX 512
 
 static char log_buf[LOG_BUF_SIZE];
-static size_t log_head;			/* total bytes ever logged; protected by printk_lock */
+static size_t log_head; /* total bytes ever logged; protected by printk_lock */
 /* Protects log_buf, log_head, console and console_midline, and orders the console's output. */
 static DEFINE_SPINLOCK(printk_lock);
-static const struct console *console;	/* NULL until console_init() */
-int console_loglevel = 7;		/* print levels below this; `quiet` sets 4 */
-bool printk_panic_mode;			/* set by panic(): take the lock with a bounded wait */
+static const struct console *console; /* NULL until console_init() */
+int console_loglevel = 7;	      /* print levels below this; `quiet` sets 4 */
+bool printk_panic_mode;		      /* set by panic(): take the lock with a bounded wait */
 
 static unsigned long printk_lock_acquire(bool *locked)
 {
@@ -104,7 +104,7 @@ static int emit_formatted(const char *prefix, const char *fmt, va_list ap, bool 
 
 int vprintk(const char *fmt, va_list ap)
 {
-	int level = 6;	/* KERN_INFO when no level is given */
+	int level = 6; /* KERN_INFO when no level is given */
 	if (fmt[0] == '<' && fmt[1] >= '0' && fmt[1] <= '7' && fmt[2] == '>') {
 		level = fmt[1] - '0';
 		fmt += 3;
@@ -139,7 +139,8 @@ void console_register(const struct console *con)
 	bool locked;
 	unsigned long flags = printk_lock_acquire(&locked);
 	console = con;
-	/* Replay what was logged before there was a console (the ring's oldest part may be gone). */
+	/* Replay what was logged before there was a console (the ring's oldest part may be gone).
+	 */
 	size_t start = log_head > LOG_BUF_SIZE ? log_head - LOG_BUF_SIZE : 0;
 	for (size_t i = start; i < log_head; i++)
 		con->write(&log_buf[i % LOG_BUF_SIZE], 1);

@@ -23,8 +23,8 @@
 #define PROFILE_PERIOD_NS (NSEC_PER_SEC / 1000)
 
 struct histogram {
-	u32 *counts;		/* [ksym_count() + 1] */
-	unsigned order;		/* of the allocation */
+	u32 *counts;	/* [ksym_count() + 1] */
+	unsigned order; /* of the allocation */
 };
 
 static DEFINE_PER_CPU(struct histogram, histogram);
@@ -59,9 +59,9 @@ static void profile_cpu_stop(void *arg)
 	this_cpu(sampling) = false;
 }
 
-static struct cpumask profile_mask;	/* CPUs sampled in the last run */
-static bool profile_running;		/* between profile_start() and profile_stop() */
-static bool profile_has_run;		/* there is a table to print */
+static struct cpumask profile_mask; /* CPUs sampled in the last run */
+static bool profile_running;	    /* between profile_start() and profile_stop() */
+static bool profile_has_run;	    /* there is a table to print */
 
 bool profile_active(void)
 {
@@ -140,7 +140,7 @@ void profile_print(const char *title, unsigned top)
 		u64 s = profile_sum(i);
 		total += s;
 		if (s)
-			rows[nrows++] = (struct profile_row){ s, i };
+			rows[nrows++] = (struct profile_row){s, i};
 	}
 	printk_raw("%s: %llu samples on %u CPUs", title, total, cpumask_weight(&profile_mask));
 	printk_raw("%14s  %-40s %7s", "count", "symbol", "share");
@@ -153,9 +153,10 @@ void profile_print(const char *title, unsigned top)
 		struct profile_row tmp = rows[r];
 		rows[r] = rows[best];
 		rows[best] = tmp;
-		const char *name = rows[r].sym < nsyms - 1 ? ksym_name(rows[r].sym) : "(outside kernel text)";
-		printk_raw("%14llu  %-40s %4llu.%02llu%%", rows[r].count, name, rows[r].count * 100 / total,
-			   rows[r].count * 10000 / total % 100);
+		const char *name =
+		    rows[r].sym < nsyms - 1 ? ksym_name(rows[r].sym) : "(outside kernel text)";
+		printk_raw("%14llu  %-40s %4llu.%02llu%%", rows[r].count, name,
+			   rows[r].count * 100 / total, rows[r].count * 10000 / total % 100);
 	}
 	printk_raw("%14llu  %-40s %7s", total, "total", "100.00%");
 	free_pages(rows, order);
@@ -163,7 +164,8 @@ void profile_print(const char *title, unsigned top)
 
 #define PROFILE_SHELL_ROWS 20
 
-SHELL_CMD(profile, "on|off|show", "the sampling profiler on every CPU: start, stop, print the table")
+SHELL_CMD(profile, "on|off|show",
+	  "the sampling profiler on every CPU: start, stop, print the table")
 {
 	if (argc != 2)
 		return SHELL_USAGE;

@@ -23,7 +23,7 @@
 #include <grace/test.h>
 #include <grace/time.h>
 
-#define TEST_MAX_FAILURE_LINES 8	/* per test; a loop of failures must not flood the log */
+#define TEST_MAX_FAILURE_LINES 8 /* per test; a loop of failures must not flood the log */
 #define TEST_NAME_MAX 96
 #define NO_TESTS_HERE "this image has no selftests (make qemu TESTS=1 boots the one that has)"
 
@@ -31,11 +31,11 @@ extern const struct test_case __testcases_start[], __testcases_end[];
 
 /* What the test now running has recorded; reset before each test starts. */
 static struct {
-	atomic_t failures;		/* failures may come from any CPU */
-	char reason[128];		/* the first failure; under reason_lock */
+	atomic_t failures; /* failures may come from any CPU */
+	char reason[128];  /* the first failure; under reason_lock */
 	const char *skip;
 } running_test;
-static DEFINE_SPINLOCK(reason_lock);	/* protects running_test.reason */
+static DEFINE_SPINLOCK(reason_lock); /* protects running_test.reason */
 
 bool test_fail(const char *file, int line, const char *fmt, ...)
 {

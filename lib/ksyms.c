@@ -78,7 +78,8 @@ void backtrace_print(uintptr_t pc, uintptr_t fp)
 	printk("Call trace:\n");
 	backtrace_print_one(pc);
 	for (int i = 0; i < BACKTRACE_MAX_FRAMES && arch_unwind(&fp, &pc); i++)
-		/* A return address points after the call; step back so the line names the caller. */
+		/* A return address points after the call; step back so the line names the caller.
+		 */
 		backtrace_print_one(pc - 1);
 }
 

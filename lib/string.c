@@ -38,7 +38,7 @@ void *memset(void *dst, int c, size_t n)
 	unsigned char *d = dst;
 	for (; n && (uintptr_t)d % WORD_SIZE; n--)
 		*d++ = (unsigned char)c;
-	unsigned long word = (unsigned char)c * (~0UL / 0xff);	/* c in every byte */
+	unsigned long word = (unsigned char)c * (~0UL / 0xff); /* c in every byte */
 	for (; n >= WORD_SIZE; n -= WORD_SIZE, d += WORD_SIZE)
 		*(unsigned long *)d = word;
 	while (n--)
@@ -182,10 +182,20 @@ int parse_u64(const char *s, u64 *out)
 	if (*s) {
 		unsigned shift = 0;
 		switch (*s) {
-		case 'K': case 'k': shift = 10; break;
-		case 'M': case 'm': shift = 20; break;
-		case 'G': case 'g': shift = 30; break;
-		default: return -EINVAL;
+		case 'K':
+		case 'k':
+			shift = 10;
+			break;
+		case 'M':
+		case 'm':
+			shift = 20;
+			break;
+		case 'G':
+		case 'g':
+			shift = 30;
+			break;
+		default:
+			return -EINVAL;
 		}
 		if (s[1])
 			return -EINVAL;

@@ -64,7 +64,7 @@ static void out_num(struct out *o, unsigned long long v, bool negative, unsigned
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
-	struct out o = { buf, size, 0 };
+	struct out o = {buf, size, 0};
 
 	for (; *fmt; fmt++) {
 		if (*fmt != '%') {
@@ -114,7 +114,8 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			break;
 		case 'p':
 			out_str(&o, "0x", 0, false);
-			out_num(&o, (uintptr_t)va_arg(ap, void *), false, 16, false, 16, '0', false);
+			out_num(&o, (uintptr_t)va_arg(ap, void *), false, 16, false, 16, '0',
+				false);
 			break;
 		case 's':
 			out_str(&o, va_arg(ap, const char *), width, left);

@@ -34,7 +34,7 @@ static struct {
 	u32 active;	 /* nonzero while injecting: the fast path reads only this */
 	u32 skip, count; /* under inject_lock */
 } inject;
-static DEFINE_SPINLOCK(inject_lock);	/* protects inject.skip, inject.count */
+static DEFINE_SPINLOCK(inject_lock); /* protects inject.skip, inject.count */
 
 void mm_inject_alloc_failures(unsigned skip, unsigned count)
 {

@@ -56,7 +56,8 @@ struct pt_table_stats {
 	u64 allocated, freed;
 };
 void pt_table_stats_sum(struct pt_table_stats *out);
-/* A table leaves the page tables for good; the caller frees its page (tlb_finish, after the flush). */
+/* A table leaves the page tables for good; the caller frees its page (tlb_finish, after the flush).
+ */
 void pt_table_retire(pte_t *table);
 
 /*

@@ -136,9 +136,10 @@ int kmap_image(pte_t *root, kmap_alloc_fn alloc)
 	if (!err)
 		err = kmap_image_range(root, __start_rodata, __end_rodata, PROT_READ, alloc);
 	if (!err)
-		err = kmap_image_range(root, __end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE, alloc);
-	if (!err)
-		err = kmap_image_range(root, boot_stack_guard + PAGE_SIZE, _end, PROT_READ | PROT_WRITE,
+		err = kmap_image_range(root, __end_rodata, boot_stack_guard, PROT_READ | PROT_WRITE,
 				       alloc);
+	if (!err)
+		err = kmap_image_range(root, boot_stack_guard + PAGE_SIZE, _end,
+				       PROT_READ | PROT_WRITE, alloc);
 	return err;
 }

@@ -19,18 +19,21 @@ static void mem_show_node(int node)
 	size_t len;
 	u64 buddy = 0;
 
-	/* The buddy total from the same snapshot as the per-order counts, not a second lock hold. */
+	/* The buddy total from the same snapshot as the per-order counts, not a second lock hold.
+	 */
 	node_free_area_counts(node, counts);
 	for (unsigned o = 0; o <= MAX_ORDER; o++)
 		buddy += counts[o] << o;
 	u64 managed = node_managed_pages(node), pcp = pcp_pages(node);
-	printk("node %d: %llu KiB free of %llu KiB (buddy %llu KiB, per-CPU lists %llu KiB)\n", node,
-	       (unsigned long long)((buddy + pcp) << PAGE_SHIFT >> 10),
+	printk("node %d: %llu KiB free of %llu KiB (buddy %llu KiB, per-CPU lists %llu KiB)\n",
+	       node, (unsigned long long)((buddy + pcp) << PAGE_SHIFT >> 10),
 	       (unsigned long long)(managed << PAGE_SHIFT >> 10),
-	       (unsigned long long)(buddy << PAGE_SHIFT >> 10), (unsigned long long)(pcp << PAGE_SHIFT >> 10));
+	       (unsigned long long)(buddy << PAGE_SHIFT >> 10),
+	       (unsigned long long)(pcp << PAGE_SHIFT >> 10));
 	len = scnprintf(line, sizeof(line), "  free blocks by order:");
 	for (unsigned o = 0; o <= MAX_ORDER; o++)
-		len += scnprintf(line + len, sizeof(line) - len, " %u:%llu", o, (unsigned long long)counts[o]);
+		len += scnprintf(line + len, sizeof(line) - len, " %u:%llu", o,
+				 (unsigned long long)counts[o]);
 	printk("%s\n", line);
 }
 
@@ -41,9 +44,9 @@ static void mem_show_cache(struct kmem_cache *c, void *arg)
 	/* The per-CPU counts are read without their locks: a snapshot can overshoot. */
 	u64 idle = s.free_objects + s.cpu_objects;
 	u64 in_use = s.objects > idle ? s.objects - idle : 0;
-	printk("  %-24s %6u %6u %8llu %8llu %8llu %8llu\n", kmem_cache_name(c), s.object_size, s.stride,
-	       (unsigned long long)s.slabs, (unsigned long long)s.objects, (unsigned long long)in_use,
-	       (unsigned long long)s.cpu_objects);
+	printk("  %-24s %6u %6u %8llu %8llu %8llu %8llu\n", kmem_cache_name(c), s.object_size,
+	       s.stride, (unsigned long long)s.slabs, (unsigned long long)s.objects,
+	       (unsigned long long)in_use, (unsigned long long)s.cpu_objects);
 	(*(unsigned *)arg)++;
 }
 
@@ -58,8 +61,8 @@ SHELL_CMD(mem, "", "free memory per node and order, slab caches with object coun
 		mem_show_node((int)n);
 	unsigned caches = 0;
 	printk("slab caches (objects in use = allocated, not free in slabs or per-CPU arrays):\n");
-	printk("  %-24s %6s %6s %8s %8s %8s %8s\n", "cache", "size", "stride", "slabs", "objects", "in use",
-	       "percpu");
+	printk("  %-24s %6s %6s %8s %8s %8s %8s\n", "cache", "size", "stride", "slabs", "objects",
+	       "in use", "percpu");
 	kmem_cache_for_each(mem_show_cache, &caches);
 	printk("  %u caches\n", caches);
 	if (mm_bad_free_count())

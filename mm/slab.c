@@ -38,7 +38,7 @@
 static struct kmem_cache cache_cache; /* where created caches' descriptors come from */
 /* Every cache that is set up, for listings; never on an allocation path. */
 static LIST_HEAD(slab_caches);
-static DEFINE_SPINLOCK(slab_caches_lock);	/* protects slab_caches (each cache's all_node) */
+static DEFINE_SPINLOCK(slab_caches_lock); /* protects slab_caches (each cache's all_node) */
 
 const char *kmem_cache_name(const struct kmem_cache *c)
 {
@@ -241,7 +241,7 @@ static struct page *slab_put_locked(struct kmem_cache *c, struct slab_node *n, s
 				n->nr_slabs--;
 				n->free_objs -= c->objects;
 			}
-			return s;	/* an RCU slab stays counted until slab_release_rcu_cb */
+			return s; /* an RCU slab stays counted until slab_release_rcu_cb */
 		}
 		page_list_add(&n->empty, s);
 		n->nr_empty++;
@@ -438,7 +438,7 @@ static void slab_release_empty(struct kmem_cache *c)
 void kmem_cache_shrink(struct kmem_cache *c)
 {
 	slab_drain_cpus(c);
-	slab_release_empty(c);	/* an RCU cache's after a grace period */
+	slab_release_empty(c); /* an RCU cache's after a grace period */
 }
 
 void kmem_cache_stats(struct kmem_cache *c, struct kmem_cache_stats *s)

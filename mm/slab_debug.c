@@ -28,7 +28,7 @@
 static atomic64_t report_count[SLAB_BUG_KINDS];
 static struct slab_debug_report last_report; /* under report_lock */
 static bool have_report;		     /* under report_lock */
-static DEFINE_SPINLOCK(report_lock);	/* protects last_report and have_report */
+static DEFINE_SPINLOCK(report_lock);	     /* protects last_report and have_report */
 
 static const char *const kind_name[SLAB_BUG_KINDS] = {
     [SLAB_BUG_DOUBLE_FREE] = "double free",
@@ -76,7 +76,7 @@ void slab_report(enum slab_debug_kind kind, struct kmem_cache *c, const void *ob
 	atomic64_inc(&report_count[kind]);
 	unsigned long flags = spin_lock_irqsave(&report_lock);
 	last_report = (struct slab_debug_report){
-		.kind = kind, .obj = obj, .caller = caller, .alloc_caller = alloc_caller};
+	    .kind = kind, .obj = obj, .caller = caller, .alloc_caller = alloc_caller};
 	strlcpy(last_report.cache, c->name, sizeof(last_report.cache));
 	have_report = true;
 	spin_unlock_irqrestore(&report_lock, flags);

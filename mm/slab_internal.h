@@ -54,7 +54,7 @@ struct kmem_cache {
 	struct slab_cpu *cpu; /* boot_info.nr_cpus entries, from the buddy */
 	unsigned cpu_order;
 	struct slab_node nodes[MAX_NODES];
-	struct list_head all_node;	/* on slab_caches, under slab_caches_lock */
+	struct list_head all_node; /* on slab_caches, under slab_caches_lock */
 };
 
 /* Set up c in place (static caches and created ones alike). 0 or -EINVAL / -ENOMEM. */

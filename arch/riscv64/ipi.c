@@ -64,8 +64,7 @@ void arch_send_ipi(const struct cpumask *mask)
 
 	if (use_sswi) {
 		/* mmio_write32's fence w,o makes the caller's earlier stores visible first. */
-		for_each_cpu(cpu, mask)
-		{
+		for_each_cpu(cpu, mask) {
 			const struct fdt_hart *h = &riscv_machine.harts[cpu];
 			mmio_write32(
 			    sswi_regs[h->sswi] + (uintptr_t)h->sswi_index * SSWI_SETSSIP_STRIDE, 1);
@@ -77,9 +76,9 @@ void arch_send_ipi(const struct cpumask *mask)
 	struct cpumask left = *mask;
 	while (cpumask_next(&left, 0) < MAX_CPUS) {
 		unsigned long base = ~0UL, bits = 0;
-		for_each_cpu(cpu, &left) base = MIN(base, (unsigned long)cpu_hartid(cpu));
 		for_each_cpu(cpu, &left)
-		{
+			base = MIN(base, (unsigned long)cpu_hartid(cpu));
+		for_each_cpu(cpu, &left) {
 			unsigned long off = cpu_hartid(cpu) - base;
 			if (off < BITS_PER_LONG) {
 				bits |= 1UL << off;

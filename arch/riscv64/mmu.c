@@ -53,7 +53,6 @@ static DEFINE_SPINLOCK(mmu_lock); /* protects pt_pool_used, ioremap_next, the ta
 static unsigned pt_pool_used;
 static uintptr_t ioremap_next = IOREMAP_BASE;
 
-
 /* Every table lives in the image, so its virtual address follows from the image offset. */
 static pte_t *table_of(pte_t pte)
 {

@@ -113,7 +113,6 @@ bool fixup_exception(struct regs *regs)
 	return true;
 }
 
-
 static void __noreturn fault_die(struct regs *regs, const char *access)
 {
 	char what[160];
@@ -156,7 +155,7 @@ static void trap_exception(struct regs *regs)
 		/* Physical memory protection or a bus error: no mapping to fix, maybe a fixup. */
 		if (fixup_exception(regs))
 			return;
-		fault_die(regs, regs->scause == EXC_INST_ACCESS	 ? "execute"
+		fault_die(regs, regs->scause == EXC_INST_ACCESS	   ? "execute"
 				: regs->scause == EXC_STORE_ACCESS ? "write"
 								   : "read");
 	default:

@@ -16,12 +16,12 @@
 
 struct tss {
 	u32 reserved0;
-	u64 rsp[3];			/* stacks for privilege changes: unused, no user mode */
+	u64 rsp[3]; /* stacks for privilege changes: unused, no user mode */
 	u64 reserved1;
-	u64 ist[7];			/* IST1..IST7 */
+	u64 ist[7]; /* IST1..IST7 */
 	u64 reserved2;
 	u16 reserved3;
-	u16 iomap_base;			/* past the limit: no I/O permission bitmap */
+	u16 iomap_base; /* past the limit: no I/O permission bitmap */
 } __packed;
 
 struct gate {
@@ -34,11 +34,11 @@ struct gate {
 	u32 reserved;
 } __packed;
 
-#define GDT_ENTRIES 5			/* null, code, data, TSS (two slots) */
-#define GDT_KERNEL_CODE 0x00af9a000000ffffULL	/* present, ring 0, code, L=1 (64-bit) */
-#define GDT_KERNEL_DATA 0x00cf92000000ffffULL	/* present, ring 0, data, writable */
-#define TSS_TYPE_AVAILABLE 0x89			/* present, 64-bit TSS, not busy */
-#define GATE_INTERRUPT 0x8e			/* present, ring 0, interrupt gate (clears IF) */
+#define GDT_ENTRIES 5			      /* null, code, data, TSS (two slots) */
+#define GDT_KERNEL_CODE 0x00af9a000000ffffULL /* present, ring 0, code, L=1 (64-bit) */
+#define GDT_KERNEL_DATA 0x00cf92000000ffffULL /* present, ring 0, data, writable */
+#define TSS_TYPE_AVAILABLE 0x89		      /* present, 64-bit TSS, not busy */
+#define GATE_INTERRUPT 0x8e		      /* present, ring 0, interrupt gate (clears IF) */
 
 /* Which IST slot each critical exception uses (1-based; 0 = the current stack). */
 #define IST_DOUBLE_FAULT 1
@@ -48,7 +48,7 @@ struct gate {
 #define VEC_DOUBLE_FAULT 8
 #define VEC_MACHINE_CHECK 18
 
-#define TRAP_STUB_SIZE 16		/* entry.S aligns each vector's stub to 16 bytes */
+#define TRAP_STUB_SIZE 16 /* entry.S aligns each vector's stub to 16 bytes */
 
 struct x86_cpu_tables {
 	u64 gdt[GDT_ENTRIES];
@@ -71,17 +71,17 @@ static void idt_build(void)
 {
 	for (unsigned v = 0; v < 256; v++) {
 		uintptr_t stub = (uintptr_t)x86_trap_stubs + v * TRAP_STUB_SIZE;
-		u8 ist = v == VEC_DOUBLE_FAULT ? IST_DOUBLE_FAULT
-			 : v == VEC_NMI	       ? IST_NMI
+		u8 ist = v == VEC_DOUBLE_FAULT	  ? IST_DOUBLE_FAULT
+			 : v == VEC_NMI		  ? IST_NMI
 			 : v == VEC_MACHINE_CHECK ? IST_MACHINE_CHECK
 						  : 0;
 		idt[v] = (struct gate){
-			.offset_low = (u16)stub,
-			.selector = KERNEL_CS,
-			.ist = ist,
-			.type_attr = GATE_INTERRUPT,
-			.offset_mid = (u16)(stub >> 16),
-			.offset_high = (u32)(stub >> 32),
+		    .offset_low = (u16)stub,
+		    .selector = KERNEL_CS,
+		    .ist = ist,
+		    .type_attr = GATE_INTERRUPT,
+		    .offset_mid = (u16)(stub >> 16),
+		    .offset_high = (u32)(stub >> 32),
 		};
 	}
 	idt_ready = true;
@@ -101,7 +101,7 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 	struct x86_cpu_tables *t = &cpu_tables[slot];
 
 	if (!idt_ready)
-		idt_build();	/* first on the boot CPU, before any other CPU runs */
+		idt_build(); /* first on the boot CPU, before any other CPU runs */
 
 	memset(t, 0, sizeof(*t));
 	t->gdt[KERNEL_CS / 8] = GDT_KERNEL_CODE;
@@ -111,8 +111,8 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 	t->tss.iomap_base = sizeof(t->tss);
 	gdt_set_tss(t->gdt, &t->tss);
 
-	struct table_register gdtr = { sizeof(t->gdt) - 1, (uintptr_t)t->gdt };
-	struct table_register idtr = { sizeof(idt) - 1, (uintptr_t)idt };
+	struct table_register gdtr = {sizeof(t->gdt) - 1, (uintptr_t)t->gdt};
+	struct table_register idtr = {sizeof(idt) - 1, (uintptr_t)idt};
 
 	/* Reload CS with a far return, then the data segments; FS/GS are left alone (GS base!). */
 	__asm__ volatile("lgdt %0\n\t"

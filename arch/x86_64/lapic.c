@@ -42,13 +42,13 @@
 #define LVT_MASKED (1u << 16)
 #define LVT_DELIVERY_NMI 0x400
 #define LVT_TIMER_TSC_DEADLINE (2u << 17)
-#define TIMER_DIV_16 0x3		/* divide configuration encoding for /16 */
-#define ICR_BUSY (1u << 12)		/* delivery status: send pending */
-#define ICR_DEST_SHIFT 24		/* in ICR_HIGH */
-#define ICR_ALL_BUT_SELF (3u << 18)	/* destination shorthand */
+#define TIMER_DIV_16 0x3	    /* divide configuration encoding for /16 */
+#define ICR_BUSY (1u << 12)	    /* delivery status: send pending */
+#define ICR_DEST_SHIFT 24	    /* in ICR_HIGH */
+#define ICR_ALL_BUT_SELF (3u << 18) /* destination shorthand */
 #define ICR_FIXED 0x000
 
-#define APIC_BASE_ENABLE (1ULL << 11)	/* MSR_APIC_BASE global enable */
+#define APIC_BASE_ENABLE (1ULL << 11) /* MSR_APIC_BASE global enable */
 #define APIC_BASE_ADDR_MASK 0xffffffffff000ULL
 
 /*
@@ -57,11 +57,11 @@
  */
 #define ICR_SPIN_LIMIT 1000000
 #define CALIBRATE_NS (10 * NSEC_PER_MSEC)
-#define TIMER_MAX_DELTA_NS (1ULL << 40)	/* about 18 minutes: keeps the tick product in range */
+#define TIMER_MAX_DELTA_NS (1ULL << 40) /* about 18 minutes: keeps the tick product in range */
 
-static uintptr_t lapic;			/* virtual base, set once by the boot CPU */
+static uintptr_t lapic; /* virtual base, set once by the boot CPU */
 static bool tsc_deadline;
-static u64 lapic_ticks_mult;		/* timer ticks per ns, << 32 */
+static u64 lapic_ticks_mult; /* timer ticks per ns, << 32 */
 static u64 lapic_hz;
 
 static u32 lapic_read(u32 reg)
@@ -143,8 +143,8 @@ static void lapic_timer_setup(void)
 		lapic_write(LAPIC_LVT_TIMER, LVT_TIMER_TSC_DEADLINE | TIMER_VECTOR);
 	} else {
 		lapic_write(LAPIC_TIMER_DIV, TIMER_DIV_16);
-		lapic_write(LAPIC_LVT_TIMER, TIMER_VECTOR);	/* one-shot */
-		lapic_write(LAPIC_TIMER_INIT, 0);		/* stopped */
+		lapic_write(LAPIC_LVT_TIMER, TIMER_VECTOR); /* one-shot */
+		lapic_write(LAPIC_TIMER_INIT, 0);	    /* stopped */
 	}
 }
 
@@ -161,7 +161,7 @@ void lapic_init_cpu(void)
 	lapic_write(LAPIC_ESR, 0);
 	lapic_write(LAPIC_ESR, 0);
 	lapic_timer_setup();
-	lapic_eoi();	/* in case the firmware left one in service */
+	lapic_eoi(); /* in case the firmware left one in service */
 }
 
 /* Count LAPIC timer ticks (divide by 16) over CALIBRATE_NS of the TSC clock. */
@@ -182,7 +182,7 @@ static void lapic_timer_calibrate(void)
 	if (lapic_hz == 0 || lapic_hz >= (1ULL << 32)) {
 		pr_err("lapic: timer rate %llu Hz is implausible; assuming 62.5 MHz\n",
 		       (unsigned long long)lapic_hz);
-		lapic_hz = 62500000;	/* QEMU's 1 GHz APIC clock divided by 16 */
+		lapic_hz = 62500000; /* QEMU's 1 GHz APIC clock divided by 16 */
 	}
 	lapic_ticks_mult = (lapic_hz << 32) / NSEC_PER_SEC;
 }
@@ -203,8 +203,9 @@ void lapic_init_bsp(void)
 	if (tsc_deadline)
 		printk("lapic: APIC id %u, timer in TSC-deadline mode\n", lapic_id());
 	else
-		printk("lapic: APIC id %u, one-shot timer at %llu kHz (calibrated against the TSC)\n",
-		       lapic_id(), (unsigned long long)(lapic_hz / 1000));
+		printk(
+		    "lapic: APIC id %u, one-shot timer at %llu kHz (calibrated against the TSC)\n",
+		    lapic_id(), (unsigned long long)(lapic_hz / 1000));
 }
 
 void arch_timer_arm(u64 deadline_ns)
@@ -224,7 +225,7 @@ void arch_timer_arm(u64 deadline_ns)
 		delta = TIMER_MAX_DELTA_NS;
 	u64 ticks = (u64)(((unsigned __int128)delta * lapic_ticks_mult) >> 32);
 	if (ticks == 0)
-		ticks = 1;	/* 0 would stop the timer instead of firing it */
+		ticks = 1; /* 0 would stop the timer instead of firing it */
 	if (ticks > 0xffffffffu)
 		ticks = 0xffffffffu;
 	lapic_write(LAPIC_TIMER_INIT, (u32)ticks);

@@ -58,12 +58,12 @@ static pt_page image_pool[IMAGE_POOL_PAGES];
 static unsigned image_pool_used;
 static pt_page pd_pool[PD_POOL_PAGES];
 static unsigned pd_pool_used;
-static u64 *dm_pd[PD_POOL_PAGES];	/* the page directory of each GiB, or NULL */
-static DEFINE_SPINLOCK(mmu_lock);	/* protects dm_pd[], pd_pool_used, direct-map entries */
+static u64 *dm_pd[PD_POOL_PAGES]; /* the page directory of each GiB, or NULL */
+static DEFINE_SPINLOCK(mmu_lock); /* protects dm_pd[], pd_pool_used, direct-map entries */
 
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 
-extern u64 boot_pml4[];			/* boot.S, identity-mapped physical address */
+extern u64 boot_pml4[]; /* boot.S, identity-mapped physical address */
 extern char _end[];
 
 static u64 table_entry(const void *table)
@@ -164,9 +164,10 @@ void mmu_init(void)
 		if (r->base + r->size > DIRECT_MAP_MAX) {
 			/* Unmapped RAM must not reach the page allocator: clip it. */
 			u64 keep = r->base < DIRECT_MAP_MAX ? DIRECT_MAP_MAX - r->base : 0;
-			pr_warn("mmu: RAM above %llu GiB is not mapped; dropping %llu MiB at %llx\n",
-				DIRECT_MAP_MAX / GiB, (unsigned long long)((r->size - keep) >> 20),
-				(unsigned long long)(r->base + keep));
+			pr_warn(
+			    "mmu: RAM above %llu GiB is not mapped; dropping %llu MiB at %llx\n",
+			    DIRECT_MAP_MAX / GiB, (unsigned long long)((r->size - keep) >> 20),
+			    (unsigned long long)(r->base + keep));
 			r->size = keep;
 		}
 		if (r->size && !dm_map_range_locked(r->base, r->size, DM_FLAGS_RAM))
@@ -195,7 +196,7 @@ void mmu_init(void)
 static bool mmu_addr_readable(uintptr_t va)
 {
 	const u64 *table = kernel_pml4;
-	static const unsigned shifts[] = { 39, 30, 21, 12 };
+	static const unsigned shifts[] = {39, 30, 21, 12};
 
 	/* Non-canonical addresses would fault with #GP, not #PF. */
 	if ((u64)((s64)(va << 16) >> 16) != va)
@@ -205,7 +206,7 @@ static bool mmu_addr_readable(uintptr_t va)
 		if (!(e & PTE_PRESENT))
 			return false;
 		if (level == 3 || (level > 0 && (e & PTE_LARGE)))
-			return !(e & PTE_PCD);	/* device memory: reading may have side effects */
+			return !(e & PTE_PCD); /* device memory: reading may have side effects */
 		table = phys_to_virt(e & PTE_ADDR_MASK);
 	}
 	return false;

@@ -11,11 +11,11 @@
 #define MSR_FS_BASE 0xc0000100
 #define MSR_GS_BASE 0xc0000101
 
-#define EFER_LME (1 << 8)	/* long mode enable */
-#define EFER_NXE (1 << 11)	/* no-execute bit in page tables */
+#define EFER_LME (1 << 8)  /* long mode enable */
+#define EFER_NXE (1 << 11) /* no-execute bit in page tables */
 
 #define CR0_PE (1 << 0)
-#define CR0_WP (1 << 16)	/* supervisor writes honour read-only pages */
+#define CR0_WP (1 << 16) /* supervisor writes honour read-only pages */
 #define CR0_PG (1 << 31)
 #define CR4_PAE (1 << 5)
 #define CR4_PGE (1 << 7)
@@ -54,7 +54,8 @@ struct cpuid_regs {
 static inline struct cpuid_regs cpuid(u32 leaf, u32 subleaf)
 {
 	struct cpuid_regs r;
-	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+	__asm__ volatile("cpuid"
+			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
 			 : "a"(leaf), "c"(subleaf));
 	return r;
 }

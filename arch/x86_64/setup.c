@@ -26,19 +26,19 @@
 #define COM1_PORT 0x3f8
 #define COM1_IRQ 4
 
-#define LOW_MEMORY_END 0x100000		/* real-mode addressable memory: BIOS data, EBDA, ROMs */
-#define TRAMPOLINE_MIN 0x1000		/* keep the real-mode IVT page out of the running */
+#define LOW_MEMORY_END 0x100000 /* real-mode addressable memory: BIOS data, EBDA, ROMs */
+#define TRAMPOLINE_MIN 0x1000	/* keep the real-mode IVT page out of the running */
 #define FOUR_GIB 0x100000000ULL
-#define XAPIC_BROADCAST_ID 0xff		/* xAPIC ids are 8 bits and 0xff means "all" */
+#define XAPIC_BROADCAST_ID 0xff /* xAPIC ids are 8 bits and 0xff means "all" */
 
 #define CPUID_HYPERVISOR_LEAF 0x40000000
 #define CPUID1_ECX_HYPERVISOR (1u << 31)
 
 struct x86_platform x86_platform;
-bool x86_relax_with_pause;		/* see asm/cpu.h */
+bool x86_relax_with_pause; /* see asm/cpu.h */
 static struct mb2_info mb2;
 static struct acpi_info acpi;
-static u32 node_domain[MAX_NODES];	/* dense node id -> SRAT proximity domain */
+static u32 node_domain[MAX_NODES]; /* dense node id -> SRAT proximity domain */
 
 static u8 bsp_ist_stacks[IST_STACKS][IST_STACK_SIZE] __aligned(16);
 
@@ -58,7 +58,7 @@ static void boot_add_ram(phys_addr_t base, u64 size, int node)
 			(unsigned long long)base, (unsigned long long)size);
 		return;
 	}
-	boot_info.mem[boot_info.nr_mem++] = (struct mem_range){ base, size, node };
+	boot_info.mem[boot_info.nr_mem++] = (struct mem_range){base, size, node};
 }
 
 static void boot_reserve_or_warn(phys_addr_t base, u64 size, const char *what)
@@ -82,7 +82,8 @@ static phys_addr_t pick_trampoline_page(phys_addr_t info_pa, u32 info_size)
 		if (e->type != MB2_MEM_AVAILABLE || e->base >= LOW_MEMORY_END)
 			continue;
 		phys_addr_t lo = MAX(ALIGN_UP(e->base, PAGE_SIZE), (phys_addr_t)TRAMPOLINE_MIN);
-		phys_addr_t hi = ALIGN_DOWN(MIN(e->base + e->length, (u64)LOW_MEMORY_END), PAGE_SIZE);
+		phys_addr_t hi =
+		    ALIGN_DOWN(MIN(e->base + e->length, (u64)LOW_MEMORY_END), PAGE_SIZE);
 		for (phys_addr_t p = hi; p >= lo + PAGE_SIZE; p -= PAGE_SIZE) {
 			phys_addr_t page = p - PAGE_SIZE;
 			bool busy = overlaps(page, PAGE_SIZE, info_pa, info_size);
@@ -122,8 +123,8 @@ static void boot_parse_multiboot2(u32 magic, u32 info_pa)
 
 	boot_reserve_or_warn(info_pa, size, "the multiboot2 information");
 	for (unsigned i = 0; i < mb2.nr_modules; i++)
-		boot_reserve_or_warn(mb2.modules[i].start, mb2.modules[i].end - mb2.modules[i].start,
-				     "a boot module");
+		boot_reserve_or_warn(mb2.modules[i].start,
+				     mb2.modules[i].end - mb2.modules[i].start, "a boot module");
 	x86_platform.trampoline_phys = pick_trampoline_page(info_pa, size);
 	/* The first MiB: real-mode IVT, BIOS data, EBDA, and the trampoline page. */
 	boot_reserve_or_warn(0, LOW_MEMORY_END, "low memory");
@@ -148,8 +149,8 @@ static int node_of_domain(u32 domain)
 		if (node_domain[n] == domain)
 			return (int)n;
 	if (boot_info.nr_nodes == MAX_NODES) {
-		pr_warn("acpi: more than %u NUMA domains; domain %u folded into node 0\n", MAX_NODES,
-			domain);
+		pr_warn("acpi: more than %u NUMA domains; domain %u folded into node 0\n",
+			MAX_NODES, domain);
 		return 0;
 	}
 	node_domain[boot_info.nr_nodes] = domain;
@@ -208,27 +209,28 @@ static void boot_print_nodes(void)
 		for (unsigned i = 0; i < boot_info.nr_mem; i++)
 			if (boot_info.mem[i].node == (int)n)
 				ram += boot_info.mem[i].size;
-		printk("numa: node %u (SRAT domain %u): %u CPUs, %llu MiB\n", n, node_domain[n], cpus,
-		       (unsigned long long)(ram >> 20));
+		printk("numa: node %u (SRAT domain %u): %u CPUs, %llu MiB\n", n, node_domain[n],
+		       cpus, (unsigned long long)(ram >> 20));
 	}
 }
 
 static void boot_single_cpu(u32 apic_id)
 {
-	boot_info.cpus[0] = (struct cpu_desc){ apic_id, 0 };
+	boot_info.cpus[0] = (struct cpu_desc){apic_id, 0};
 	boot_info.nr_cpus = boot_info.nr_cpus_found = 1;
 	boot_info.boot_cpu = 0;
 }
 
 static void boot_parse_acpi(void)
 {
-	u32 boot_apic = cpuid(1, 0).ebx >> 24;	/* initial APIC id of this CPU */
+	u32 boot_apic = cpuid(1, 0).ebx >> 24; /* initial APIC id of this CPU */
 	const void *rsdp = mb2.rsdp_v2 ? mb2.rsdp_v2 : mb2.rsdp_v1;
 	size_t rsdp_len = mb2.rsdp_v2 ? mb2.rsdp_v2_len : mb2.rsdp_v1_len;
 
 	boot_info.nr_nodes = 1;
 	if (!rsdp) {
-		pr_err("acpi: the boot loader passed no RSDP; running on one CPU without I/O APIC\n");
+		pr_err(
+		    "acpi: the boot loader passed no RSDP; running on one CPU without I/O APIC\n");
 		boot_single_cpu(boot_apic);
 		return;
 	}
@@ -238,8 +240,9 @@ static void boot_parse_acpi(void)
 		return;
 	}
 	printk("acpi: RSDP rev %u (%s) via %s: %u CPUs enabled, %u I/O APICs, %u overrides%s\n",
-	       acpi.rsdp_revision, acpi.oem_id, acpi.xsdt ? "XSDT" : "RSDT", acpi_enabled_cpus(&acpi),
-	       acpi.nr_ioapics, acpi.nr_overrides, acpi.has_srat ? ", SRAT" : "");
+	       acpi.rsdp_revision, acpi.oem_id, acpi.xsdt ? "XSDT" : "RSDT",
+	       acpi_enabled_cpus(&acpi), acpi.nr_ioapics, acpi.nr_overrides,
+	       acpi.has_srat ? ", SRAT" : "");
 
 	x86_platform.lapic_phys = acpi.lapic_addr;
 	struct ioapic_config *io = &x86_platform.ioapic;
@@ -262,13 +265,14 @@ static void boot_parse_acpi(void)
 			continue;
 		}
 		if (c->apic_id >= XAPIC_BROADCAST_ID) {
-			pr_warn("acpi: CPU with APIC id %u needs x2APIC, which Grace does not use; skipped\n",
+			pr_warn("acpi: CPU with APIC id %u needs x2APIC, which Grace does not use; "
+				"skipped\n",
 				c->apic_id);
 			continue;
 		}
 		boot_info.nr_cpus_found++;
 		bool is_boot = c->apic_id == boot_apic;
-		unsigned room = MAX_CPUS - (boot_seen ? 0 : 1);	/* keep one slot for the boot CPU */
+		unsigned room = MAX_CPUS - (boot_seen ? 0 : 1); /* keep one slot for the boot CPU */
 		if (!is_boot && boot_info.nr_cpus >= room)
 			continue;
 		if (is_boot) {
@@ -276,11 +280,12 @@ static void boot_parse_acpi(void)
 			boot_info.boot_cpu = boot_info.nr_cpus;
 		}
 		boot_info.cpus[boot_info.nr_cpus++] =
-			(struct cpu_desc){ c->apic_id, acpi.has_srat ? node_of_domain(c->domain) : 0 };
+		    (struct cpu_desc){c->apic_id, acpi.has_srat ? node_of_domain(c->domain) : 0};
 	}
 	if (!boot_seen) {
-		pr_err("acpi: the MADT does not list the boot CPU (APIC id %u); running on it alone\n",
-		       boot_apic);
+		pr_err(
+		    "acpi: the MADT does not list the boot CPU (APIC id %u); running on it alone\n",
+		    boot_apic);
 		boot_single_cpu(boot_apic);
 	}
 	if (online_capable)
@@ -313,15 +318,15 @@ void __noreturn x86_boot_main(u32 magic, u32 info_pa)
 	uintptr_t ist_top[IST_STACKS];
 
 	boot_info.console = (struct console_desc){
-		.kind = CONSOLE_NS16550_PIO,
-		.base = COM1_PORT,
-		.reg_shift = 0,
-		.reg_io_width = 1,
-		.irq = COM1_IRQ,
+	    .kind = CONSOLE_NS16550_PIO,
+	    .base = COM1_PORT,
+	    .reg_shift = 0,
+	    .reg_io_width = 1,
+	    .irq = COM1_IRQ,
 	};
 	for (unsigned i = 0; i < IST_STACKS; i++)
 		ist_top[i] = (uintptr_t)bsp_ist_stacks[i] + IST_STACK_SIZE;
-	desc_init_cpu(MAX_CPUS, ist_top);	/* exceptions now reach die() */
+	desc_init_cpu(MAX_CPUS, ist_top); /* exceptions now reach die() */
 	x86_relax_with_pause = !running_on_tcg();
 
 	boot_parse_multiboot2(magic, info_pa);

@@ -26,11 +26,11 @@
 #include "processor.h"
 #include "x86_64.h"
 
-#define INIT_DELAY_NS (10 * NSEC_PER_MSEC)	/* SDM: INIT, then 10 ms */
-#define SIPI_DELAY_NS (200 * NSEC_PER_USEC)	/* SDM: 200 us after each SIPI */
-#define XAPIC_MAX_ID 0xff			/* the ICR's destination field is 8 bits */
+#define INIT_DELAY_NS (10 * NSEC_PER_MSEC)  /* SDM: INIT, then 10 ms */
+#define SIPI_DELAY_NS (200 * NSEC_PER_USEC) /* SDM: 200 us after each SIPI */
+#define XAPIC_MAX_ID 0xff		    /* the ICR's destination field is 8 bits */
 #define NO_CPU 0xffff
-#define IST_ORDER 3				/* 32 KiB: three 8 KiB IST stacks, rounded up */
+#define IST_ORDER 3 /* 32 KiB: three 8 KiB IST stacks, rounded up */
 
 /* ICR low word: delivery mode, level, trigger. */
 #define ICR_INIT 0x00000500
@@ -38,16 +38,16 @@
 #define ICR_LEVEL_ASSERT 0x00004000
 #define ICR_TRIGGER_LEVEL 0x00008000
 
-u16 x86_apic_to_cpu[XAPIC_MAX_ID + 1];	/* read by entry.S */
-uintptr_t x86_ap_stack[MAX_CPUS];	/* read by entry.S */
+u16 x86_apic_to_cpu[XAPIC_MAX_ID + 1]; /* read by entry.S */
+uintptr_t x86_ap_stack[MAX_CPUS];      /* read by entry.S */
 static uintptr_t ap_ist[MAX_CPUS][IST_STACKS];
-static bool ap_arrived[MAX_CPUS];	/* set by the AP as soon as it runs C code */
+static bool ap_arrived[MAX_CPUS]; /* set by the AP as soon as it runs C code */
 static u64 init_sent_ns;
 static bool trampoline_ready;
 
 extern char x86_trampoline_start[], x86_trampoline_end[];
 extern char x86_tramp_gdt_desc[], x86_tramp_far32[], x86_tramp_far64[], x86_tramp_cr3[],
-	x86_tramp_entry[], x86_tramp_gdt[], x86_tramp_32[], x86_tramp_64[];
+    x86_tramp_entry[], x86_tramp_gdt[], x86_tramp_32[], x86_tramp_64[];
 extern char x86_ap_entry64[];
 
 static void tramp_put32(u8 *page, const char *field, u32 v)
@@ -114,7 +114,7 @@ int arch_cpu_start(unsigned cpu, uintptr_t stack_top)
 		return -EINVAL;
 	u32 apic = boot_info.cpus[cpu].hwid;
 	if (apic > XAPIC_MAX_ID)
-		return -ERANGE;		/* would need x2APIC */
+		return -ERANGE; /* would need x2APIC */
 	if (!trampoline_ready)
 		return -ENODEV;
 

@@ -18,17 +18,17 @@
 #define PIT_HZ 1193182ULL
 #define PIT_CH2_DATA 0x42
 #define PIT_CMD 0x43
-#define PIT_CMD_CH2_MODE0 0xb0		/* channel 2, lo/hi byte, mode 0, binary */
-#define PIT_CMD_LATCH_CH2 0x80		/* latch channel 2's count */
-#define PORT_B 0x61			/* bit 0: channel 2 gate, bit 1: speaker */
+#define PIT_CMD_CH2_MODE0 0xb0 /* channel 2, lo/hi byte, mode 0, binary */
+#define PIT_CMD_LATCH_CH2 0x80 /* latch channel 2's count */
+#define PORT_B 0x61	       /* bit 0: channel 2 gate, bit 1: speaker */
 #define PORT_B_GATE2 0x01
 #define PORT_B_SPEAKER 0x02
 
-#define CALIBRATE_PIT_TICKS 11932	/* 10 ms of PIT */
+#define CALIBRATE_PIT_TICKS 11932 /* 10 ms of PIT */
 #define CALIBRATE_RUNS 3
-#define CALIBRATE_MAX_POLLS 10000000	/* a PIT that does not count must not hang boot */
-#define NS_SHIFT 32			/* ns = tsc delta * ns_mult >> NS_SHIFT */
-#define TSC_SHIFT 24			/* tsc delta = ns * tsc_mult >> TSC_SHIFT */
+#define CALIBRATE_MAX_POLLS 10000000 /* a PIT that does not count must not hang boot */
+#define NS_SHIFT 32		     /* ns = tsc delta * ns_mult >> NS_SHIFT */
+#define TSC_SHIFT 24		     /* tsc delta = ns * tsc_mult >> TSC_SHIFT */
 #define TSC_FALLBACK_HZ 1000000000ULL
 
 u64 tsc_hz;
@@ -58,7 +58,7 @@ static u64 tsc_calibrate_once(void)
 		u16 c = pit_read_ch2();
 		u64 b = rdtsc();
 		if (c > c0)
-			return 0;	/* wrapped: far too slow, or not counting at all */
+			return 0; /* wrapped: far too slow, or not counting at all */
 		if ((u16)(c0 - c) >= CALIBRATE_PIT_TICKS) {
 			/* Midpoints of the brackets around the two latches. */
 			u64 tsc = (a + b) / 2 - (t0 + t1) / 2;
@@ -91,7 +91,7 @@ u64 arch_clock_ns(void)
 {
 	u64 delta = rdtsc() - tsc_base;
 	if ((s64)delta < 0)
-		return 0;	/* a TSC a hair behind the boot CPU's, before tsc_base */
+		return 0; /* a TSC a hair behind the boot CPU's, before tsc_base */
 	return (u64)(((unsigned __int128)delta * ns_mult) >> NS_SHIFT);
 }
 

@@ -27,38 +27,37 @@
 #define VEC_PAGE_FAULT 14
 
 /* #PF error code bits */
-#define PF_PRESENT (1u << 0)	/* a protection violation, not a missing page */
+#define PF_PRESENT (1u << 0) /* a protection violation, not a missing page */
 #define PF_WRITE (1u << 1)
 #define PF_USER (1u << 2)
-#define PF_INSN (1u << 4)	/* an instruction fetch (with EFER.NXE) */
+#define PF_INSN (1u << 4) /* an instruction fetch (with EFER.NXE) */
 
 #define RFLAGS_IF (1u << 9)
 
-
 static const char *const exception_names[NR_EXCEPTIONS] = {
-	[0] = "divide error",
-	[1] = "debug exception",
-	[2] = "NMI",
-	[3] = "breakpoint",
-	[4] = "overflow",
-	[5] = "BOUND range exceeded",
-	[6] = "invalid opcode",
-	[7] = "device not available",
-	[8] = "double fault",
-	[9] = "coprocessor segment overrun",
-	[10] = "invalid TSS",
-	[11] = "segment not present",
-	[12] = "stack-segment fault",
-	[13] = "general protection fault",
-	[14] = "page fault",
-	[16] = "x87 floating-point error",
-	[17] = "alignment check",
-	[18] = "machine check",
-	[19] = "SIMD floating-point exception",
-	[20] = "virtualization exception",
-	[21] = "control protection exception",
-	[29] = "VMM communication exception",
-	[30] = "security exception",
+    [0] = "divide error",
+    [1] = "debug exception",
+    [2] = "NMI",
+    [3] = "breakpoint",
+    [4] = "overflow",
+    [5] = "BOUND range exceeded",
+    [6] = "invalid opcode",
+    [7] = "device not available",
+    [8] = "double fault",
+    [9] = "coprocessor segment overrun",
+    [10] = "invalid TSS",
+    [11] = "segment not present",
+    [12] = "stack-segment fault",
+    [13] = "general protection fault",
+    [14] = "page fault",
+    [16] = "x87 floating-point error",
+    [17] = "alignment check",
+    [18] = "machine check",
+    [19] = "SIMD floating-point exception",
+    [20] = "virtualization exception",
+    [21] = "control protection exception",
+    [29] = "VMM communication exception",
+    [30] = "security exception",
 };
 
 bool fixup_exception(struct regs *regs)
@@ -84,7 +83,6 @@ bool fixup_exception(struct regs *regs)
 	return false;
 }
 
-
 /*
  * A page fault: the address space may resolve it (demand paging); else the
  * fixup table may cover the instruction; else it is a kernel bug. The handler
@@ -95,14 +93,16 @@ bool fixup_exception(struct regs *regs)
 static void x86_page_fault(struct regs *regs)
 {
 	unsigned access = regs->error & PF_WRITE  ? FAULT_WRITE
-			: regs->error & PF_INSN	  ? FAULT_EXEC
+			  : regs->error & PF_INSN ? FAULT_EXEC
 						  : FAULT_READ;
 	if (kernel_fault_resolved(regs, regs->cr2, access, regs->rflags & RFLAGS_IF))
 		return;
 
 	char what[160];
 	snprintf(what, sizeof(what), "page fault: kernel %s at %016llx, %s%s",
-		 access == FAULT_EXEC ? "execute" : access == FAULT_WRITE ? "write" : "read",
+		 access == FAULT_EXEC	 ? "execute"
+		 : access == FAULT_WRITE ? "write"
+					 : "read",
 		 (unsigned long long)regs->cr2,
 		 regs->error & PF_PRESENT ? "protection violation" : "not mapped",
 		 kernel_fault_hint(regs->cr2, VMAP_BASE));
@@ -137,7 +137,7 @@ void x86_trap(struct regs *regs)
 	if (vector == SPURIOUS_VECTOR)
 		return;
 	if (vector >= PIC_VECTOR_BASE && vector < PIC_VECTOR_BASE + 16)
-		return;		/* a spurious 8259 interrupt: the PICs are masked, no EOI */
+		return; /* a spurious 8259 interrupt: the PICs are masked, no EOI */
 
 	irq_enter();
 	if (vector == TIMER_VECTOR) {
@@ -177,14 +177,15 @@ void arch_dump_regs(const struct regs *r)
 
 	printk("vector %llu (%s), error code 0x%llx\n", (unsigned long long)r->vector,
 	       r->vector < NR_EXCEPTIONS && exception_names[r->vector] ? exception_names[r->vector]
-								     : "interrupt",
+								       : "interrupt",
 	       (unsigned long long)r->error);
 	if (sym)
 		printk("RIP: %016llx %s+0x%lx/0x%lx\n", (unsigned long long)r->rip, sym, off, size);
 	else
 		printk("RIP: %016llx\n", (unsigned long long)r->rip);
 	printk("CS: %04llx RFLAGS: %016llx RSP: %016llx SS: %04llx\n", (unsigned long long)r->cs,
-	       (unsigned long long)r->rflags, (unsigned long long)r->rsp, (unsigned long long)r->ss);
+	       (unsigned long long)r->rflags, (unsigned long long)r->rsp,
+	       (unsigned long long)r->ss);
 	printk("CR2: %016llx CR3: %016llx GS base: %016llx\n", (unsigned long long)r->cr2,
 	       (unsigned long long)read_cr3(), (unsigned long long)r->gs_base);
 	printk("RAX: %016llx RBX: %016llx RCX: %016llx\n", (unsigned long long)r->rax,

@@ -32,7 +32,7 @@
 struct x86_platform {
 	u64 lapic_phys;
 	struct ioapic_config ioapic; /* the I/O APICs and overrides, vectors from IRQ_VECTOR_BASE */
-	phys_addr_t trampoline_phys;	/* a free page below 1 MiB for the AP trampoline, 0 if none */
+	phys_addr_t trampoline_phys; /* a free page below 1 MiB for the AP trampoline, 0 if none */
 };
 extern struct x86_platform x86_platform;
 
@@ -45,8 +45,8 @@ void mmu_init(void);
 void *mmu_map_phys(phys_addr_t pa, u64 len, bool uncached);
 /* True if [va, va + len) is mapped as ordinary (cached) memory: safe to read from the unwinder. */
 bool mmu_range_readable(uintptr_t va, size_t len);
-extern u64 x86_kernel_cr3;		/* the final kernel page tables */
-extern u64 x86_trampoline_cr3;		/* the boot tables: kernel mappings plus an identity map */
+extern u64 x86_kernel_cr3;     /* the final kernel page tables */
+extern u64 x86_trampoline_cr3; /* the boot tables: kernel mappings plus an identity map */
 
 /* desc.c */
 /* GDT, TSS (ist_top: the double-fault, NMI and machine-check stacks) and IDT for this CPU. */

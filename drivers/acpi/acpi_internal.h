@@ -5,9 +5,9 @@
 #include <grace/acpi.h>
 #include <grace/string.h>
 
-#define ACPI_HEADER_LEN 36		/* signature, length, revision, checksum, OEM ids, ... */
-#define ACPI_HDR_LENGTH 4		/* offset of the u32 length */
-#define ACPI_TABLE_MAX_LEN (1u << 20)	/* a larger static table is corrupt, not big */
+#define ACPI_HEADER_LEN 36	      /* signature, length, revision, checksum, OEM ids, ... */
+#define ACPI_HDR_LENGTH 4	      /* offset of the u32 length */
+#define ACPI_TABLE_MAX_LEN (1u << 20) /* a larger static table is corrupt, not big */
 
 static inline u16 acpi_u16(const u8 *p)
 {
@@ -37,9 +37,8 @@ static inline u64 acpi_u64(const u8 *p)
  * type < nmin and that is nonzero) or past the end is an error: -EINVAL, reported
  * with sig.
  */
-int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8 *min_len,
-		      u32 nmin, void (*fn)(const u8 *entry, struct acpi_info *out),
-		      struct acpi_info *out);
+int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8 *min_len, u32 nmin,
+		      void (*fn)(const u8 *entry, struct acpi_info *out), struct acpi_info *out);
 
 int acpi_parse_madt(const u8 *t, u32 len, struct acpi_info *out);
 int acpi_parse_srat(const u8 *t, u32 len, struct acpi_info *out);

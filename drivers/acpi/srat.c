@@ -11,17 +11,17 @@
 #define SRAT_ENTRIES 48
 
 enum {
-	SRAT_CPU_AFFINITY = 0,		/* 16 bytes: domain[7:0] @2, apic id @3, flags @4, domain[31:8] @9 */
-	SRAT_MEM_AFFINITY = 1,		/* 40 bytes: domain @2, base @8, length @16, flags @28 */
-	SRAT_X2APIC_AFFINITY = 2,	/* 24 bytes: domain @4, x2apic id @8, flags @12 */
+	SRAT_CPU_AFFINITY = 0, /* 16 bytes: domain[7:0] @2, apic id @3, flags @4, domain[31:8] @9 */
+	SRAT_MEM_AFFINITY = 1, /* 40 bytes: domain @2, base @8, length @16, flags @28 */
+	SRAT_X2APIC_AFFINITY = 2, /* 24 bytes: domain @4, x2apic id @8, flags @12 */
 };
 
 #define SRAT_FLAG_ENABLED 0x1
 
 static const u8 srat_min_len[] = {
-	[SRAT_CPU_AFFINITY] = 16,
-	[SRAT_MEM_AFFINITY] = 40,
-	[SRAT_X2APIC_AFFINITY] = 24,
+    [SRAT_CPU_AFFINITY] = 16,
+    [SRAT_MEM_AFFINITY] = 40,
+    [SRAT_X2APIC_AFFINITY] = 24,
 };
 
 static void srat_set_cpu_domain(struct acpi_info *out, u32 apic_id, u32 domain)
@@ -36,8 +36,8 @@ static void srat_parse_entry(const u8 *e, struct acpi_info *out)
 	switch (e[0]) {
 	case SRAT_CPU_AFFINITY:
 		if (acpi_u32(e + 4) & SRAT_FLAG_ENABLED)
-			srat_set_cpu_domain(out, e[3],
-					    e[2] | (u32)e[9] << 8 | (u32)e[10] << 16 | (u32)e[11] << 24);
+			srat_set_cpu_domain(
+			    out, e[3], e[2] | (u32)e[9] << 8 | (u32)e[10] << 16 | (u32)e[11] << 24);
 		break;
 	case SRAT_X2APIC_AFFINITY:
 		if (acpi_u32(e + 12) & SRAT_FLAG_ENABLED)
@@ -53,7 +53,7 @@ static void srat_parse_entry(const u8 *e, struct acpi_info *out)
 			break;
 		}
 		out->mem_affinity[out->nr_mem_affinity++] =
-			(struct acpi_mem_affinity){ base, length, acpi_u32(e + 2) };
+		    (struct acpi_mem_affinity){base, length, acpi_u32(e + 2)};
 		break;
 	}
 	default:

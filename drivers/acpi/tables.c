@@ -13,7 +13,7 @@
 #define RSDP_SIGNATURE "RSD PTR "
 #define RSDP_V1_LEN 20
 #define RSDP_V2_LEN 36
-#define RSDP_CHECKSUM_LEN RSDP_V1_LEN	/* the v1 checksum covers the first 20 bytes */
+#define RSDP_CHECKSUM_LEN RSDP_V1_LEN /* the v1 checksum covers the first 20 bytes */
 #define RSDP_OEMID 9
 #define RSDP_REVISION 15
 #define RSDP_RSDT 16
@@ -40,7 +40,7 @@ unsigned acpi_enabled_cpus(const struct acpi_info *info)
 /* Map and validate the table at pa; sig may be NULL to accept any. NULL on error. */
 static const u8 *acpi_map_table(acpi_map_fn map, void *ctx, u64 pa, const char *sig, u32 *len_out)
 {
-	char name[5] = { 0 };
+	char name[5] = {0};
 	const u8 *h = map(ctx, pa, ACPI_HEADER_LEN);
 	if (!h) {
 		pr_err("acpi: table at %llx is not in firmware memory\n", (unsigned long long)pa);
@@ -54,7 +54,8 @@ static const u8 *acpi_map_table(acpi_map_fn map, void *ctx, u64 pa, const char *
 	}
 	u32 len = acpi_u32(h + ACPI_HDR_LENGTH);
 	if (len < ACPI_HEADER_LEN || len > ACPI_TABLE_MAX_LEN) {
-		pr_err("acpi: table %s at %llx has bad length %u\n", name, (unsigned long long)pa, len);
+		pr_err("acpi: table %s at %llx has bad length %u\n", name, (unsigned long long)pa,
+		       len);
 		return NULL;
 	}
 	const u8 *t = map(ctx, pa, len);
@@ -90,8 +91,9 @@ static int acpi_parse_rsdp(const u8 *r, size_t len, struct acpi_info *out, u64 *
 	if (out->rsdp_revision >= 2) {
 		u32 full = len >= RSDP_V2_LEN ? acpi_u32(r + RSDP_LENGTH) : 0;
 		if (full < RSDP_V2_LEN || full > len || acpi_checksum(r, full) != 0) {
-			pr_err("acpi: RSDP revision %u has a bad length (%u) or extended checksum\n",
-			       out->rsdp_revision, full);
+			pr_err(
+			    "acpi: RSDP revision %u has a bad length (%u) or extended checksum\n",
+			    out->rsdp_revision, full);
 			return -EINVAL;
 		}
 		u64 x = acpi_u64(r + RSDP_XSDT);
@@ -107,8 +109,7 @@ static int acpi_parse_rsdp(const u8 *r, size_t len, struct acpi_info *out, u64 *
 	return 0;
 }
 
-int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
-	       struct acpi_info *out)
+int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx, struct acpi_info *out)
 {
 	u64 root_pa;
 	bool xsdt;
@@ -136,8 +137,9 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 		u64 pa = xsdt ? acpi_u64(root + off) : acpi_u32(root + off);
 		const u8 *h = pa ? map(ctx, pa, ACPI_HEADER_LEN) : NULL;
 		if (!h) {
-			pr_warn("acpi: root table entry %u (%llx) is not in firmware memory; skipped\n",
-				(off - ACPI_HEADER_LEN) / entry_size, (unsigned long long)pa);
+			pr_warn(
+			    "acpi: root table entry %u (%llx) is not in firmware memory; skipped\n",
+			    (off - ACPI_HEADER_LEN) / entry_size, (unsigned long long)pa);
 			continue;
 		}
 		if (!memcmp(h, "APIC", 4) && !madt_pa)
@@ -174,9 +176,8 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 	return 0;
 }
 
-int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8 *min_len,
-		      u32 nmin, void (*fn)(const u8 *entry, struct acpi_info *out),
-		      struct acpi_info *out)
+int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8 *min_len, u32 nmin,
+		      void (*fn)(const u8 *entry, struct acpi_info *out), struct acpi_info *out)
 {
 	if (len < first) {
 		pr_err("acpi: %s of %u bytes is too short\n", sig, len);
@@ -184,13 +185,15 @@ int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8
 	}
 	for (u32 off = first; off < len;) {
 		if (len - off < 2) {
-			pr_err("acpi: %s entry header at offset %u runs past the end (%u)\n", sig, off, len);
+			pr_err("acpi: %s entry header at offset %u runs past the end (%u)\n", sig,
+			       off, len);
 			return -EINVAL;
 		}
 		u8 type = t[off], elen = t[off + 1];
 		u8 need = type < nmin && min_len[type] ? min_len[type] : 2;
 		if (elen < need || elen > len - off) {
-			pr_err("acpi: %s entry type %u at offset %u has bad length %u (needs %u, %u left)\n",
+			pr_err("acpi: %s entry type %u at offset %u has bad length %u (needs %u, "
+			       "%u left)\n",
 			       sig, type, off, elen, need, len - off);
 			return -EINVAL;
 		}

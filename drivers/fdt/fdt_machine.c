@@ -342,13 +342,13 @@ static void scan_distance_map(struct scan *s, int node)
 			node_name(s, node));
 		return;
 	}
-	u8 (*d)[MAX_NODES] = s->m->distance;
+	u8(*d)[MAX_NODES] = s->m->distance;
 	for (u32 off = 0; off < len; off += 12) {
 		u64 from = fdt_cells(p + off, 1), to = fdt_cells(p + off + 4, 1);
 		u64 dist = fdt_cells(p + off + 8, 1);
 		if (from >= MAX_NODES || to >= MAX_NODES || dist == 0 || dist > 254) {
-			pr_warn("fdt: distance-map entry (%llu, %llu, %llu) skipped\n", from,
-				to, dist);
+			pr_warn("fdt: distance-map entry (%llu, %llu, %llu) skipped\n", from, to,
+				dist);
 			continue;
 		}
 		d[from][to] = (u8)dist;

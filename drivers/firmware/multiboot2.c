@@ -10,8 +10,8 @@
 #include <grace/printk.h>
 #include <grace/string.h>
 
-#define MB2_FIXED_HEADER 8		/* total_size, reserved */
-#define MB2_TAG_HEADER 8		/* type, size */
+#define MB2_FIXED_HEADER 8 /* total_size, reserved */
+#define MB2_TAG_HEADER 8   /* type, size */
 #define MB2_TAG_ALIGN 8
 
 enum {
@@ -25,12 +25,12 @@ enum {
 	MB2_TAG_ACPI_NEW = 15,
 };
 
-#define MB2_MMAP_HEADER 16		/* tag header, entry_size, entry_version */
-#define MB2_MMAP_ENTRY_MIN 24		/* base, length, type, reserved */
-#define MB2_MODULE_HEADER 16		/* tag header, mod_start, mod_end */
+#define MB2_MMAP_HEADER 16    /* tag header, entry_size, entry_version */
+#define MB2_MMAP_ENTRY_MIN 24 /* base, length, type, reserved */
+#define MB2_MODULE_HEADER 16  /* tag header, mod_start, mod_end */
 #define MB2_MEMINFO_SIZE 16
-#define ACPI_RSDP_V1_LEN 20		/* the ACPI 1.0 RSDP */
-#define ACPI_RSDP_V2_LEN 36		/* ACPI 2.0+: adds length, XSDT address, extended checksum */
+#define ACPI_RSDP_V1_LEN 20 /* the ACPI 1.0 RSDP */
+#define ACPI_RSDP_V2_LEN 36 /* ACPI 2.0+: adds length, XSDT address, extended checksum */
 
 static u32 get_u32(const u8 *p)
 {
@@ -79,7 +79,7 @@ static int mb2_parse_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 			out->nr_mmap_dropped++;
 			continue;
 		}
-		out->mmap[out->nr_mmap++] = (struct mb2_mmap_entry){ base, len, get_u32(e + 16) };
+		out->mmap[out->nr_mmap++] = (struct mb2_mmap_entry){base, len, get_u32(e + 16)};
 	}
 	return 0;
 }
@@ -100,7 +100,7 @@ static int mb2_parse_module(const u8 *tag, u32 size, struct mb2_info *out)
 		out->nr_modules_dropped++;
 		return 0;
 	}
-	out->modules[out->nr_modules++] = (struct mb2_module){ start, end, s };
+	out->modules[out->nr_modules++] = (struct mb2_module){start, end, s};
 	return 0;
 }
 
@@ -139,8 +139,8 @@ static int mb2_parse_tag(u32 type, const u8 *tag, u32 size, struct mb2_info *out
 	case MB2_TAG_ACPI_NEW: {
 		u32 need = type == MB2_TAG_ACPI_OLD ? ACPI_RSDP_V1_LEN : ACPI_RSDP_V2_LEN;
 		if (body_len < need) {
-			pr_err("multiboot2: ACPI RSDP tag %u holds %u bytes, needs %u\n", type, body_len,
-			       need);
+			pr_err("multiboot2: ACPI RSDP tag %u holds %u bytes, needs %u\n", type,
+			       body_len, need);
 			return -EINVAL;
 		}
 		if (type == MB2_TAG_ACPI_OLD) {
@@ -153,7 +153,7 @@ static int mb2_parse_tag(u32 type, const u8 *tag, u32 size, struct mb2_info *out
 		return 0;
 	}
 	default:
-		return 0;	/* framebuffer, ELF sections, EFI, ...: not ours */
+		return 0; /* framebuffer, ELF sections, EFI, ...: not ours */
 	}
 }
 
@@ -168,8 +168,10 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		return -EINVAL;
 	}
 	u32 total = get_u32(p);
-	if (total < MB2_FIXED_HEADER + MB2_TAG_HEADER || total > size || total > MB2_INFO_MAX_SIZE) {
-		pr_err("multiboot2: total_size %u is invalid (buffer holds %zu bytes)\n", total, size);
+	if (total < MB2_FIXED_HEADER + MB2_TAG_HEADER || total > size ||
+	    total > MB2_INFO_MAX_SIZE) {
+		pr_err("multiboot2: total_size %u is invalid (buffer holds %zu bytes)\n", total,
+		       size);
 		return -EINVAL;
 	}
 	out->total_size = total;
@@ -182,8 +184,8 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		}
 		u32 type = get_u32(p + off), tag_size = get_u32(p + off + 4);
 		if (tag_size < MB2_TAG_HEADER || tag_size > total - off) {
-			pr_err("multiboot2: tag %u at offset %u has size %u, past the end (%u)\n", type,
-			       off, tag_size, total);
+			pr_err("multiboot2: tag %u at offset %u has size %u, past the end (%u)\n",
+			       type, off, tag_size, total);
 			return -EINVAL;
 		}
 		if (type == MB2_TAG_END)
@@ -201,8 +203,8 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		pr_warn("multiboot2: memory map has %u more entries than the %u kept\n",
 			out->nr_mmap_dropped, MB2_MAX_MMAP);
 	if (out->nr_modules_dropped)
-		pr_warn("multiboot2: %u modules past the first %u ignored\n", out->nr_modules_dropped,
-			MB2_MAX_MODULES);
+		pr_warn("multiboot2: %u modules past the first %u ignored\n",
+			out->nr_modules_dropped, MB2_MAX_MODULES);
 	return 0;
 }
 

@@ -11,10 +11,10 @@
 #define PIC1_DATA 0x21
 #define PIC2_CMD 0xa0
 #define PIC2_DATA 0xa1
-#define PIC_ICW1_INIT_ICW4 0x11		/* edge, cascade, ICW4 follows */
+#define PIC_ICW1_INIT_ICW4 0x11 /* edge, cascade, ICW4 follows */
 #define PIC_ICW4_8086 0x01
 #define PIC_CASCADE_IRQ 2
-#define IO_DELAY_PORT 0x80		/* POST port: a write takes about 1 us on real PCs */
+#define IO_DELAY_PORT 0x80 /* POST port: a write takes about 1 us on real PCs */
 
 static void io_delay(void)
 {

@@ -18,25 +18,25 @@
 #define IOAPIC_REGSEL 0x00
 #define IOAPIC_WINDOW 0x10
 #define IOAPIC_REG_VERSION 0x01
-#define IOAPIC_REG_REDIR(pin) (0x10 + 2 * (pin))	/* low word; high word at +1 */
+#define IOAPIC_REG_REDIR(pin) (0x10 + 2 * (pin)) /* low word; high word at +1 */
 
 #define REDIR_ACTIVE_LOW (1u << 13)
 #define REDIR_LEVEL (1u << 15)
 #define REDIR_MASKED (1u << 16)
-#define REDIR_DEST_SHIFT 24		/* in the high word: physical APIC id */
+#define REDIR_DEST_SHIFT 24 /* in the high word: physical APIC id */
 
 #define ISA_IRQS 16
 
 struct ioapic {
-	uintptr_t base;			/* virtual */
+	uintptr_t base; /* virtual */
 	u32 gsi_base, nr_pins;
 };
 
 static const struct ioapic_config *config;
 static struct ioapic ioapics[ACPI_MAX_IOAPICS];
 static unsigned nr_ioapics;
-static s16 gsi_irq[IOAPIC_MAX_GSIS];	/* line passed to ioapic_unmask, by GSI */
-static DEFINE_SPINLOCK(ioapic_lock);	/* the REGSEL/WINDOW pair and gsi_irq */
+static s16 gsi_irq[IOAPIC_MAX_GSIS]; /* line passed to ioapic_unmask, by GSI */
+static DEFINE_SPINLOCK(ioapic_lock); /* the REGSEL/WINDOW pair and gsi_irq */
 
 static u32 ioapic_read(const struct ioapic *io, u32 reg)
 {
@@ -126,7 +126,8 @@ int ioapic_unmask(unsigned irq, u32 dest_apic_id)
 
 int ioapic_vector_irq(unsigned vector)
 {
-	if (!config || vector < config->vector_base || vector >= config->vector_base + IOAPIC_MAX_GSIS)
+	if (!config || vector < config->vector_base ||
+	    vector >= config->vector_base + IOAPIC_MAX_GSIS)
 		return -1;
 	return READ_ONCE(gsi_irq[vector - config->vector_base]);
 }

@@ -13,13 +13,13 @@
 #include <asm/io.h>
 
 /* 16550 register numbers (before reg-shift) and bits. */
-#define UART_RBR 0	/* receive buffer (read) */
-#define UART_THR 0	/* transmit holding (write) */
-#define UART_IER 1	/* interrupt enable */
-#define UART_FCR 2	/* FIFO control (write) */
-#define UART_LSR 5	/* line status */
+#define UART_RBR 0 /* receive buffer (read) */
+#define UART_THR 0 /* transmit holding (write) */
+#define UART_IER 1 /* interrupt enable */
+#define UART_FCR 2 /* FIFO control (write) */
+#define UART_LSR 5 /* line status */
 #define IER_RX_AVAILABLE 0x01
-#define FCR_ENABLE_CLEAR 0x07	/* enable FIFOs, clear both */
+#define FCR_ENABLE_CLEAR 0x07 /* enable FIFOs, clear both */
 #define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY 0x20
 
@@ -27,7 +27,7 @@
 #define UART_TX_SPIN_LIMIT 100000
 
 static struct {
-	uintptr_t base;		/* virtual address, or I/O port */
+	uintptr_t base; /* virtual address, or I/O port */
 	bool pio;
 	u32 shift, width;
 } uart;
@@ -79,7 +79,7 @@ static void uart_rx_interrupt(void *arg)
 		console_input((char)uart_read(UART_RBR));
 }
 
-static const struct console uart_console = { "ns16550", uart_console_write };
+static const struct console uart_console = {"ns16550", uart_console_write};
 
 void console_init(void)
 {
@@ -100,7 +100,7 @@ void console_init(void)
 		break;
 #endif
 	default:
-		return;	/* no console: printk keeps logging to the ring */
+		return; /* no console: printk keeps logging to the ring */
 	}
 	uart_write(UART_FCR, FCR_ENABLE_CLEAR);
 	console_register(&uart_console);

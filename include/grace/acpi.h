@@ -14,12 +14,12 @@
 
 #include <grace/types.h>
 
-#define ACPI_MAX_CPUS 256		/* xAPIC ids are 8 bits */
+#define ACPI_MAX_CPUS 256 /* xAPIC ids are 8 bits */
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_MAX_OVERRIDES 16
 #define ACPI_MAX_MEM_AFFINITY 16
 #define ACPI_NO_DOMAIN 0xffffffffu
-#define ACPI_MAX_LOCALITIES 16		/* SLIT rows kept; more domains: default distances */
+#define ACPI_MAX_LOCALITIES 16 /* SLIT rows kept; more domains: default distances */
 
 /* Interrupt source override flags (MPS INTI flags). */
 #define ACPI_POLARITY_MASK 0x3
@@ -31,22 +31,22 @@
 
 struct acpi_cpu {
 	u32 apic_id;
-	u32 uid;			/* ACPI processor UID */
-	bool enabled;			/* usable now */
-	bool online_capable;		/* disabled but may be brought up later (ACPI 6.3) */
-	u32 domain;			/* SRAT proximity domain, ACPI_NO_DOMAIN if none */
+	u32 uid;	     /* ACPI processor UID */
+	bool enabled;	     /* usable now */
+	bool online_capable; /* disabled but may be brought up later (ACPI 6.3) */
+	u32 domain;	     /* SRAT proximity domain, ACPI_NO_DOMAIN if none */
 };
 
 struct acpi_ioapic {
 	u32 id;
-	u32 addr;			/* physical MMIO base */
-	u32 gsi_base;			/* first global system interrupt it serves */
+	u32 addr;     /* physical MMIO base */
+	u32 gsi_base; /* first global system interrupt it serves */
 };
 
 struct acpi_override {
-	u8 bus, source;			/* ISA IRQ source */
+	u8 bus, source; /* ISA IRQ source */
 	u32 gsi;
-	u16 flags;			/* ACPI_POLARITY_*, ACPI_TRIGGER_* */
+	u16 flags; /* ACPI_POLARITY_*, ACPI_TRIGGER_* */
 };
 
 struct acpi_mem_affinity {
@@ -56,11 +56,11 @@ struct acpi_mem_affinity {
 
 struct acpi_info {
 	u8 rsdp_revision;
-	bool xsdt;			/* the root table used was the XSDT */
+	bool xsdt; /* the root table used was the XSDT */
 	char oem_id[7];
 	u64 lapic_addr;
-	bool pcat_compat;		/* legacy 8259 PICs present (mask them) */
-	struct acpi_cpu cpus[ACPI_MAX_CPUS];	/* in MADT order */
+	bool pcat_compat;		     /* legacy 8259 PICs present (mask them) */
+	struct acpi_cpu cpus[ACPI_MAX_CPUS]; /* in MADT order */
 	unsigned nr_cpus;
 	unsigned nr_cpus_dropped;
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
@@ -70,8 +70,8 @@ struct acpi_info {
 	bool has_srat;
 	struct acpi_mem_affinity mem_affinity[ACPI_MAX_MEM_AFFINITY];
 	unsigned nr_mem_affinity;
-	u8 slit[ACPI_MAX_LOCALITIES][ACPI_MAX_LOCALITIES];	/* by proximity domain */
-	unsigned slit_localities;	/* 0: no SLIT */
+	u8 slit[ACPI_MAX_LOCALITIES][ACPI_MAX_LOCALITIES]; /* by proximity domain */
+	unsigned slit_localities;			   /* 0: no SLIT */
 };
 
 /* Return a virtual pointer to physical [pa, pa + len), or NULL if that is not table memory. */

@@ -103,7 +103,7 @@ void irq_enter(void);
 void irq_exit(void);
 void ipi_interrupt(void);
 void timer_interrupt(struct regs *regs);
-void irq_dispatch(unsigned irq);	/* an external interrupt line fired */
+void irq_dispatch(unsigned irq); /* an external interrupt line fired */
 
 /*
  * Called last by every interrupt, with interrupts off, when the interrupted code

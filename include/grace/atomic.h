@@ -40,10 +40,10 @@
 #define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define smp_store_mb(x, v)                                     \
-	do {                                                   \
-		__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST); \
-		smp_mb();                                      \
+#define smp_store_mb(x, v)                                                                         \
+	do {                                                                                       \
+		__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST);                                     \
+		smp_mb();                                                                          \
 	} while (0)
 
 /*
@@ -55,19 +55,19 @@
 #define xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
 #define xchg_relaxed(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
 #define xchg_acquire(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQUIRE)
-#define try_cmpxchg(p, oldp, new) \
+#define try_cmpxchg(p, oldp, new)                                                                  \
 	__atomic_compare_exchange_n((p), (oldp), (new), false, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)
-#define try_cmpxchg_relaxed(p, oldp, new) \
+#define try_cmpxchg_relaxed(p, oldp, new)                                                          \
 	__atomic_compare_exchange_n((p), (oldp), (new), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
-#define try_cmpxchg_acquire(p, oldp, new) \
+#define try_cmpxchg_acquire(p, oldp, new)                                                          \
 	__atomic_compare_exchange_n((p), (oldp), (new), false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
-#define try_cmpxchg_release(p, oldp, new) \
+#define try_cmpxchg_release(p, oldp, new)                                                          \
 	__atomic_compare_exchange_n((p), (oldp), (new), false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)
-#define cmpxchg(p, old, new)                             \
-	({                                               \
-		__typeof__(*(p)) __cmpxchg_old = (old);  \
-		try_cmpxchg((p), &__cmpxchg_old, (new)); \
-		__cmpxchg_old;                           \
+#define cmpxchg(p, old, new)                                                                       \
+	({                                                                                         \
+		__typeof__(*(p)) __cmpxchg_old = (old);                                            \
+		try_cmpxchg((p), &__cmpxchg_old, (new));                                           \
+		__cmpxchg_old;                                                                     \
 	})
 
 /*
@@ -89,8 +89,14 @@ typedef struct {
 	s64 counter;
 } atomic64_t;
 
-#define ATOMIC_INIT(v) { (v) }
-#define ATOMIC64_INIT(v) { (v) }
+#define ATOMIC_INIT(v)                                                                             \
+	{                                                                                          \
+		(v)                                                                                \
+	}
+#define ATOMIC64_INIT(v)                                                                           \
+	{                                                                                          \
+		(v)                                                                                \
+	}
 
 /* atomic_t: read and set, relaxed or acquire/release. */
 static inline int atomic_read(const atomic_t *a)

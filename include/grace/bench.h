@@ -20,10 +20,10 @@ struct bench_case {
 	void (*fn)(void);
 };
 
-#define BENCH(name)                                                                    \
-	static void bench_##name(void);                                                \
-	static const struct bench_case __bench_##name __section(".benches") __used     \
-		__aligned(8) = { #name, bench_##name };                                \
+#define BENCH(name)                                                                                \
+	static void bench_##name(void);                                                            \
+	static const struct bench_case __bench_##name __section(".benches")                        \
+	    __used __aligned(8) = {#name, bench_##name};                                           \
 	static void bench_##name(void)
 
 /* Comma-separated globs; prints "benchmarks: done" at the end. 0, or 1 when none matched. */

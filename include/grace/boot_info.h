@@ -18,11 +18,11 @@
 struct mem_range {
 	phys_addr_t base;
 	u64 size;
-	int node;			/* NUMA node, 0 when the firmware gives none */
+	int node; /* NUMA node, 0 when the firmware gives none */
 };
 
 struct cpu_desc {
-	u32 hwid;			/* hart id (riscv64) or local APIC id (x86_64) */
+	u32 hwid; /* hart id (riscv64) or local APIC id (x86_64) */
 	int node;
 };
 
@@ -30,34 +30,35 @@ enum console_kind { CONSOLE_NONE, CONSOLE_NS16550_MMIO, CONSOLE_NS16550_PIO };
 
 struct console_desc {
 	enum console_kind kind;
-	phys_addr_t base;		/* MMIO address or I/O port */
-	u32 reg_shift;			/* register i is at base + (i << reg_shift) */
-	u32 reg_io_width;		/* 1 or 4 bytes per access */
-	u32 irq;			/* interrupt line at the interrupt controller, 0 if none */
+	phys_addr_t base; /* MMIO address or I/O port */
+	u32 reg_shift;	  /* register i is at base + (i << reg_shift) */
+	u32 reg_io_width; /* 1 or 4 bytes per access */
+	u32 irq;	  /* interrupt line at the interrupt controller, 0 if none */
 };
 
 struct boot_info {
-	struct mem_range mem[MAX_MEM_RANGES];	/* usable RAM as the firmware describes it */
+	struct mem_range mem[MAX_MEM_RANGES]; /* usable RAM as the firmware describes it */
 	unsigned nr_mem;
-	struct mem_range reserved[MAX_RESERVED];	/* inside RAM but not ours: firmware, DTB, modules */
+	struct mem_range
+	    reserved[MAX_RESERVED]; /* inside RAM but not ours: firmware, DTB, modules */
 	unsigned nr_reserved;
 
-	struct cpu_desc cpus[MAX_CPUS];	/* logical CPU i, dense 0..nr_cpus-1 */
+	struct cpu_desc cpus[MAX_CPUS]; /* logical CPU i, dense 0..nr_cpus-1 */
 	unsigned nr_cpus;
-	unsigned boot_cpu;		/* logical id of the CPU that booted */
-	unsigned nr_cpus_found;		/* usable CPUs described, before the MAX_CPUS cut */
+	unsigned boot_cpu;	/* logical id of the CPU that booted */
+	unsigned nr_cpus_found; /* usable CPUs described, before the MAX_CPUS cut */
 
-	unsigned nr_nodes;		/* 1 when the firmware describes no NUMA */
-	u8 node_distance[MAX_NODES][MAX_NODES];	/* DT distance-map or ACPI SLIT; 0: none */
+	unsigned nr_nodes;			/* 1 when the firmware describes no NUMA */
+	u8 node_distance[MAX_NODES][MAX_NODES]; /* DT distance-map or ACPI SLIT; 0: none */
 
 	char cmdline[CMDLINE_MAX];
 	struct console_desc console;
-	u64 timer_hz;			/* riscv64 timebase; x86_64: calibrated TSC rate */
+	u64 timer_hz; /* riscv64 timebase; x86_64: calibrated TSC rate */
 
-	phys_addr_t kernel_start, kernel_end;	/* the loaded image, physical */
+	phys_addr_t kernel_start, kernel_end; /* the loaded image, physical */
 
 	/* The raw firmware blob we booted with, kept only for the parser selftests. */
-	const void *fw_blob;		/* FDT (riscv64) or multiboot2 info (x86_64), virtual */
+	const void *fw_blob; /* FDT (riscv64) or multiboot2 info (x86_64), virtual */
 	u32 fw_blob_size;
 };
 

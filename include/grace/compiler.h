@@ -19,11 +19,11 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
-#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
-#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((__typeof__(x))(a)-1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
+#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

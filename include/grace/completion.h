@@ -11,11 +11,14 @@
 #define COMPLETION_ALL 0x7fffffffu
 
 struct completion {
-	u32 done;			/* completions not yet consumed; COMPLETION_ALL after complete_all() */
-	struct wait_queue_head wq;	/* its lock also protects done */
+	u32 done; /* completions not yet consumed; COMPLETION_ALL after complete_all() */
+	struct wait_queue_head wq; /* its lock also protects done */
 };
 
-#define COMPLETION_INIT(name) { 0, WAIT_QUEUE_HEAD_INIT((name).wq) }
+#define COMPLETION_INIT(name)                                                                      \
+	{                                                                                          \
+		0, WAIT_QUEUE_HEAD_INIT((name).wq)                                                 \
+	}
 
 void completion_init(struct completion *c);
 void complete(struct completion *c);

@@ -6,7 +6,7 @@
 
 struct console {
 	const char *name;
-	void (*write)(const char *s, size_t n);	/* called with printk's lock held, irqs off */
+	void (*write)(const char *s, size_t n); /* called with printk's lock held, irqs off */
 };
 
 /* Make con the console and replay the log written so far. */

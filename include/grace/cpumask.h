@@ -66,17 +66,22 @@ static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)
 	return MAX_CPUS;
 }
 
-static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b)
+static inline void cpumask_and(struct cpumask *dst, const struct cpumask *a,
+			       const struct cpumask *b)
 {
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		dst->bits[i] = READ_ONCE(a->bits[i]) & READ_ONCE(b->bits[i]);
 }
 
-#define for_each_cpu(cpu, mask) \
-	for ((cpu) = cpumask_next((mask), 0); (cpu) < MAX_CPUS; (cpu) = cpumask_next((mask), (cpu) + 1))
+#define for_each_cpu(cpu, mask)                                                                    \
+	for ((cpu) = cpumask_next((mask), 0); (cpu) < MAX_CPUS;                                    \
+	     (cpu) = cpumask_next((mask), (cpu) + 1))
 
 extern struct cpumask cpu_online_mask;
 #define for_each_online_cpu(cpu) for_each_cpu(cpu, &cpu_online_mask)
-static inline unsigned num_online_cpus(void) { return cpumask_weight(&cpu_online_mask); }
+static inline unsigned num_online_cpus(void)
+{
+	return cpumask_weight(&cpu_online_mask);
+}
 
 #endif

@@ -104,7 +104,7 @@ struct fdt_machine {
 	unsigned boot_index;	 /* harts[boot_index].hartid == the boot hart */
 	unsigned nr_nodes;
 	u8 distance[MAX_NODES][MAX_NODES]; /* /distance-map; 0 where it says nothing */
-	bool sstc; /* every usable hart has Sstc */
+	bool sstc;			   /* every usable hart has Sstc */
 	u64 timebase_hz;
 
 	struct console_desc console; /* kind CONSOLE_NONE when no ns16550 was found */

@@ -18,8 +18,8 @@
 /* NULL on out of memory. The thread may run on any online CPU until bound. */
 struct task *kthread_create(int (*fn)(void *arg), void *arg, const char *fmt, ...) __printf(3, 4);
 /* The same, bound to cpu from the start (its stack on cpu's node); NULL if cpu is not online. */
-struct task *kthread_create_on_cpu(int (*fn)(void *arg), void *arg, unsigned cpu, const char *fmt, ...)
-	__printf(4, 5);
+struct task *kthread_create_on_cpu(int (*fn)(void *arg), void *arg, unsigned cpu, const char *fmt,
+				   ...) __printf(4, 5);
 struct task *kthread_run(int (*fn)(void *arg), void *arg, const char *fmt, ...) __printf(3, 4);
 /* Restrict p to one CPU (any time; a running thread moves at its next switch). */
 int kthread_bind(struct task *p, unsigned cpu);

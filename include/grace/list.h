@@ -14,7 +14,10 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 
-#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define LIST_HEAD_INIT(name)                                                                       \
+	{                                                                                          \
+		&(name), &(name)                                                                   \
+	}
 #define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
 
 static inline void list_init(struct list_head *h)
@@ -37,8 +40,14 @@ static inline void list_insert(struct list_head *n, struct list_head *prev, stru
 }
 
 /* Add n right after the head (a stack) or right before it (a queue). */
-static inline void list_add(struct list_head *n, struct list_head *h) { list_insert(n, h, h->next); }
-static inline void list_add_tail(struct list_head *n, struct list_head *h) { list_insert(n, h->prev, h); }
+static inline void list_add(struct list_head *n, struct list_head *h)
+{
+	list_insert(n, h, h->next);
+}
+static inline void list_add_tail(struct list_head *n, struct list_head *h)
+{
+	list_insert(n, h->prev, h);
+}
 
 /* Unlink n and leave it pointing at itself, so list_empty(n) says it is on no list. */
 static inline void list_del_init(struct list_head *n)
@@ -70,14 +79,14 @@ static inline bool list_empty_careful(const struct list_head *h)
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
 
-#define list_for_each_entry(pos, h, member)                                    \
-	for (pos = list_entry((h)->next, __typeof__(*pos), member); &pos->member != (h); \
+#define list_for_each_entry(pos, h, member)                                                        \
+	for (pos = list_entry((h)->next, __typeof__(*pos), member); &pos->member != (h);           \
 	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
 
 /* Safe against removal of pos. */
-#define list_for_each_entry_safe(pos, n, h, member)                                   \
-	for (pos = list_entry((h)->next, __typeof__(*pos), member),                       \
-	    n = list_entry(pos->member.next, __typeof__(*pos), member);                   \
+#define list_for_each_entry_safe(pos, n, h, member)                                                \
+	for (pos = list_entry((h)->next, __typeof__(*pos), member),                                \
+	    n = list_entry(pos->member.next, __typeof__(*pos), member);                            \
 	     &pos->member != (h); pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
 
 #endif

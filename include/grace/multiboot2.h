@@ -13,7 +13,7 @@
 
 #include <grace/types.h>
 
-#define MB2_BOOTLOADER_MAGIC 0x36d76289	/* in EAX at entry */
+#define MB2_BOOTLOADER_MAGIC 0x36d76289 /* in EAX at entry */
 
 /* Memory map entry types (the E820 types GRUB passes through). */
 #define MB2_MEM_AVAILABLE 1
@@ -24,7 +24,7 @@
 
 #define MB2_MAX_MMAP 64
 #define MB2_MAX_MODULES 8
-#define MB2_INFO_MAX_SIZE (1u << 20)	/* no sane boot loader passes more than 1 MiB */
+#define MB2_INFO_MAX_SIZE (1u << 20) /* no sane boot loader passes more than 1 MiB */
 
 struct mb2_mmap_entry {
 	u64 base, length;
@@ -32,17 +32,17 @@ struct mb2_mmap_entry {
 };
 
 struct mb2_module {
-	u64 start, end;			/* physical, [start, end) */
-	const char *string;		/* the module's command line */
+	u64 start, end;	    /* physical, [start, end) */
+	const char *string; /* the module's command line */
 };
 
 struct mb2_info {
 	u32 total_size;
-	const char *cmdline;		/* "" when the tag is absent */
-	const char *loader_name;	/* NULL when absent */
+	const char *cmdline;	 /* "" when the tag is absent */
+	const char *loader_name; /* NULL when absent */
 	struct mb2_mmap_entry mmap[MB2_MAX_MMAP];
 	unsigned nr_mmap;
-	unsigned nr_mmap_dropped;	/* entries past MB2_MAX_MMAP */
+	unsigned nr_mmap_dropped; /* entries past MB2_MAX_MMAP */
 	struct mb2_module modules[MB2_MAX_MODULES];
 	unsigned nr_modules;
 	unsigned nr_modules_dropped;
@@ -51,7 +51,7 @@ struct mb2_info {
 	u32 rsdp_v1_len;
 	const void *rsdp_v2;
 	u32 rsdp_v2_len;
-	u32 mem_lower_kib, mem_upper_kib;	/* basic meminfo, 0 when absent */
+	u32 mem_lower_kib, mem_upper_kib; /* basic meminfo, 0 when absent */
 };
 
 int mb2_parse(const void *blob, size_t size, struct mb2_info *out);
@@ -61,8 +61,9 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out);
  * type_mask (bit 1 << type), e.g. RAM and ACPI areas when checking an ACPI table.
  */
 bool mb2_range_in_mmap(const struct mb2_info *info, u64 pa, u64 len, u32 type_mask);
-#define MB2_TYPES_FIRMWARE ((1u << MB2_MEM_AVAILABLE) | (1u << MB2_MEM_RESERVED) | \
-			    (1u << MB2_MEM_ACPI_RECLAIMABLE) | (1u << MB2_MEM_NVS))
+#define MB2_TYPES_FIRMWARE                                                                         \
+	((1u << MB2_MEM_AVAILABLE) | (1u << MB2_MEM_RESERVED) | (1u << MB2_MEM_ACPI_RECLAIMABLE) | \
+	 (1u << MB2_MEM_NVS))
 
 /* Sum of the lengths of the available (type 1) entries. */
 u64 mb2_available_bytes(const struct mb2_info *info);

@@ -15,12 +15,15 @@
 struct task;
 
 struct mutex {
-	uintptr_t owner;		/* the owning task | MUTEX_WAITERS; 0 when free */
-	spinlock_t wait_lock;		/* protects waiters */
-	struct list_head waiters;	/* struct mutex_waiter, oldest first */
+	uintptr_t owner;	  /* the owning task | MUTEX_WAITERS; 0 when free */
+	spinlock_t wait_lock;	  /* protects waiters */
+	struct list_head waiters; /* struct mutex_waiter, oldest first */
 };
 
-#define MUTEX_INIT(name) { 0, SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+#define MUTEX_INIT(name)                                                                           \
+	{                                                                                          \
+		0, SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters)                                   \
+	}
 #define DEFINE_MUTEX(name) struct mutex name = MUTEX_INIT(name)
 
 void mutex_init(struct mutex *m);

@@ -48,7 +48,7 @@ struct page {
 	spinlock_t ptl;	   /* page-table pages (PTLOCK_SPLIT): protects this table's entries */
 	uintptr_t private; /* for the owner's use; slab: its struct kmem_cache * */
 	void *freelist;	   /* slab: first free object (under the cache's node lock) */
-} __cacheline_aligned;	/* one line each: the split ptl locks of two page tables never share one */
+} __cacheline_aligned; /* one line each: the split ptl locks of two page tables never share one */
 
 BUILD_BUG_ON(sizeof(struct page) != CACHE_LINE_SIZE);
 

@@ -14,12 +14,12 @@
 #include <asm/percpu.h>
 
 #define DEFINE_PER_CPU(type, name) __section(".percpu") __typeof__(type) name
-#define DEFINE_PER_CPU_ALIGNED(type, name) \
+#define DEFINE_PER_CPU_ALIGNED(type, name)                                                         \
 	__section(".percpu") __cacheline_aligned __typeof__(type) name
 #define DECLARE_PER_CPU(type, name) extern __typeof__(type) name
 
 extern char __percpu_start[], __percpu_end[];
-extern uintptr_t percpu_offset[];	/* copy of cpu i minus __percpu_start */
+extern uintptr_t percpu_offset[]; /* copy of cpu i minus __percpu_start */
 /*
  * The per-CPU header, in section .percpu.first at the start of every copy:
  * percpu_self (offset 0) is the copy's own address; current_task (offset
@@ -34,7 +34,7 @@ extern struct task *current_task;
 
 #define per_cpu_ptr(ptr, cpu) ((__typeof__(ptr))((uintptr_t)(ptr) + percpu_offset[cpu]))
 #define per_cpu(var, cpu) (*per_cpu_ptr(&(var), cpu))
-#define this_cpu_ptr(ptr) \
+#define this_cpu_ptr(ptr)                                                                          \
 	((__typeof__(ptr))((uintptr_t)(ptr) + arch_percpu_base() - (uintptr_t)__percpu_start))
 #define this_cpu(var) (*this_cpu_ptr(&(var)))
 

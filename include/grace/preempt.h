@@ -19,7 +19,7 @@
 /* The part of struct task this header needs; the rest is in grace/sched.h. */
 struct task_preempt {
 	int count;
-	u32 need_resched;	/* set by anyone under the run queue lock; read here */
+	u32 need_resched; /* set by anyone under the run queue lock; read here */
 };
 
 static inline struct task_preempt *current_preempt(void)
@@ -60,11 +60,11 @@ static inline int preempt_count(void)
  * that ran meanwhile on this CPU, or, after a migration, write into the CPU the
  * thread left. For per-CPU statistics that only their CPU writes.
  */
-#define this_cpu_inc_preemptible(var, field)   \
-	do {                                   \
-		preempt_disable();             \
-		this_cpu(var).field++;         \
-		preempt_enable();              \
+#define this_cpu_inc_preemptible(var, field)                                                       \
+	do {                                                                                       \
+		preempt_disable();                                                                 \
+		this_cpu(var).field++;                                                             \
+		preempt_enable();                                                                  \
 	} while (0)
 
 #endif

@@ -4,7 +4,8 @@
  * A level prefix ("<3>" = KERN_ERR) may start the format; lines below the console
  * level are kept in the log buffer only. KERN_ERR and worse are always printed,
  * starting with "error: " (the test runner fails a boot on such a line unless the
- * running test announced it with test_expect_message()). KTAP lines use printk_raw(): no prefix at all.
+ * running test announced it with test_expect_message()). KTAP lines use printk_raw(): no prefix at
+ * all.
  */
 #ifndef GRACE_PRINTK_H
 #define GRACE_PRINTK_H
@@ -40,10 +41,10 @@ void console_init(void);
 
 void __noreturn panic(const char *fmt, ...) __printf(1, 2);
 
-#define BUG_ON(cond)                                                                  \
-	do {                                                                          \
-		if (unlikely(cond))                                                   \
-			panic("BUG_ON(%s) at %s:%d", #cond, __FILE__, __LINE__);      \
+#define BUG_ON(cond)                                                                               \
+	do {                                                                                       \
+		if (unlikely(cond))                                                                \
+			panic("BUG_ON(%s) at %s:%d", #cond, __FILE__, __LINE__);                   \
 	} while (0)
 
 #endif

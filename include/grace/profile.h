@@ -13,7 +13,8 @@
 
 /* Is profile=on set? */
 bool profile_enabled(void);
-/* Start sampling on the CPUs smp_pick_cpus(ncpus) picks (this one first); -ENOMEM without memory. */
+/* Start sampling on the CPUs smp_pick_cpus(ncpus) picks (this one first); -ENOMEM without memory.
+ */
 int profile_start(unsigned ncpus);
 void profile_stop(void);
 /* Between profile_start() and profile_stop()? */

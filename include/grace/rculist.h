@@ -23,7 +23,7 @@ static inline void list_add_rcu(struct list_head *n, struct list_head *h)
 	struct list_head *next = h->next;
 	n->next = next;
 	n->prev = h;
-	rcu_assign_pointer(h->next, n);	/* n's fields first: pairs with rcu_dereference */
+	rcu_assign_pointer(h->next, n); /* n's fields first: pairs with rcu_dereference */
 	next->prev = n;
 }
 
@@ -56,8 +56,8 @@ static inline void list_replace_rcu(struct list_head *old, struct list_head *n)
 
 #define list_entry_rcu(ptr, type, member) container_of(rcu_dereference(ptr), type, member)
 
-#define list_for_each_entry_rcu(pos, h, member)                                          \
-	for (pos = list_entry_rcu((h)->next, __typeof__(*pos), member); &pos->member != (h); \
+#define list_for_each_entry_rcu(pos, h, member)                                                    \
+	for (pos = list_entry_rcu((h)->next, __typeof__(*pos), member); &pos->member != (h);       \
 	     pos = list_entry_rcu(pos->member.next, __typeof__(*pos), member))
 
 struct hlist_node {
@@ -68,7 +68,10 @@ struct hlist_head {
 	struct hlist_node *first;
 };
 
-#define HLIST_HEAD_INIT { NULL }
+#define HLIST_HEAD_INIT                                                                            \
+	{                                                                                          \
+		NULL                                                                               \
+	}
 
 static inline void hlist_init_node(struct hlist_node *n)
 {
@@ -120,14 +123,15 @@ static inline void hlist_replace_rcu(struct hlist_node *old, struct hlist_node *
 	old->pprev = RCU_LIST_POISON;
 }
 
-#define hlist_entry_safe(ptr, type, member)                              \
-	({                                                               \
-		__typeof__(ptr) ____p = (ptr);                           \
-		____p ? container_of(____p, type, member) : NULL;        \
+#define hlist_entry_safe(ptr, type, member)                                                        \
+	({                                                                                         \
+		__typeof__(ptr) ____p = (ptr);                                                     \
+		____p ? container_of(____p, type, member) : NULL;                                  \
 	})
 
-#define hlist_for_each_entry_rcu(pos, h, member)                                                  \
+#define hlist_for_each_entry_rcu(pos, h, member)                                                   \
 	for (pos = hlist_entry_safe(rcu_dereference((h)->first), __typeof__(*(pos)), member); pos; \
-	     pos = hlist_entry_safe(rcu_dereference((pos)->member.next), __typeof__(*(pos)), member))
+	     pos = hlist_entry_safe(rcu_dereference((pos)->member.next), __typeof__(*(pos)),       \
+				    member))
 
 #endif

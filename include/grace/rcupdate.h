@@ -83,8 +83,8 @@ void rcu_barrier(void);
 
 /* kfree(p) after a grace period; field is p's struct rcu_head member. */
 void __kfree_rcu(struct rcu_head *head, uintptr_t offset);
-#define KFREE_RCU_MAX_OFFSET 4096	/* an offset in place of a callback: below any code address */
-#define kfree_rcu(p, field)                                                                       \
+#define KFREE_RCU_MAX_OFFSET 4096 /* an offset in place of a callback: below any code address */
+#define kfree_rcu(p, field)                                                                        \
 	do {                                                                                       \
 		BUILD_BUG_ON(offsetof(__typeof__(*(p)), field) >= KFREE_RCU_MAX_OFFSET);           \
 		__kfree_rcu(&(p)->field, offsetof(__typeof__(*(p)), field));                       \
@@ -126,18 +126,18 @@ u64 rcu_gp_completed(void);
 u64 rcu_gp_seq(void);
 
 struct rcu_cpu_stats {
-	u64 qlen;			/* callbacks queued, not yet invoked */
-	u64 invoked;			/* callbacks invoked since boot */
-	u64 fqs_ipis;			/* force-quiescent-state IPIs sent to it */
-	u64 fqs_ipis_to_idle;		/* ... sent while it was idle (must stay 0) */
-	u64 fqs_ipis_idle;		/* ... that found it idle on arrival (it went idle since) */
-	u64 cb_ipis;			/* IPIs to run its callbacks after a grace period */
-	u64 exp_ipis;			/* expedited grace-period IPIs sent to it */
-	u64 eqs_reports;		/* quiescent states reported for it from its idle counter */
-	u64 ctxsw;			/* passes through the scheduler (rcu_note_context_switch) */
-	u64 idle_enters;		/* entries into the idle loop's halt (rcu_idle_enter) */
-	u64 dynticks;			/* its idle counter: odd while it is idle */
-	u64 ticks;			/* scheduling-clock ticks reported (rcu_sched_tick) */
+	u64 qlen;	      /* callbacks queued, not yet invoked */
+	u64 invoked;	      /* callbacks invoked since boot */
+	u64 fqs_ipis;	      /* force-quiescent-state IPIs sent to it */
+	u64 fqs_ipis_to_idle; /* ... sent while it was idle (must stay 0) */
+	u64 fqs_ipis_idle;    /* ... that found it idle on arrival (it went idle since) */
+	u64 cb_ipis;	      /* IPIs to run its callbacks after a grace period */
+	u64 exp_ipis;	      /* expedited grace-period IPIs sent to it */
+	u64 eqs_reports;      /* quiescent states reported for it from its idle counter */
+	u64 ctxsw;	      /* passes through the scheduler (rcu_note_context_switch) */
+	u64 idle_enters;      /* entries into the idle loop's halt (rcu_idle_enter) */
+	u64 dynticks;	      /* its idle counter: odd while it is idle */
+	u64 ticks;	      /* scheduling-clock ticks reported (rcu_sched_tick) */
 };
 void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out);
 

@@ -10,14 +10,17 @@
 #include <grace/preempt.h>
 
 typedef struct {
-	u32 state;	/* reader count | RW_WRITER | RW_WRITER_WAITING */
+	u32 state; /* reader count | RW_WRITER | RW_WRITER_WAITING */
 } rwlock_t;
 
 #define RW_WRITER (1u << 31)
 #define RW_WRITER_WAITING (1u << 30)
 #define RW_READER_MASK (RW_WRITER_WAITING - 1)
 
-#define RWLOCK_INIT { 0 }
+#define RWLOCK_INIT                                                                                \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 void read_lock(rwlock_t *rw);
 void read_unlock(rwlock_t *rw);

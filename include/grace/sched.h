@@ -31,53 +31,55 @@
 struct mm;
 
 enum task_state {
-	TASK_RUNNING,		/* on a run queue, or running */
-	TASK_SLEEPING,		/* waiting for wake_up_process() */
-	TASK_DEAD,		/* exited; its stack is freed once it has switched out */
+	TASK_RUNNING,  /* on a run queue, or running */
+	TASK_SLEEPING, /* waiting for wake_up_process() */
+	TASK_DEAD,     /* exited; its stack is freed once it has switched out */
 };
 
 #define TASK_NAME_LEN 16
 
 /* task->flags */
-#define TASK_IDLE (1u << 0)	/* a CPU's idle thread: never queued, runs when nothing else can */
-#define TASK_URGENT (1u << 1)	/* deferred-work threads: queued at the head, preempt normal threads */
-#define TASK_CONSOLE (1u << 2)	/* answers on the console (the shell): its printk lines ignore `quiet` */
+#define TASK_IDLE (1u << 0) /* a CPU's idle thread: never queued, runs when nothing else can */
+#define TASK_URGENT                                                                                \
+	(1u << 1) /* deferred-work threads: queued at the head, preempt normal threads */
+#define TASK_CONSOLE                                                                               \
+	(1u << 2) /* answers on the console (the shell): its printk lines ignore `quiet` */
 
 struct task {
-	struct task_preempt preempt;	/* first: grace/preempt.h reaches it via arch_current() */
-	struct arch_context ctx;	/* saved registers while switched out */
-	u32 state;			/* enum task_state; written by the task or under its rq lock */
-	u32 on_rq;			/* queued or running on cpu's queue; under its rq lock */
-	u32 on_cpu;			/* registers live on a CPU; 0 once a switch away has finished */
-	unsigned cpu;			/* run queue it is on, or last ran on; changes under that rq lock */
+	struct task_preempt preempt; /* first: grace/preempt.h reaches it via arch_current() */
+	struct arch_context ctx;     /* saved registers while switched out */
+	u32 state;		     /* enum task_state; written by the task or under its rq lock */
+	u32 on_rq;		     /* queued or running on cpu's queue; under its rq lock */
+	u32 on_cpu;   /* registers live on a CPU; 0 once a switch away has finished */
+	unsigned cpu; /* run queue it is on, or last ran on; changes under that rq lock */
 	u32 flags;
-	int slice;			/* ticks left in its time slice; under its rq lock */
-	struct list_head run_node;	/* its run-queue link while queued; under its rq lock */
-	struct cpumask allowed;		/* CPUs it may run on */
-	struct mm *mm;			/* address space (mm_switch), loaded when it is switched in */
+	int slice;		   /* ticks left in its time slice; under its rq lock */
+	struct list_head run_node; /* its run-queue link while queued; under its rq lock */
+	struct cpumask allowed;	   /* CPUs it may run on */
+	struct mm *mm;		   /* address space (mm_switch), loaded when it is switched in */
 
-	u64 runtime_ns;			/* CPU time, up to its last switch away */
-	u64 last_switch_ns;		/* when it last started running */
-	u64 nr_switches;		/* times it was switched in */
+	u64 runtime_ns;	    /* CPU time, up to its last switch away */
+	u64 last_switch_ns; /* when it last started running */
+	u64 nr_switches;    /* times it was switched in */
 
-	u64 shown_runtime_ns;		/* runtime_ns at the last console report */
+	u64 shown_runtime_ns; /* runtime_ns at the last console report */
 	char name[TASK_NAME_LEN];
 	unsigned id;
-	struct list_head all_node;	/* the thread table (sched_for_each_task) */
+	struct list_head all_node; /* the thread table (sched_for_each_task) */
 
 	/* Kernel threads (kernel/sched/kthread.c). */
 	int (*fn)(void *arg);
 	void *arg;
 	int exit_code;
 	u32 should_stop;
-	struct wait_queue_head exited;	/* woken once state is TASK_DEAD */
-	atomic_t refs;			/* the thread's own, plus its creator's handle */
-	void *stack;			/* lowest address of its stack (vmap), NULL for boot stacks */
-	struct task *reap_next;		/* on the reaper's list once both references are gone */
+	struct wait_queue_head exited; /* woken once state is TASK_DEAD */
+	atomic_t refs;		       /* the thread's own, plus its creator's handle */
+	void *stack;		/* lowest address of its stack (vmap), NULL for boot stacks */
+	struct task *reap_next; /* on the reaper's list once both references are gone */
 };
 
 DECLARE_PER_CPU(struct task, idle_task);
-extern struct task boot_task;		/* the boot CPU's context until per-CPU areas exist */
+extern struct task boot_task; /* the boot CPU's context until per-CPU areas exist */
 
 #define current (arch_current())
 

@@ -15,7 +15,10 @@ typedef struct {
 	u32 seq;
 } seqcount_t;
 
-#define SEQCOUNT_INIT { 0 }
+#define SEQCOUNT_INIT                                                                              \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 static inline u32 read_seqcount_begin(const seqcount_t *s)
 {
@@ -28,7 +31,8 @@ static inline u32 read_seqcount_begin(const seqcount_t *s)
 
 static inline bool read_seqcount_retry(const seqcount_t *s, u32 start)
 {
-	/* Order the data reads before the re-read of the count. Pairs with write_seqcount_begin(). */
+	/* Order the data reads before the re-read of the count. Pairs with write_seqcount_begin().
+	 */
 	smp_rmb();
 	return READ_ONCE(s->seq) != start;
 }
@@ -49,13 +53,22 @@ static inline void write_seqcount_end(seqcount_t *s)
 
 typedef struct {
 	seqcount_t count;
-	spinlock_t lock;	/* serialises writers */
+	spinlock_t lock; /* serialises writers */
 } seqlock_t;
 
-#define SEQLOCK_INIT { SEQCOUNT_INIT, SPINLOCK_INIT }
+#define SEQLOCK_INIT                                                                               \
+	{                                                                                          \
+		SEQCOUNT_INIT, SPINLOCK_INIT                                                       \
+	}
 
-static inline u32 read_seqbegin(const seqlock_t *sl) { return read_seqcount_begin(&sl->count); }
-static inline bool read_seqretry(const seqlock_t *sl, u32 start) { return read_seqcount_retry(&sl->count, start); }
+static inline u32 read_seqbegin(const seqlock_t *sl)
+{
+	return read_seqcount_begin(&sl->count);
+}
+static inline bool read_seqretry(const seqlock_t *sl, u32 start)
+{
+	return read_seqcount_retry(&sl->count, start);
+}
 
 static inline void write_seqlock(seqlock_t *sl)
 {

@@ -25,18 +25,18 @@
 
 struct shell_cmd {
 	const char *name;
-	const char *usage;	/* the arguments, e.g. "on|off|show"; "" for none */
-	const char *help;	/* one line */
+	const char *usage; /* the arguments, e.g. "on|off|show"; "" for none */
+	const char *help;  /* one line */
 	int (*fn)(int argc, char **argv);
 };
 
 /* A command's return: print "name: usage: name <usage>". */
 #define SHELL_USAGE (-1000)
 
-#define SHELL_CMD(cmd, usage_, help_)                                                  \
-	static int shell_cmd_##cmd(int argc, char **argv);                            \
-	static const struct shell_cmd __shell_cmd_##cmd __section(".shell_cmds")      \
-		__used __aligned(8) = { #cmd, usage_, help_, shell_cmd_##cmd };       \
+#define SHELL_CMD(cmd, usage_, help_)                                                              \
+	static int shell_cmd_##cmd(int argc, char **argv);                                         \
+	static const struct shell_cmd __shell_cmd_##cmd __section(".shell_cmds")                   \
+	    __used __aligned(8) = {#cmd, usage_, help_, shell_cmd_##cmd};                          \
 	static int shell_cmd_##cmd(int argc, char **argv)
 
 /* Start the shell thread on cpu; it prints the first prompt. */

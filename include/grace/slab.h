@@ -13,8 +13,8 @@
  * memory stays an object of this cache, so a lockless reader that still holds a
  * pointer reads a valid (maybe reused) object of the same type and must re-check
  * its identity. Empty slabs go back to the buddy through call_rcu(), after a
- * grace period, and kmem_cache_destroy() calls rcu_barrier() first. Their objects are not poisoned in DEBUG builds (a
- * reader may still look at them), and the free list lives outside the object.
+ * grace period, and kmem_cache_destroy() calls rcu_barrier() first. Their objects are not poisoned
+ * in DEBUG builds (a reader may still look at them), and the free list lives outside the object.
  *
  * DEBUG=1 (make DEBUG=1, defines GRACE_DEBUG): red zones before and after every
  * object, freed objects poisoned (0x6b) and checked when handed out again, and
@@ -29,7 +29,7 @@
 
 #define SLAB_TYPESAFE_BY_RCU (1u << 0)
 #define SLAB_HWCACHE_ALIGN (1u << 1) /* align objects to a cache line */
-#define KMEM_CACHE_NAME_MAX 24	      /* longer names are cut */
+#define KMEM_CACHE_NAME_MAX 24	     /* longer names are cut */
 
 struct kmem_cache;
 
@@ -49,7 +49,8 @@ int kmem_cache_destroy(struct kmem_cache *c);
 void *kmem_cache_alloc(struct kmem_cache *c);
 void *kmem_cache_alloc_node(struct kmem_cache *c, int node);
 void kmem_cache_free(struct kmem_cache *c, void *obj);
-/* Empty every CPU's array and give empty slabs back (SLAB_TYPESAFE_BY_RCU: after a grace period). */
+/* Empty every CPU's array and give empty slabs back (SLAB_TYPESAFE_BY_RCU: after a grace period).
+ */
 void kmem_cache_shrink(struct kmem_cache *c);
 
 struct kmem_cache_stats {

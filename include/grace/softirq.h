@@ -13,10 +13,10 @@
 #include <grace/types.h>
 
 enum softirq_nr {
-	SOFTIRQ_RCU,		/* RCU callbacks */
-	SOFTIRQ_NET_RX,		/* packet processing */
+	SOFTIRQ_RCU,	/* RCU callbacks */
+	SOFTIRQ_NET_RX, /* packet processing */
 	SOFTIRQ_NET_TX,
-	SOFTIRQ_SELFTEST,	/* for the deferred-work selftest */
+	SOFTIRQ_SELFTEST, /* for the deferred-work selftest */
 	NR_SOFTIRQS
 };
 
@@ -28,6 +28,6 @@ void raise_softirq(enum softirq_nr nr);
 /* Handler runs of nr on cpu since boot. */
 u64 softirq_runs(unsigned cpu, enum softirq_nr nr);
 
-void softirq_start(void);	/* the per-CPU threads, from sched_start() */
+void softirq_start(void); /* the per-CPU threads, from sched_start() */
 
 #endif

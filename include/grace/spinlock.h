@@ -22,12 +22,15 @@
 #include <asm/irq.h>
 
 typedef struct {
-	u32 owner;	/* ticket now being served; written only by the holder */
-	u32 next;	/* next ticket to hand out */
-	bool plain;	/* this lock never backs off */
+	u32 owner;  /* ticket now being served; written only by the holder */
+	u32 next;   /* next ticket to hand out */
+	bool plain; /* this lock never backs off */
 } spinlock_t;
 
-#define SPINLOCK_INIT { 0, 0, false }
+#define SPINLOCK_INIT                                                                              \
+	{                                                                                          \
+		0, 0, false                                                                        \
+	}
 #define DEFINE_SPINLOCK(name) spinlock_t name = SPINLOCK_INIT
 
 static inline void spin_lock_init(spinlock_t *lock)

@@ -22,11 +22,10 @@ struct test_case {
 	void (*fn)(void);
 };
 
-#define TEST(suite, name)                                                              \
-	static void test_##suite##_##name(void);                                       \
-	static const struct test_case __test_##suite##_##name                          \
-		__section(".testcases") __used __aligned(8) = { #suite, #name,          \
-								 test_##suite##_##name }; \
+#define TEST(suite, name)                                                                          \
+	static void test_##suite##_##name(void);                                                   \
+	static const struct test_case __test_##suite##_##name __section(".testcases")              \
+	    __used __aligned(8) = {#suite, #name, test_##suite##_##name};                          \
 	static void test_##suite##_##name(void)
 
 /* Record a failure of the running test; returns false so macros can chain. */
@@ -42,16 +41,14 @@ void test_expect_message(const char *text);
 /* True once the running test has recorded a failure. */
 bool test_failed(void);
 
-#define EXPECT_TRUE(c)                                                                 \
-	((c) ? true : test_fail(__FILE__, __LINE__, "expected %s", #c))
-#define EXPECT_FALSE(c)                                                                \
-	(!(c) ? true : test_fail(__FILE__, __LINE__, "expected !(%s)", #c))
-#define EXPECT_OP(a, op, b)                                                            \
-	({                                                                             \
-		long long __a = (long long)(a), __b = (long long)(b);                  \
-		(__a op __b) ? true                                                    \
-			     : test_fail(__FILE__, __LINE__, "expected %s %s %s: %lld vs %lld", \
-					 #a, #op, #b, __a, __b);                        \
+#define EXPECT_TRUE(c) ((c) ? true : test_fail(__FILE__, __LINE__, "expected %s", #c))
+#define EXPECT_FALSE(c) (!(c) ? true : test_fail(__FILE__, __LINE__, "expected !(%s)", #c))
+#define EXPECT_OP(a, op, b)                                                                        \
+	({                                                                                         \
+		long long __a = (long long)(a), __b = (long long)(b);                              \
+		(__a op __b) ? true                                                                \
+			     : test_fail(__FILE__, __LINE__, "expected %s %s %s: %lld vs %lld",    \
+					 #a, #op, #b, __a, __b);                                   \
 	})
 #define EXPECT_EQ(a, b) EXPECT_OP(a, ==, b)
 #define EXPECT_NE(a, b) EXPECT_OP(a, !=, b)
@@ -60,13 +57,45 @@ bool test_failed(void);
 #define EXPECT_GT(a, b) EXPECT_OP(a, >, b)
 #define EXPECT_GE(a, b) EXPECT_OP(a, >=, b)
 
-#define ASSERT_TRUE(c) do { if (!EXPECT_TRUE(c)) return; } while (0)
-#define ASSERT_FALSE(c) do { if (!EXPECT_FALSE(c)) return; } while (0)
-#define ASSERT_EQ(a, b) do { if (!EXPECT_EQ(a, b)) return; } while (0)
-#define ASSERT_NE(a, b) do { if (!EXPECT_NE(a, b)) return; } while (0)
-#define ASSERT_LT(a, b) do { if (!EXPECT_LT(a, b)) return; } while (0)
-#define ASSERT_LE(a, b) do { if (!EXPECT_LE(a, b)) return; } while (0)
-#define ASSERT_GT(a, b) do { if (!EXPECT_GT(a, b)) return; } while (0)
-#define ASSERT_GE(a, b) do { if (!EXPECT_GE(a, b)) return; } while (0)
+#define ASSERT_TRUE(c)                                                                             \
+	do {                                                                                       \
+		if (!EXPECT_TRUE(c))                                                               \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_FALSE(c)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_FALSE(c))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_EQ(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_EQ(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_NE(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_NE(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_LT(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_LT(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_LE(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_LE(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_GT(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_GT(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
+#define ASSERT_GE(a, b)                                                                            \
+	do {                                                                                       \
+		if (!EXPECT_GE(a, b))                                                              \
+			return;                                                                    \
+	} while (0)
 
 #endif

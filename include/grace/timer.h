@@ -19,17 +19,20 @@
 #include <grace/types.h>
 
 struct timer {
-	u64 expires;			/* arch_clock_ns() value; read it only while not pending */
-	void (*fn)(struct timer *t);	/* set by timer_init */
+	u64 expires;		     /* arch_clock_ns() value; read it only while not pending */
+	void (*fn)(struct timer *t); /* set by timer_init */
 	/* Private to kernel/time/timer.c: */
-	struct timer *child, *next, *prev;	/* pairing-heap links; under the base lock */
-	u32 cpu;			/* its queue; written under its lock (both, on a move) */
-	u32 state;			/* TIMER_IDLE/QUEUED/MIGRATING; under the base lock */
+	struct timer *child, *next, *prev; /* pairing-heap links; under the base lock */
+	u32 cpu;			   /* its queue; written under its lock (both, on a move) */
+	u32 state;			   /* TIMER_IDLE/QUEUED/MIGRATING; under the base lock */
 };
 
-#define TIMER_NO_CPU UINT32_MAX	/* cpu of a timer never added */
+#define TIMER_NO_CPU UINT32_MAX /* cpu of a timer never added */
 /* For static timers (per-CPU ones included); the same as timer_init(). */
-#define TIMER_INITIALIZER(f) { .fn = (f), .cpu = TIMER_NO_CPU }
+#define TIMER_INITIALIZER(f)                                                                       \
+	{                                                                                          \
+		.fn = (f), .cpu = TIMER_NO_CPU                                                     \
+	}
 
 void timer_init(struct timer *t, void (*fn)(struct timer *t));
 /* Fire t on cpu at expires_ns. Any CPU, any context; t must not be pending. */

@@ -14,11 +14,14 @@
 struct task;
 
 struct wait_queue_head {
-	spinlock_t lock;		/* protects waiters (the entries' links); taken irqsave */
-	struct list_head waiters;	/* struct wait_entry, in the order they queued */
+	spinlock_t lock;	  /* protects waiters (the entries' links); taken irqsave */
+	struct list_head waiters; /* struct wait_entry, in the order they queued */
 };
 
-#define WAIT_QUEUE_HEAD_INIT(name) { SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+#define WAIT_QUEUE_HEAD_INIT(name)                                                                 \
+	{                                                                                          \
+		SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters)                                      \
+	}
 #define DEFINE_WAIT_QUEUE_HEAD(name) struct wait_queue_head name = WAIT_QUEUE_HEAD_INIT(name)
 
 /* WAIT_EXCLUSIVE: wake_up() wakes only the first such waiter (plus any non-exclusive ones). */
@@ -27,7 +30,7 @@ struct wait_queue_head {
 struct wait_entry {
 	struct task *task;
 	u32 flags;
-	struct list_head node;	/* empty once woken by wake_up() or removed by finish_wait() */
+	struct list_head node; /* empty once woken by wake_up() or removed by finish_wait() */
 };
 
 void wait_queue_init(struct wait_queue_head *wq);
@@ -58,40 +61,40 @@ u64 schedule_timeout(u64 timeout_ns);
  * already, so a waiter whose condition came true leaves without touching the
  * lock its waker and the other waiters want.
  */
-#define wait_event(wq, cond)                                      \
-	do {                                                      \
-		struct wait_entry __we = { .flags = 0 };          \
-		for (;;) {                                        \
-			prepare_to_wait(&(wq), &__we, 0);          \
-			if (cond)                                 \
-				break;                            \
-			schedule();                               \
-			if (cond)                                 \
-				break;                            \
-		}                                                 \
-		finish_wait(&(wq), &__we);                        \
+#define wait_event(wq, cond)                                                                       \
+	do {                                                                                       \
+		struct wait_entry __we = {.flags = 0};                                             \
+		for (;;) {                                                                         \
+			prepare_to_wait(&(wq), &__we, 0);                                          \
+			if (cond)                                                                  \
+				break;                                                             \
+			schedule();                                                                \
+			if (cond)                                                                  \
+				break;                                                             \
+		}                                                                                  \
+		finish_wait(&(wq), &__we);                                                         \
 	} while (0)
 
 /*
  * Like wait_event, for at most timeout_ns. Evaluates to true if cond became true,
  * false on timeout (cond is checked once more at the deadline).
  */
-#define wait_event_timeout(wq, cond, timeout_ns)                                       \
-	({                                                                             \
-		struct wait_entry __we = { .flags = 0 };                               \
-		u64 __deadline = arch_clock_ns() + (timeout_ns);                       \
-		bool __ok;                                                             \
-		for (;;) {                                                             \
-			prepare_to_wait(&(wq), &__we, 0);                               \
-			if ((__ok = (cond)))                                           \
-				break;                                                 \
-			if (!schedule_timeout_until(__deadline)) {                     \
-				__ok = (cond);                                         \
-				break;                                                 \
-			}                                                              \
-		}                                                                      \
-		finish_wait(&(wq), &__we);                                             \
-		__ok;                                                                  \
+#define wait_event_timeout(wq, cond, timeout_ns)                                                   \
+	({                                                                                         \
+		struct wait_entry __we = {.flags = 0};                                             \
+		u64 __deadline = arch_clock_ns() + (timeout_ns);                                   \
+		bool __ok;                                                                         \
+		for (;;) {                                                                         \
+			prepare_to_wait(&(wq), &__we, 0);                                          \
+			if ((__ok = (cond)))                                                       \
+				break;                                                             \
+			if (!schedule_timeout_until(__deadline)) {                                 \
+				__ok = (cond);                                                     \
+				break;                                                             \
+			}                                                                          \
+		}                                                                                  \
+		finish_wait(&(wq), &__we);                                                         \
+		__ok;                                                                              \
 	})
 
 #endif

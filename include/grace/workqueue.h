@@ -14,10 +14,13 @@
 struct work {
 	struct list_head node;
 	void (*fn)(struct work *w);
-	u32 pending;		/* queued and not yet started */
+	u32 pending; /* queued and not yet started */
 };
 
-#define WORK_INIT(name, f) { LIST_HEAD_INIT((name).node), (f), 0 }
+#define WORK_INIT(name, f)                                                                         \
+	{                                                                                          \
+		LIST_HEAD_INIT((name).node), (f), 0                                                \
+	}
 
 void work_init(struct work *w, void (*fn)(struct work *w));
 /* Any context. false if w was already pending. */
@@ -28,6 +31,6 @@ void flush_workqueue_cpu(unsigned cpu);
 /* Items run by cpu's worker since boot. */
 u64 work_runs(unsigned cpu);
 
-void workqueue_start(void);	/* the per-CPU workers, from sched_start() */
+void workqueue_start(void); /* the per-CPU workers, from sched_start() */
 
 #endif

@@ -17,7 +17,7 @@
 struct mutex_waiter {
 	struct list_head node;
 	struct task *task;
-	u32 granted;		/* set (release) by the unlocker once we own the mutex */
+	u32 granted; /* set (release) by the unlocker once we own the mutex */
 };
 
 void mutex_init(struct mutex *m)
@@ -46,7 +46,7 @@ bool mutex_trylock(struct mutex *m)
 
 static void mutex_lock_slow(struct mutex *m)
 {
-	struct mutex_waiter w = { .task = current, .granted = 0 };
+	struct mutex_waiter w = {.task = current, .granted = 0};
 	unsigned long flags = spin_lock_irqsave(&m->wait_lock);
 
 	uintptr_t old = READ_ONCE(m->owner);
@@ -96,7 +96,8 @@ void mutex_unlock(struct mutex *m)
 {
 	uintptr_t self = (uintptr_t)current;
 	if (mutex_owner(m) != current)
-		panic("mutex %p: unlocked by '%s', which does not own it", (void *)m, current->name);
+		panic("mutex %p: unlocked by '%s', which does not own it", (void *)m,
+		      current->name);
 	uintptr_t expected = self;
 	/* Release: pairs with the acquire in mutex_trylock() and mutex_lock_slow(). */
 	if (try_cmpxchg_release(&m->owner, &expected, 0))
@@ -113,7 +114,7 @@ void mutex_unlock(struct mutex *m)
 	 * smp_load_acquire() of granted in mutex_lock_slow() (and owner's readers).
 	 */
 	smp_store_release(&m->owner, next);
-	smp_store_release(&w->granted, 1);	/* its owner returns only after our unlock */
+	smp_store_release(&w->granted, 1); /* its owner returns only after our unlock */
 	wake_up_process(t);
 	spin_unlock_irqrestore(&m->wait_lock, flags);
 }

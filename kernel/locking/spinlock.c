@@ -15,9 +15,9 @@ bool spinlock_backoff = true;
  * Per CPU, so tuning writes no shared line; indexed by spin_delay_slot(). Starts
  * at 0 in the .percpu template, which spin_delay_get() reads as SPIN_DELAY_MIN.
  */
-static DEFINE_PER_CPU(u16 [SPIN_DELAY_SLOTS], spin_delay);
+static DEFINE_PER_CPU(u16[SPIN_DELAY_SLOTS], spin_delay);
 /* The largest delay each slot reached since the last reset: shows tuning happened. */
-static DEFINE_PER_CPU(u16 [SPIN_DELAY_SLOTS], spin_delay_peak);
+static DEFINE_PER_CPU(u16[SPIN_DELAY_SLOTS], spin_delay_peak);
 
 unsigned spin_delay_slot(const spinlock_t *lock)
 {
@@ -69,7 +69,7 @@ void spin_delay_reset(void)
 }
 
 static const spinlock_t *watched;
-static DEFINE_PER_CPU(u32 [2], watched_waits);	/* [0] tuned, [1] plain */
+static DEFINE_PER_CPU(u32[2], watched_waits); /* [0] tuned, [1] plain */
 
 void spin_delay_watch(const spinlock_t *lock)
 {

@@ -30,7 +30,7 @@
 
 /* One rcu_barrier() at a time: protects the two below and every rcu_data.barrier_head. */
 static DEFINE_MUTEX(barrier_mutex);
-static atomic_t barrier_count;		/* barrier callbacks still to run, +1 while queueing */
+static atomic_t barrier_count; /* barrier callbacks still to run, +1 while queueing */
 static struct completion barrier_done;
 
 /* ---- the callback list: four segments of one singly linked list ---- */
@@ -98,7 +98,7 @@ static void rcu_need_gp(struct rcu_data *rdp, u64 snap)
 	 */
 	smp_mb();
 	if (READ_ONCE(rcu_state.gp_seq) & 1)
-		return;		/* the kthread looks at every CPU's need when this one ends */
+		return; /* the kthread looks at every CPU's need when this one ends */
 	if (!READ_ONCE(rcu_state.gp_wanted) && !xchg(&rcu_state.gp_wanted, 1))
 		rcu_gp_kthread_wake();
 }
@@ -200,7 +200,7 @@ void rcu_softirq(void)
 	if (rdp->qlen < RCU_QLOWMARK)
 		rdp->blimit = RCU_BLIMIT;
 	if (!seg_empty(rdp, SEG_DONE))
-		raise_softirq(SOFTIRQ_RCU);	/* the rest in the next round */
+		raise_softirq(SOFTIRQ_RCU); /* the rest in the next round */
 	arch_irq_restore(flags);
 }
 

@@ -80,7 +80,8 @@ void synchronize_rcu_expedited(void)
 				continue;
 			}
 			/* Never wait for the slot: a CPU with interrupts off must not stop us. */
-			if (now >= resend && !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
+			if (now >= resend &&
+			    !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
 				rcu_state.exp_ipis[cpu]++;
 		}
 		if (now >= resend)

@@ -12,20 +12,19 @@
 #include <grace/spinlock.h>
 #include <grace/wait.h>
 
-#define RCU_MAX_NODES (MAX_CPUS)	/* leaves <= 32 (fanout >= 2), then halving */
-#define RCU_BLIMIT 10			/* callbacks per round (Linux's blimit) */
+#define RCU_MAX_NODES (MAX_CPUS) /* leaves <= 32 (fanout >= 2), then halving */
+#define RCU_BLIMIT 10		 /* callbacks per round (Linux's blimit) */
 
 struct rcu_node {
-	spinlock_t lock;		/* protects gp_seq and qsmask; taken with interrupts off */
-	u64 gp_seq;			/* the grace period qsmask is for; under lock */
-	unsigned long qsmask;		/* children still to report for gp_seq; under lock */
-	unsigned long qsmaskinit;	/* children with CPUs online at boot; set at init */
+	spinlock_t lock;	  /* protects gp_seq and qsmask; taken with interrupts off */
+	u64 gp_seq;		  /* the grace period qsmask is for; under lock */
+	unsigned long qsmask;	  /* children still to report for gp_seq; under lock */
+	unsigned long qsmaskinit; /* children with CPUs online at boot; set at init */
 	struct rcu_node *parent;
-	unsigned long grpmask;		/* this node's bit in parent->qsmask */
-	unsigned grplo, grphi;		/* CPUs below it: [grplo, grphi] */
+	unsigned long grpmask; /* this node's bit in parent->qsmask */
+	unsigned grplo, grphi; /* CPUs below it: [grplo, grphi] */
 	unsigned level;
 } __cacheline_aligned;
-
 
 /*
  * The callback list's segments, in order: done (ready to run), wait (for the
@@ -46,27 +45,27 @@ struct rcu_data {
 	/* call_rcu() and the soft interrupt: this CPU, interrupts off. */
 	struct rcu_head *cb_head;
 	struct rcu_head **tails[SEG_COUNT];
-	u64 seqs[SEG_COUNT];		/* grace-period end each tagged segment waits for */
-	long qlen;			/* callbacks queued and not yet invoked */
-	long blimit;			/* callbacks per soft-interrupt round */
-	u64 gp_seq_needed;		/* latest grace-period end asked for */
+	u64 seqs[SEG_COUNT]; /* grace-period end each tagged segment waits for */
+	long qlen;	     /* callbacks queued and not yet invoked */
+	long blimit;	     /* callbacks per soft-interrupt round */
+	u64 gp_seq_needed;   /* latest grace-period end asked for */
 	u64 invoked;
-	struct rcu_head barrier_head;	/* rcu_barrier()'s, queued on this CPU */
+	struct rcu_head barrier_head; /* rcu_barrier()'s, queued on this CPU */
 
 	/* Quiescent states: written by this CPU, read by the kthread and expedited. */
-	u64 dynticks __cacheline_aligned;	/* odd while halted in the idle loop */
-	u64 qs_seq;			/* last grace period this CPU passed a quiescent state in */
-	u64 ctxsw;			/* passes through __schedule() (rcu_note_context_switch) */
-	u64 idle_enters;		/* rcu_idle_enter() calls: times it went idle */
-	u64 ticks;			/* scheduling-clock ticks (rcu_sched_tick) */
-	u64 exp_qs_seq;			/* last expedited sequence it answered */
-	u64 exp_want;			/* the expedited sequence an IPI found a reader in (acked at unlock) */
-	u64 ipis_while_idle;		/* RCU's IPIs that found it idle */
-	u32 irq_from_eqs;		/* in an interrupt taken while idle (rcu_irq_enter) */
+	u64 dynticks __cacheline_aligned; /* odd while halted in the idle loop */
+	u64 qs_seq;	     /* last grace period this CPU passed a quiescent state in */
+	u64 ctxsw;	     /* passes through __schedule() (rcu_note_context_switch) */
+	u64 idle_enters;     /* rcu_idle_enter() calls: times it went idle */
+	u64 ticks;	     /* scheduling-clock ticks (rcu_sched_tick) */
+	u64 exp_qs_seq;	     /* last expedited sequence it answered */
+	u64 exp_want;	     /* the expedited sequence an IPI found a reader in (acked at unlock) */
+	u64 ipis_while_idle; /* RCU's IPIs that found it idle */
+	u32 irq_from_eqs;    /* in an interrupt taken while idle (rcu_irq_enter) */
 
 	/* Fixed at boot. */
-	struct rcu_node *mynode __cacheline_aligned;	/* its leaf */
-	unsigned long grpmask;		/* its bit in mynode->qsmask */
+	struct rcu_node *mynode __cacheline_aligned; /* its leaf */
+	unsigned long grpmask;			     /* its bit in mynode->qsmask */
 } __cacheline_aligned;
 
 DECLARE_PER_CPU(struct rcu_data, rcu_data);
@@ -76,19 +75,19 @@ struct rcu_state {
 	u64 gp_seq __cacheline_aligned;
 	/* Set by a CPU that needs a grace period while none runs; cleared by the kthread. */
 	u32 gp_wanted __cacheline_aligned;
-	u32 hurry;			/* a CPU passed qhimark: IPI holdouts without the delay */
+	u32 hurry; /* a CPU passed qhimark: IPI holdouts without the delay */
 
 	/* The kthread's own (and the tree, read-only after rcu_init). */
 	struct rcu_node nodes[RCU_MAX_NODES] __cacheline_aligned;
 	unsigned nr_nodes, nr_levels;
-	unsigned leaf_first;		/* nodes[leaf_first..nr_nodes) are the leaves */
+	unsigned leaf_first; /* nodes[leaf_first..nr_nodes) are the leaves */
 	unsigned fanout_leaf, fanout;
 	struct task *gp_task;
-	struct wait_queue_head gp_wq;	/* the kthread waits here for requests and reports */
+	struct wait_queue_head gp_wq; /* the kthread waits here for requests and reports */
 	u64 gp_start_ns;
 	u64 dynticks_snap[MAX_CPUS];	/* each CPU's idle counter at the grace period's start */
 	u64 fqs_ipis[MAX_CPUS];		/* per target; the kthread's */
-	u64 fqs_ipis_to_idle[MAX_CPUS];	/* ... sent while the target's idle counter was odd */
+	u64 fqs_ipis_to_idle[MAX_CPUS]; /* ... sent while the target's idle counter was odd */
 	u64 cb_ipis[MAX_CPUS];
 	u64 eqs_reports[MAX_CPUS];
 
@@ -106,12 +105,13 @@ struct rcu_state {
 
 extern struct rcu_state rcu_state;
 
-extern bool rcu_broken;		/* the torture test's debug switch */
-extern bool rcu_ready;		/* the tree exists and the kthread runs */
+extern bool rcu_broken; /* the torture test's debug switch */
+extern bool rcu_ready;	/* the tree exists and the kthread runs */
 
 static inline bool seg_empty(const struct rcu_data *rdp, unsigned i)
 {
-	return i == SEG_DONE ? rdp->tails[SEG_DONE] == &rdp->cb_head : rdp->tails[i] == rdp->tails[i - 1];
+	return i == SEG_DONE ? rdp->tails[SEG_DONE] == &rdp->cb_head
+			     : rdp->tails[i] == rdp->tails[i - 1];
 }
 
 /* The grace-period end a callback queued now must wait for: one that has not started yet. */

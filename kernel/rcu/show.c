@@ -19,9 +19,9 @@ static void rcu_show_node(const struct rcu_node *rnp)
 	unsigned long qsmask = n->qsmask, init = n->qsmaskinit;
 	spin_unlock_irqrestore(&n->lock, flags);
 
-	printk("  %*snode %-3ld level %u cpus %u-%u qsmask 0x%lx of 0x%lx gp_seq %llu\n", (int)(2 * rnp->level), "",
-	       (long)(rnp - rcu_state.nodes), rnp->level, rnp->grplo, rnp->grphi, qsmask,
-	       init, (unsigned long long)gp);
+	printk("  %*snode %-3ld level %u cpus %u-%u qsmask 0x%lx of 0x%lx gp_seq %llu\n",
+	       (int)(2 * rnp->level), "", (long)(rnp - rcu_state.nodes), rnp->level, rnp->grplo,
+	       rnp->grphi, qsmask, init, (unsigned long long)gp);
 	for (unsigned i = 0; i < rcu_state.nr_nodes; i++)
 		if (rcu_state.nodes[i].parent == rnp)
 			rcu_show_node(&rcu_state.nodes[i]);
@@ -41,8 +41,7 @@ SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask; callbacks
 	       "fanout_leaf %u, fanout %u; %llu stall warnings\n",
 	       (unsigned long long)gp, (unsigned long long)rcu_gp_completed(),
 	       gp & 1 ? "one in progress" : "idle", rcu_state.nr_nodes, rcu_state.nr_levels,
-	       rcu_state.fanout_leaf, rcu_state.fanout,
-	       (unsigned long long)rcu_stall_warnings());
+	       rcu_state.fanout_leaf, rcu_state.fanout, (unsigned long long)rcu_stall_warnings());
 	rcu_show_node(&rcu_state.nodes[0]);
 	printk("  %-5s %10s %12s %10s %10s %10s %8s %10s\n", "cpu", "queued", "invoked", "fqs_ipis",
 	       "exp_ipis", "ctxsw", "idle", "ticks");

@@ -63,7 +63,7 @@
 /* Tree shape (Linux's CONFIG_RCU_FANOUT_LEAF and CONFIG_RCU_FANOUT defaults). */
 #define RCU_FANOUT_LEAF_DEFAULT 16
 #define RCU_FANOUT_DEFAULT 64
-#define RCU_FANOUT_MAX 64		/* qsmask is one unsigned long */
+#define RCU_FANOUT_MAX 64 /* qsmask is one unsigned long */
 
 /*
  * Forcing quiescent states: scan every jiffy (10 ms: a grace period in which every
@@ -72,7 +72,6 @@
  */
 #define RCU_FQS_JIFFIES 1
 #define RCU_RESCHED_JIFFIES 3
-
 
 /* Linux's CONFIG_RCU_CPU_STALL_TIMEOUT default. */
 #define RCU_STALL_TIMEOUT_MS_DEFAULT 21000
@@ -103,7 +102,7 @@ static bool rcu_report_qs_rnp(struct rcu_node *rnp, unsigned long mask, u64 gp)
 	for (;;) {
 		spin_lock(&rnp->lock);
 		if (rnp->gp_seq != gp || !(rnp->qsmask & mask)) {
-			spin_unlock(&rnp->lock);	/* already reported, or another grace period */
+			spin_unlock(&rnp->lock); /* already reported, or another grace period */
 			return false;
 		}
 		rnp->qsmask &= ~mask;
@@ -336,13 +335,14 @@ static void rcu_fqs_ipi(void *arg)
 	if ((READ_ONCE(rdp->dynticks) & 1) || rdp->irq_from_eqs)
 		WRITE_ONCE(rdp->ipis_while_idle, rdp->ipis_while_idle + 1);
 	if (READ_ONCE(rdp->qlen))
-		raise_softirq(SOFTIRQ_RCU);	/* stands in for a cleanup IPI that found this one pending */
+		raise_softirq(
+		    SOFTIRQ_RCU); /* stands in for a cleanup IPI that found this one pending */
 	if (READ_ONCE(rcu_state.gp_seq) != gp || rdp->qs_seq == gp)
 		return;
 	if (rcu_outside_reader())
 		rcu_report_qs_here(rdp, gp);
 	else
-		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1);	/* report at the reader's end */
+		WRITE_ONCE(this_cpu(rcu_urgent_qs), 1); /* report at the reader's end */
 }
 
 /*
@@ -370,15 +370,18 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				if (eqs)
 					rcu_state.eqs_reports[cpu]++;
 				flags = arch_irq_save();
-				rcu_report_qs_rnp(rnp, 1UL << bit, gp);	/* the caller checks the root */
+				rcu_report_qs_rnp(rnp, 1UL << bit,
+						  gp); /* the caller checks the root */
 				arch_irq_restore(flags);
 				continue;
 			}
 			cpumask_set_cpu(out, cpu);
-			/* Never wait for the slot: a holdout with interrupts off must not stop us. */
+			/* Never wait for the slot: a holdout with interrupts off must not stop us.
+			 */
 			if (ipi && !smp_call_try(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp)) {
 				rcu_state.fqs_ipis[cpu]++;
-				/* By the target's state when sent: should never count (it was sampled busy). */
+				/* By the target's state when sent: should never count (it was
+				 * sampled busy). */
 				if (READ_ONCE(rdp->dynticks) & 1)
 					rcu_state.fqs_ipis_to_idle[cpu]++;
 			}
@@ -389,7 +392,8 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 static void rcu_dump_stack_ipi(void *arg)
 {
 	atomic_t *done = arg;
-	printk_raw("rcu: CPU %u's stack (a read-side section or interrupts off):", smp_processor_id());
+	printk_raw("rcu: CPU %u's stack (a read-side section or interrupts off):",
+		   smp_processor_id());
 	dump_stack();
 	/* Pairs with the atomic_read_acquire()s in rcu_stall_report(): our lines come first. */
 	atomic_fetch_add_release(done, 1);
@@ -427,7 +431,8 @@ static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 		while (atomic_read_acquire(&dumped) < n && arch_clock_ns() < deadline)
 			schedule_timeout_until(arch_clock_ns() + TICK_NSEC);
 		if (atomic_read_acquire(&dumped) < n) {
-			pr_err("rcu: CPU %u did not answer the backtrace IPI (interrupts off?)\n", cpu);
+			pr_err("rcu: CPU %u did not answer the backtrace IPI (interrupts off?)\n",
+			       cpu);
 			n = atomic_read_acquire(&dumped);
 		}
 	}
@@ -627,7 +632,7 @@ static void rcu_build_tree(void)
 	rcu_state.nr_nodes = idx;
 	rcu_state.nr_levels = levels;
 	rcu_state.leaf_first = first[0];
-	unsigned span = rcu_state.fanout_leaf;	/* CPUs under one node of the level */
+	unsigned span = rcu_state.fanout_leaf; /* CPUs under one node of the level */
 	for (unsigned l = 0; l < levels; l++) {
 		for (unsigned i = 0; i < width[l]; i++) {
 			struct rcu_node *rnp = &rcu_state.nodes[first[l] + i];
@@ -635,8 +640,9 @@ static void rcu_build_tree(void)
 			rnp->level = levels - 1 - l;
 			rnp->grplo = i * span;
 			rnp->grphi = MIN((i + 1) * span, ncpus) - 1;
-			rnp->parent =
-			    l + 1 < levels ? &rcu_state.nodes[first[l + 1] + i / rcu_state.fanout] : NULL;
+			rnp->parent = l + 1 < levels
+					  ? &rcu_state.nodes[first[l + 1] + i / rcu_state.fanout]
+					  : NULL;
 			rnp->grpmask = rnp->parent ? 1UL << (i % rcu_state.fanout) : 0;
 		}
 		span *= rcu_state.fanout;
@@ -663,7 +669,8 @@ void rcu_init(void)
 	    rcu_param("rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
 	rcu_state.fanout = rcu_param("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
 	rcu_state.stall_timeout_ms =
-	    (u64)rcu_param("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1, 3600) * 1000;
+	    (u64)rcu_param("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1, 3600) *
+	    1000;
 	const char *b = cmdline_get("rcu_torture_broken");
 	if (b && strcmp(b, "0"))
 		rcu_set_torture_broken(true);

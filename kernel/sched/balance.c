@@ -27,7 +27,8 @@ unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu)
 	if (prev_ok && sched_nr_running(prev_cpu) == 0)
 		return prev_cpu;
 	/* An idle CPU it may use, scanning from the next one so that wake-ups spread out. */
-	for (cpu = cpumask_next(&usable, prev_cpu + 1); cpu < MAX_CPUS; cpu = cpumask_next(&usable, cpu + 1))
+	for (cpu = cpumask_next(&usable, prev_cpu + 1); cpu < MAX_CPUS;
+	     cpu = cpumask_next(&usable, cpu + 1))
 		if (sched_nr_running(cpu) == 0)
 			return cpu;
 	for (cpu = cpumask_next(&usable, 0); cpu < prev_cpu; cpu = cpumask_next(&usable, cpu + 1))

@@ -40,9 +40,9 @@ DEFINE_PER_CPU(struct task, idle_task);
 DEFINE_PER_CPU_ALIGNED(struct rq, runqueue);
 
 /* The boot CPU before per-CPU areas exist: not preemptible, never switched. */
-struct task boot_task = { .preempt = { 1, 0 }, .state = TASK_RUNNING, .name = "boot" };
+struct task boot_task = {.preempt = {1, 0}, .state = TASK_RUNNING, .name = "boot"};
 
-static bool sched_ready;	/* set once every CPU's run queue exists */
+static bool sched_ready; /* set once every CPU's run queue exists */
 
 void double_rq_lock(struct rq *a, struct rq *b)
 {
@@ -281,7 +281,7 @@ static void __schedule(bool preempt)
 	rq->curr = next;
 	rq->prev = prev;
 	next->on_cpu = 1;
-	this_cpu(current_task) = next;		/* one CPU's slot; we are not preemptible here */
+	this_cpu(current_task) = next; /* one CPU's slot; we are not preemptible here */
 	if (next->mm)
 		mm_load(next->mm);
 
@@ -296,8 +296,9 @@ void schedule(void)
 	struct task *p = current;
 	if (unlikely(p->preempt.count != ((p->flags & TASK_IDLE) ? 1 : 0) || in_interrupt() ||
 		     arch_irqs_disabled()))
-		panic("schedule() while atomic: thread '%s', preempt count %d, %s, interrupts %s", p->name,
-		      p->preempt.count, in_interrupt() ? "in an interrupt" : "not in an interrupt",
+		panic("schedule() while atomic: thread '%s', preempt count %d, %s, interrupts %s",
+		      p->name, p->preempt.count,
+		      in_interrupt() ? "in an interrupt" : "not in an interrupt",
 		      arch_irqs_disabled() ? "off" : "on");
 	arch_irq_disable();
 	__schedule(false);
@@ -309,7 +310,7 @@ void schedule(void)
 
 void yield(void)
 {
-	schedule();	/* we are TASK_RUNNING: back to the tail of our queue */
+	schedule(); /* we are TASK_RUNNING: back to the tail of our queue */
 }
 
 void cond_resched(void)
@@ -354,7 +355,7 @@ void __noreturn sched_thread_entry(void)
 {
 	finish_switch();
 	arch_irq_enable();
-	cond_resched();		/* a reschedule that came due while interrupts were off */
+	cond_resched(); /* a reschedule that came due while interrupts were off */
 	kthread_main();
 }
 
@@ -383,7 +384,8 @@ int set_cpus_allowed(struct task *p, const struct cpumask *mask)
 			schedule();
 		return 0;
 	}
-	/* Queued here but no longer allowed: move it now (preempt_enable acts on a local resched). */
+	/* Queued here but no longer allowed: move it now (preempt_enable acts on a local resched).
+	 */
 	preempt_disable();
 	unsigned to_cpu = cpumask_next(&usable, 0);
 	for_each_cpu(cpu, &usable)
@@ -420,12 +422,12 @@ void sched_tick(void)
 		periodic_balance(rq);
 	}
 	if (READ_ONCE(rq->nr_running) < 2)
-		tick_stop();	/* alone again (or idle): no slices to cut */
+		tick_stop(); /* alone again (or idle): no slices to cut */
 }
 
 void __noreturn cpu_idle_loop(void)
 {
-	struct rq *rq = this_rq();	/* the idle thread never migrates */
+	struct rq *rq = this_rq(); /* the idle thread never migrates */
 
 	for (;;) {
 		arch_irq_disable();
@@ -438,7 +440,8 @@ void __noreturn cpu_idle_loop(void)
 		}
 		rcu_idle_enter();
 		tick_stop();
-		/* Sleeps until an interrupt; one that arrived since the checks above still wakes us. */
+		/* Sleeps until an interrupt; one that arrived since the checks above still wakes
+		 * us. */
 		arch_idle();
 		rcu_idle_exit();
 		arch_irq_enable();

@@ -23,10 +23,10 @@ static struct kmem_cache *task_cache;
 static LIST_HEAD(task_table);
 /* task_table_lock protects task_table (each task's all_node), task_count and next_task_id. */
 static DEFINE_SPINLOCK(task_table_lock);
-static unsigned task_count;		/* kthread_count() reads it without the lock */
+static unsigned task_count; /* kthread_count() reads it without the lock */
 static u32 next_task_id;
 
-static struct task *reap_list;		/* pushed with CAS, taken whole by the reaper */
+static struct task *reap_list; /* pushed with CAS, taken whole by the reaper */
 static DEFINE_WAIT_QUEUE_HEAD(reap_wq);
 
 void sched_thread_entry(void);
@@ -136,8 +136,9 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 	memset(p, 0, sizeof(*p));
 
 	/* New threads spread over the CPUs; the stack comes from that CPU's node. */
-	unsigned cpu = bind_cpu != KTHREAD_ANY_CPU ? (unsigned)bind_cpu
-						   : select_cpu(&cpu_online_mask, smp_processor_id());
+	unsigned cpu = bind_cpu != KTHREAD_ANY_CPU
+			   ? (unsigned)bind_cpu
+			   : select_cpu(&cpu_online_mask, smp_processor_id());
 	p->stack = stack_alloc_node(cpu_to_node(cpu));
 	if (!p->stack) {
 		kmem_cache_free(task_cache, p);
@@ -147,7 +148,7 @@ static struct task *kthread_vcreate(int (*fn)(void *), void *arg, int bind_cpu, 
 	p->fn = fn;
 	p->arg = arg;
 	p->cpu = cpu;
-	p->state = TASK_SLEEPING;	/* until the first wake_up_process() */
+	p->state = TASK_SLEEPING; /* until the first wake_up_process() */
 	if (bind_cpu != KTHREAD_ANY_CPU) {
 		cpumask_clear(&p->allowed);
 		cpumask_set_cpu(&p->allowed, cpu);

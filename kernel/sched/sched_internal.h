@@ -15,14 +15,14 @@ struct rq {
 	 */
 	spinlock_t lock;
 	unsigned cpu;
-	unsigned nr_running;		/* queued + the running thread if not idle; written under lock */
-	struct list_head queue;		/* runnable and not running, in the order they run */
-	struct task *curr;		/* under lock */
-	struct task *idle;		/* fixed at boot */
-	struct task *prev;		/* switched away from, for finish_switch(); under lock */
-	u64 nr_switches;		/* under lock */
-	unsigned balance_ticks;		/* ticks until this CPU's next periodic balance */
-	atomic64_t resched_ipis;	/* reschedule IPIs sent to this CPU */
+	unsigned nr_running;	 /* queued + the running thread if not idle; written under lock */
+	struct list_head queue;	 /* runnable and not running, in the order they run */
+	struct task *curr;	 /* under lock */
+	struct task *idle;	 /* fixed at boot */
+	struct task *prev;	 /* switched away from, for finish_switch(); under lock */
+	u64 nr_switches;	 /* under lock */
+	unsigned balance_ticks;	 /* ticks until this CPU's next periodic balance */
+	atomic64_t resched_ipis; /* reschedule IPIs sent to this CPU */
 } __cacheline_aligned;
 
 DECLARE_PER_CPU(struct rq, runqueue);

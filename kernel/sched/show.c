@@ -17,7 +17,7 @@
 #define SHOW_PERIOD_S 5
 #define SHOW_MAX_THREADS 12
 
-static const char state_letter[] = { [TASK_RUNNING] = 'R', [TASK_SLEEPING] = 'S', [TASK_DEAD] = 'D' };
+static const char state_letter[] = {[TASK_RUNNING] = 'R', [TASK_SLEEPING] = 'S', [TASK_DEAD] = 'D'};
 
 struct show_pass {
 	u64 now;
@@ -43,13 +43,14 @@ static void show_task(struct task *p, void *arg)
 	s->shown++;
 	printk("  %4u %-16s %c cpu%-2u %8llu ms (+%llu ms) %llu switches\n", p->id, p->name,
 	       state_letter[READ_ONCE(p->state)], READ_ONCE(p->cpu),
-	       (unsigned long long)(total / NSEC_PER_MSEC), (unsigned long long)(delta / NSEC_PER_MSEC),
+	       (unsigned long long)(total / NSEC_PER_MSEC),
+	       (unsigned long long)(delta / NSEC_PER_MSEC),
 	       (unsigned long long)READ_ONCE(p->nr_switches));
 }
 
 void sched_show(void)
 {
-	struct show_pass s = { .now = arch_clock_ns() };
+	struct show_pass s = {.now = arch_clock_ns()};
 	u64 interval = s.now - last_show_ns;
 	char line[160];
 	size_t len = 0;
@@ -62,7 +63,9 @@ void sched_show(void)
 		u64 idle = sched_idle_ns(cpu);
 		u64 didle = idle - last_idle_ns[cpu];
 		last_idle_ns[cpu] = idle;
-		unsigned busy = interval && didle < interval ? (unsigned)((interval - didle) * 100 / interval) : 0;
+		unsigned busy = interval && didle < interval
+				    ? (unsigned)((interval - didle) * 100 / interval)
+				    : 0;
 		len += snprintf(line + len, sizeof(line) - len, " cpu%-2u %3u%% q%-2u", cpu, busy,
 				sched_nr_running(cpu));
 		if (++col == 6) {
@@ -143,8 +146,8 @@ SHELL_CMD(ps, "", "the thread table: id, name, state, CPU, affinity, CPU time, s
 	if (argc != 1)
 		return SHELL_USAGE;
 	printk("%u threads (S: R running or queued, S sleeping, D dead)\n", kthread_count());
-	printk("  %4s %-16s %c %-6s %-7s %10s %10s\n", "id", "thread", 'S', "cpu", "allowed", "cpu ms",
-	       "switches");
+	printk("  %4s %-16s %c %-6s %-7s %10s %10s\n", "id", "thread", 'S', "cpu", "allowed",
+	       "cpu ms", "switches");
 	sched_for_each_task(ps_task, NULL);
 	return 0;
 }

@@ -43,7 +43,7 @@ u64 softirq_runs(unsigned cpu, enum softirq_nr nr)
 
 static int softirqd(void *arg)
 {
-	struct softirq_cpu *s = arg;	/* ours: the thread is bound to this CPU */
+	struct softirq_cpu *s = arg; /* ours: the thread is bound to this CPU */
 
 	for (;;) {
 		set_current_state(TASK_SLEEPING);

@@ -106,7 +106,7 @@ u64 schedule_timeout_until(u64 deadline_ns)
 		__set_current_state(TASK_RUNNING);
 		return 0;
 	}
-	struct sleep_timer st = { .task = current };
+	struct sleep_timer st = {.task = current};
 	timer_init(&st.timer, sleep_timer_fn);
 	timer_add(&st.timer, deadline_ns);
 	schedule();
@@ -171,7 +171,7 @@ void complete_all(struct completion *c)
  */
 static bool wait_completion(struct completion *c, u64 deadline)
 {
-	struct wait_entry we = { .task = current, .flags = WAIT_EXCLUSIVE };
+	struct wait_entry we = {.task = current, .flags = WAIT_EXCLUSIVE};
 	bool ok;
 
 	/*

@@ -10,10 +10,10 @@
 #include <grace/workqueue.h>
 
 struct worker {
-	spinlock_t lock;		/* protects items (the works' node links); taken irqsave */
-	struct list_head items;		/* queued works, oldest first */
-	struct wait_queue_head wq;	/* the worker sleeps here while items is empty */
-	u64 runs;			/* works run; written by the worker only */
+	spinlock_t lock;	   /* protects items (the works' node links); taken irqsave */
+	struct list_head items;	   /* queued works, oldest first */
+	struct wait_queue_head wq; /* the worker sleeps here while items is empty */
+	u64 runs;		   /* works run; written by the worker only */
 	bool started;
 };
 

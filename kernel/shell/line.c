@@ -24,11 +24,11 @@
 
 static struct {
 	char lines[SHELL_HISTORY][SHELL_LINE_MAX];
-	unsigned count;		/* lines ever entered; the newest is lines[(count - 1) % SHELL_HISTORY] */
+	unsigned count; /* lines ever entered; the newest is lines[(count - 1) % SHELL_HISTORY] */
 } history;
 
-static bool after_cr;		/* the last key ended a line with CR: a LF next is its CRLF's */
-static int unread = -1;		/* a key read ahead (after an ESC) and given back */
+static bool after_cr;	/* the last key ended a line with CR: a LF next is its CRLF's */
+static int unread = -1; /* a key read ahead (after an ESC) and given back */
 
 static char next_key(void)
 {
@@ -79,19 +79,19 @@ static char read_escape(void)
 {
 	char c = next_key();
 	if (c != '[' && c != 'O') {
-		unread = (unsigned char)c;	/* a lone ESC: the key after it counts */
+		unread = (unsigned char)c; /* a lone ESC: the key after it counts */
 		return 0;
 	}
 	do
 		c = next_key();
-	while (c >= 0x20 && c < 0x40);	/* parameters and intermediates: digits, ';' ... */
+	while (c >= 0x20 && c < 0x40); /* parameters and intermediates: digits, ';' ... */
 	return c;
 }
 
 int shell_read_line(char *buf)
 {
 	unsigned len = 0;
-	unsigned back = 0;	/* how many lines up the history we are; 0: none (Down to 0 clears) */
+	unsigned back = 0; /* how many lines up the history we are; 0: none (Down to 0 clears) */
 
 	buf[0] = '\0';
 	for (;;) {
@@ -105,7 +105,7 @@ int shell_read_line(char *buf)
 			/* fall through */
 		case '\n':
 			if (c == '\n' && was_cr)
-				continue;	/* the LF of a CRLF: the line already ended */
+				continue; /* the LF of a CRLF: the line already ended */
 			echo("\n");
 			buf[len] = '\0';
 			history_add(buf);
@@ -129,15 +129,18 @@ int shell_read_line(char *buf)
 			case 'A':
 				if (back < history.count && back < SHELL_HISTORY) {
 					back++;
-					line_replace(buf, &len,
-						     history.lines[(history.count - back) % SHELL_HISTORY]);
+					line_replace(
+					    buf, &len,
+					    history.lines[(history.count - back) % SHELL_HISTORY]);
 				}
 				break;
 			case 'B':
 				if (back > 0) {
 					back--;
 					line_replace(buf, &len,
-						     back ? history.lines[(history.count - back) % SHELL_HISTORY] : "");
+						     back ? history.lines[(history.count - back) %
+									  SHELL_HISTORY]
+							  : "");
 				}
 				break;
 			default:
@@ -146,9 +149,9 @@ int shell_read_line(char *buf)
 			break;
 		default:
 			if (c < 0x20 || c > 0x7e)
-				break;		/* other control characters and 8-bit bytes */
+				break; /* other control characters and 8-bit bytes */
 			if (len == SHELL_LINE_MAX - 1) {
-				echo("\a");	/* full: ring the bell, keep the line */
+				echo("\a"); /* full: ring the bell, keep the line */
 				break;
 			}
 			buf[len++] = c;

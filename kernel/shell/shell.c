@@ -75,7 +75,8 @@ static void shell_run_line(char *line)
 		return;
 	}
 	if (cmd->fn(argc, argv) == SHELL_USAGE)
-		printk("%s: usage: %s%s%s\n", cmd->name, cmd->name, *cmd->usage ? " " : "", cmd->usage);
+		printk("%s: usage: %s%s%s\n", cmd->name, cmd->name, *cmd->usage ? " " : "",
+		       cmd->usage);
 }
 
 static int shell_thread(void *arg)
@@ -97,7 +98,7 @@ void shell_start(unsigned cpu)
 		pr_err("shell: cannot create its thread: %s\n", errno_name(-ENOMEM));
 		return;
 	}
-	t->flags |= TASK_CONSOLE;	/* before it first runs: nobody else writes flags yet */
+	t->flags |= TASK_CONSOLE; /* before it first runs: nobody else writes flags yet */
 	wake_up_process(t);
 	kthread_detach(t);
 }
@@ -132,7 +133,8 @@ SHELL_CMD(help, "[command]", "list the commands, or show one's usage")
 		printk("  %-28s %s\n", words, next->help);
 		last = next;
 	}
-	printk("Line editing: Backspace, ^U erases the line, ^C abandons it, Up/Down recall lines.\n");
+	printk(
+	    "Line editing: Backspace, ^U erases the line, ^C abandons it, Up/Down recall lines.\n");
 	printk("Boot arguments are listed in README.md; 'cmdline' shows this boot's.\n");
 	return 0;
 }

@@ -2,8 +2,8 @@
 #ifndef SHELL_INTERNAL_H
 #define SHELL_INTERNAL_H
 
-#define SHELL_LINE_MAX 128	/* characters in a line, the NUL included */
-#define SHELL_HISTORY 16	/* lines the up arrow can recall */
+#define SHELL_LINE_MAX 128 /* characters in a line, the NUL included */
+#define SHELL_HISTORY 16   /* lines the up arrow can recall */
 
 /*
  * Read a line into buf (SHELL_LINE_MAX bytes) with echo and editing (line.c);

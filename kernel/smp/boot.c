@@ -18,7 +18,8 @@
 #include <asm/cpu.h>
 #include <asm/irq.h>
 
-#define CPU_START_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)	/* 64 vCPUs on 2 host cores are slow to start */
+#define CPU_START_TIMEOUT_NS                                                                       \
+	(20ULL * 1000 * 1000 * 1000) /* 64 vCPUs on 2 host cores are slow to start */
 
 struct cpumask cpu_online_mask;
 
@@ -64,8 +65,8 @@ void smp_boot(void)
 		WRITE_ONCE(cpu_state[cpu], CPU_BOOTING);
 		int err = arch_cpu_start(cpu, (uintptr_t)stack + KERNEL_STACK_SIZE);
 		if (err) {
-			pr_err("smp: CPU %u (hwid %u) failed to start: %s\n", cpu, boot_info.cpus[cpu].hwid,
-			       errno_name(err));
+			pr_err("smp: CPU %u (hwid %u) failed to start: %s\n", cpu,
+			       boot_info.cpus[cpu].hwid, errno_name(err));
 			WRITE_ONCE(cpu_state[cpu], CPU_ABANDONED);
 			/* The stack stays: a start that reported an error may still have begun. */
 			continue;
@@ -95,14 +96,16 @@ SHELL_CMD(cpus, "", "online CPUs: hardware id, node, interrupts, IPIs, timer int
 	unsigned cpu;
 	if (argc != 1)
 		return SHELL_USAGE;
-	printk("%u CPUs online of %u described; boot CPU %u\n", num_online_cpus(), boot_info.nr_cpus,
-	       boot_info.boot_cpu);
-	printk("  %-5s %5s %4s %12s %12s %12s %12s\n", "cpu", arch_hwid_name, "node", "interrupts", "ipis",
-	       "timer", "switches");
+	printk("%u CPUs online of %u described; boot CPU %u\n", num_online_cpus(),
+	       boot_info.nr_cpus, boot_info.boot_cpu);
+	printk("  %-5s %5s %4s %12s %12s %12s %12s\n", "cpu", arch_hwid_name, "node", "interrupts",
+	       "ipis", "timer", "switches");
 	for_each_online_cpu(cpu)
-		printk("  cpu%-2u %5u %4d %12llu %12llu %12llu %12llu\n", cpu, boot_info.cpus[cpu].hwid,
-		       boot_info.cpus[cpu].node, (unsigned long long)irq_count(cpu),
-		       (unsigned long long)smp_ipis_received(cpu), (unsigned long long)timer_interrupts(cpu),
+		printk("  cpu%-2u %5u %4d %12llu %12llu %12llu %12llu\n", cpu,
+		       boot_info.cpus[cpu].hwid, boot_info.cpus[cpu].node,
+		       (unsigned long long)irq_count(cpu),
+		       (unsigned long long)smp_ipis_received(cpu),
+		       (unsigned long long)timer_interrupts(cpu),
 		       (unsigned long long)sched_nr_switches(cpu));
 	return 0;
 }

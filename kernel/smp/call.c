@@ -21,11 +21,11 @@ struct call {
 	struct call *next;
 	smp_fn_t fn;
 	void *arg;
-	u32 busy;		/* set by the caller; cleared by the target after fn returns */
+	u32 busy; /* set by the caller; cleared by the target after fn returns */
 };
 
-static DEFINE_PER_CPU(struct call [MAX_CPUS], call_slots);	/* this CPU's slot for each target */
-static DEFINE_PER_CPU(struct call *, call_queue);		/* calls waiting to run on this CPU */
+static DEFINE_PER_CPU(struct call[MAX_CPUS], call_slots); /* this CPU's slot for each target */
+static DEFINE_PER_CPU(struct call *, call_queue);	  /* calls waiting to run on this CPU */
 static DEFINE_PER_CPU(u64, ipis_received);
 
 u64 smp_ipis_received(unsigned cpu)
@@ -84,9 +84,9 @@ static int call_on(unsigned cpu, smp_fn_t fn, void *arg, bool wait, bool block)
 	} else {
 		struct call *c = &this_cpu(call_slots)[cpu];
 		if (block)
-			call_wait(c);	/* our previous call to this CPU may still be queued */
-		else if (smp_load_acquire(&c->busy))	/* pairs with ipi_interrupt() */
-			err = -EBUSY;	/* it is: the target has had interrupts off since */
+			call_wait(c); /* our previous call to this CPU may still be queued */
+		else if (smp_load_acquire(&c->busy)) /* pairs with ipi_interrupt() */
+			err = -EBUSY; /* it is: the target has had interrupts off since */
 		if (!err) {
 			c->fn = fn;
 			c->arg = arg;
@@ -125,7 +125,7 @@ void smp_call_others(smp_fn_t fn, void *arg, bool wait)
 	preempt_enable();
 }
 
-static bool smp_stopping;	/* set once, by a panic */
+static bool smp_stopping; /* set once, by a panic */
 
 void __noreturn smp_park_self(void)
 {
@@ -148,7 +148,7 @@ void ipi_interrupt(void)
 	if (READ_ONCE(smp_stopping))
 		smp_park_self();
 	this_cpu(ipis_received)++;
-	timer_ipi();		/* another CPU changed our earliest timer */
+	timer_ipi(); /* another CPU changed our earliest timer */
 	/* Take the whole list; acquire pairs with the release in call_queue_push(). */
 	struct call *c = xchg_acquire(&this_cpu(call_queue), NULL);
 	while (c) {

@@ -19,7 +19,7 @@ struct run_work {
 	smp_fn_t fn;
 	void *arg;
 	atomic_t remaining;	/* participants still running fn */
-	struct completion done;	/* when remaining reaches 0 */
+	struct completion done; /* when remaining reaches 0 */
 };
 
 unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
@@ -45,7 +45,7 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
  */
 static DEFINE_PER_CPU(struct run_work *, run_slot);
 static DEFINE_PER_CPU(struct task *, run_thread);
-static DEFINE_MUTEX(run_on_lock);	/* one smp_run_on() at a time: protects the run slots */
+static DEFINE_MUTEX(run_on_lock); /* one smp_run_on() at a time: protects the run slots */
 
 static void run_work_done(struct run_work *w)
 {
@@ -56,7 +56,7 @@ static void run_work_done(struct run_work *w)
 
 static int run_thread_fn(void *arg)
 {
-	struct run_work **slot = arg;	/* this CPU's: the thread is bound here */
+	struct run_work **slot = arg; /* this CPU's: the thread is bound here */
 	for (;;) {
 		set_current_state(TASK_SLEEPING);
 		/* Pairs with the smp_store_release() of the slot in smp_run_on(). */
@@ -74,7 +74,7 @@ static int run_thread_fn(void *arg)
 
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg)
 {
-	struct run_work w = { fn, arg, ATOMIC_INIT(0), COMPLETION_INIT(w.done) };
+	struct run_work w = {fn, arg, ATOMIC_INIT(0), COMPLETION_INIT(w.done)};
 	struct cpumask targets, saved = current->allowed;
 	unsigned self, cpu;
 
@@ -116,7 +116,8 @@ void smp_start_run_threads(void)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		struct task *t = kthread_create_on_cpu(run_thread_fn, &per_cpu(run_slot, cpu), cpu, "run/%u", cpu);
+		struct task *t = kthread_create_on_cpu(run_thread_fn, &per_cpu(run_slot, cpu), cpu,
+						       "run/%u", cpu);
 		if (!t)
 			panic("smp: cannot create run/%u", cpu);
 		per_cpu(run_thread, cpu) = t;

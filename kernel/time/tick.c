@@ -27,9 +27,9 @@ static void tick_fn(struct timer *t);
 static void sample_fn(struct timer *t);
 
 static DEFINE_PER_CPU(struct timer, tick_timer) = TIMER_INITIALIZER(tick_fn);
-static DEFINE_PER_CPU(bool, tick_on);		/* the tick should run */
+static DEFINE_PER_CPU(bool, tick_on); /* the tick should run */
 static DEFINE_PER_CPU(struct timer, sample_timer) = TIMER_INITIALIZER(sample_fn);
-static DEFINE_PER_CPU(u64, sample_period);	/* 0: not sampling */
+static DEFINE_PER_CPU(u64, sample_period); /* 0: not sampling */
 
 /* The first tick boundary after now. */
 static u64 tick_next(u64 now)

@@ -48,21 +48,21 @@ enum { TIMER_IDLE, TIMER_QUEUED, TIMER_MIGRATING };
 #define TIMER_BATCH_MAX 256
 
 struct timer_base {
-	spinlock_t lock;	/* protects what is marked "under lock", its timers' links, state */
-	struct timer *root;	/* pending timers, earliest first; under lock */
-	struct timer *running;	/* whose fn this CPU runs now; under lock */
-	struct timer *migrate;	/* running timer added to another CPU meanwhile; under lock */
-	u32 migrate_cpu;	/* where migrate goes; under lock */
-	bool in_irq;		/* timer_interrupt() re-arms before it returns; under lock */
-	bool kick;		/* another CPU made the root earlier than armed; under lock */
-	u64 armed;		/* deadline the hardware holds (U64_MAX: none); under lock */
-	u64 fired;		/* timer interrupts taken; this CPU only */
-	struct regs *irq_regs;	/* the interrupted context, during timer_interrupt(); this CPU */
+	spinlock_t lock;       /* protects what is marked "under lock", its timers' links, state */
+	struct timer *root;    /* pending timers, earliest first; under lock */
+	struct timer *running; /* whose fn this CPU runs now; under lock */
+	struct timer *migrate; /* running timer added to another CPU meanwhile; under lock */
+	u32 migrate_cpu;       /* where migrate goes; under lock */
+	bool in_irq;	       /* timer_interrupt() re-arms before it returns; under lock */
+	bool kick;	       /* another CPU made the root earlier than armed; under lock */
+	u64 armed;	       /* deadline the hardware holds (U64_MAX: none); under lock */
+	u64 fired;	       /* timer interrupts taken; this CPU only */
+	struct regs *irq_regs; /* the interrupted context, during timer_interrupt(); this CPU */
 };
 
 static DEFINE_PER_CPU_ALIGNED(struct timer_base, timer_bases) = {
-	.lock = SPINLOCK_INIT,
-	.armed = UINT64_MAX,
+    .lock = SPINLOCK_INIT,
+    .armed = UINT64_MAX,
 };
 
 /* ---- the pairing heap; every function here runs under the base's lock ---- */
@@ -101,7 +101,7 @@ static struct timer *heap_merge_pairs(struct timer *first)
 			b->next = b->prev = NULL;
 			a = heap_link(a, b);
 		}
-		a->next = pairs;	/* a stack, so the second pass goes right to left */
+		a->next = pairs; /* a stack, so the second pass goes right to left */
 		pairs = a;
 	}
 	while (pairs) {
@@ -145,7 +145,7 @@ static void timer_program_locked(struct timer_base *base)
 {
 	u64 next = base->root ? base->root->expires : UINT64_MAX;
 
-	base->kick = false;	/* whatever another CPU queued is in the heap now */
+	base->kick = false; /* whatever another CPU queued is in the heap now */
 	if (next != base->armed) {
 		base->armed = next;
 		arch_timer_arm(next);
@@ -213,7 +213,7 @@ static struct timer_base *timer_lock_base(struct timer *t, unsigned long *flags)
 		*flags = spin_lock_irqsave(&base->lock);
 		if (READ_ONCE(t->cpu) == cpu)
 			return base;
-		spin_unlock_irqrestore(&base->lock, *flags);	/* it moved meanwhile */
+		spin_unlock_irqrestore(&base->lock, *flags); /* it moved meanwhile */
 	}
 }
 
@@ -271,12 +271,12 @@ static bool timer_queue(struct timer *t, u64 expires, unsigned cpu)
 	for (;;) {
 		from = READ_ONCE(t->cpu);
 		if (from == TIMER_NO_CPU)
-			from = cpu;	/* never added: nothing to take it off */
+			from = cpu; /* never added: nothing to take it off */
 		timer_lock_two(from, cpu, &flags);
 		u32 now_on = READ_ONCE(t->cpu);
 		if (now_on == from || (now_on == TIMER_NO_CPU && from == cpu))
 			break;
-		timer_unlock_two(from, cpu, flags);	/* it moved meanwhile */
+		timer_unlock_two(from, cpu, flags); /* it moved meanwhile */
 	}
 
 	struct timer_base *old = &per_cpu(timer_bases, from);
@@ -322,13 +322,13 @@ bool timer_modify(struct timer *t, u64 expires_ns)
 	struct timer_base *base = timer_lock_base(t, &flags);
 
 	if (!base) {
-		timer_add(t, expires_ns);	/* never added: its CPU is this one */
+		timer_add(t, expires_ns); /* never added: its CPU is this one */
 		return false;
 	}
 	unsigned cpu = t->cpu;
 	bool was_pending = t->state != TIMER_IDLE, kick = false;
 	if (t->state == TIMER_MIGRATING) {
-		t->expires = expires_ns;	/* still bound for base->migrate_cpu */
+		t->expires = expires_ns; /* still bound for base->migrate_cpu */
 	} else {
 		if (was_pending)
 			heap_remove(base, t);
@@ -396,7 +396,7 @@ static void timer_finish_migrate(struct timer_base *base, unsigned self)
 		u32 cpu = base->migrate_cpu;
 		spin_unlock_irqrestore(&base->lock, flags);
 		if (!t)
-			return;		/* cancelled, or re-added here, meanwhile */
+			return; /* cancelled, or re-added here, meanwhile */
 
 		timer_lock_two(self, cpu, &flags);
 		bool kick = false, done = base->migrate == t && base->migrate_cpu == cpu;
@@ -435,8 +435,8 @@ void timer_interrupt(struct regs *regs)
 	base->irq_regs = regs;
 
 	spin_lock(&base->lock);
-	base->armed = UINT64_MAX;	/* one-shot: the hardware is disarmed once it fired */
-	base->in_irq = true;		/* adds meanwhile need no re-arm or IPI: done below */
+	base->armed = UINT64_MAX; /* one-shot: the hardware is disarmed once it fired */
+	base->in_irq = true;	  /* adds meanwhile need no re-arm or IPI: done below */
 	/* One clock reading: every timer run has expires <= now <= the clock in its fn. */
 	u64 now = arch_clock_ns();
 	for (unsigned n = 0; n < TIMER_BATCH_MAX && (t = base->root) && t->expires <= now; n++) {
@@ -446,7 +446,7 @@ void timer_interrupt(struct regs *regs)
 		base->running = t;
 		spin_unlock(&base->lock);
 
-		fn(t);		/* may re-add, modify, cancel or free t */
+		fn(t); /* may re-add, modify, cancel or free t */
 
 		spin_lock(&base->lock);
 		if (base->migrate) {

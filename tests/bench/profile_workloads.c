@@ -17,9 +17,9 @@
 #include <asm/cpu.h>
 
 #define PROFILE_CALLS 2000
-#define PROFILE_KNOWN_LOOPS 64		/* makes the function the hottest code of the phase */
+#define PROFILE_KNOWN_LOOPS 64 /* makes the function the hottest code of the phase */
 #define PROFILE_ROUND_TRIPS 500
-#define PROFILE_PERCPU_INCS 20000	/* amortizes handing the work to each CPU's run thread */
+#define PROFILE_PERCPU_INCS 20000 /* amortizes handing the work to each CPU's run thread */
 
 static volatile u64 profile_sink;
 
@@ -38,7 +38,7 @@ u64 __noinline profile_known_function(u64 x)
 }
 
 static struct {
-	u32 flag __cacheline_aligned;	/* the ping-pong line: even = CPU a's turn, odd = b's */
+	u32 flag __cacheline_aligned; /* the ping-pong line: even = CPU a's turn, odd = b's */
 	unsigned a, b;
 	struct smp_sync start;
 } pp;
@@ -95,12 +95,14 @@ BENCH(profile_selftest)
 		cpumask_clear_cpu(&pair, pp.a);
 		pp.b = cpumask_next(&pair, 0);
 		smp_run_on(2, pingpong_worker, NULL);
-		bench_report("profile_selftest", 2, "phase=pingpong round_trips=%u", PROFILE_ROUND_TRIPS);
+		bench_report("profile_selftest", 2, "phase=pingpong round_trips=%u",
+			     PROFILE_ROUND_TRIPS);
 	}
 
 	unsigned n = num_online_cpus();
 	bench_phase_begin("percpu", n);
 	smp_run_all(percpu_worker, NULL);
 	bench_phase_end((u64)n * PROFILE_PERCPU_INCS);
-	bench_report("profile_selftest", n, "phase=percpu increments=%llu", (u64)n * PROFILE_PERCPU_INCS);
+	bench_report("profile_selftest", n, "phase=percpu increments=%llu",
+		     (u64)n * PROFILE_PERCPU_INCS);
 }

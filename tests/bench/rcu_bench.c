@@ -32,7 +32,7 @@
 #include <grace/time.h>
 #include <asm/cpu.h>
 
-#define RCU_BENCH_CLOCK_EVERY 64	/* read the clock every this many operations */
+#define RCU_BENCH_CLOCK_EVERY 64 /* read the clock every this many operations */
 /*
  * Objects per CPU for the call_rcu phase, allocated before it: 2 MiB a CPU, enough
  * for a few grace periods' worth of calls; when they run out the CPU sleeps until
@@ -44,7 +44,7 @@
 
 struct rcu_bench_obj {
 	struct rcu_head rh;
-	struct rcu_bench_obj *next;	/* on its CPU's free list */
+	struct rcu_bench_obj *next; /* on its CPU's free list */
 	u64 payload[3];
 };
 
@@ -61,13 +61,13 @@ static struct rcu_bench {
 	unsigned ncpus;
 	enum read_kind kind;
 	unsigned timer_cpu;
-	u64 ops[MAX_CPUS] __cacheline_aligned;		/* each CPU its own slot */
+	u64 ops[MAX_CPUS] __cacheline_aligned; /* each CPU its own slot */
 	struct rcu_bench_cpu {
-		struct rcu_bench_obj *free;	/* this CPU's free list */
-		u64 slept_ns;			/* time it waited for objects */
-	} __cacheline_aligned cpu[MAX_CPUS];	/* a line each: nothing shared in the loop */
-	struct rcu_bench_obj *pool[MAX_CPUS];	/* each CPU's block */
-	struct shared_record *rec;			/* readers: rcu_dereference */
+		struct rcu_bench_obj *free;   /* this CPU's free list */
+		u64 slept_ns;		      /* time it waited for objects */
+	} __cacheline_aligned cpu[MAX_CPUS];  /* a line each: nothing shared in the loop */
+	struct rcu_bench_obj *pool[MAX_CPUS]; /* each CPU's block */
+	struct shared_record *rec;	      /* readers: rcu_dereference */
 	struct shared_record recs[1];
 	spinlock_t lock __cacheline_aligned;
 	rwlock_t rwlock __cacheline_aligned;
@@ -105,7 +105,7 @@ static void call_rcu_worker(void *arg)
 		} else {
 			preempt_enable();
 			u64 t0 = arch_clock_ns();
-			msleep(1);	/* all in flight: let a grace period end */
+			msleep(1); /* all in flight: let a grace period end */
 			me->slept_ns += arch_clock_ns() - t0;
 			if (arch_clock_ns() >= READ_ONCE(rb.deadline))
 				break;
@@ -119,13 +119,14 @@ static void call_rcu_worker(void *arg)
 static void rcu_bench_call_rcu(unsigned k)
 {
 	unsigned cpu;
-	rb.start = (struct smp_sync){ 0 };
+	rb.start = (struct smp_sync){0};
 	rb.ncpus = k;
 	for_each_online_cpu(cpu) {
 		rb.ops[cpu] = 0;
 		rb.cpu[cpu].slept_ns = 0;
 		rb.cpu[cpu].free = NULL;
-		if (!rb.pool[cpu] && !(rb.pool[cpu] = kmalloc(RCU_BENCH_POOL * sizeof(struct rcu_bench_obj)))) {
+		if (!rb.pool[cpu] &&
+		    !(rb.pool[cpu] = kmalloc(RCU_BENCH_POOL * sizeof(struct rcu_bench_obj)))) {
 			bench_error("rcu", "no memory for CPU %u's objects", cpu);
 			return;
 		}
@@ -149,7 +150,7 @@ static void rcu_bench_call_rcu(unsigned k)
 	/* CPU time per call: the k CPUs' time, less their waits for objects, over the calls. */
 	bench_report("rcu", k, "op=call_rcu ns_per_op=%llu",
 		     total ? (unsigned long long)(busy / total) : 0ULL);
-	rcu_barrier();		/* every object back before the next phase */
+	rcu_barrier(); /* every object back before the next phase */
 }
 
 static void reader_loop(unsigned cpu)
@@ -192,10 +193,10 @@ static void read_worker(void *arg)
 
 static void rcu_bench_read(unsigned k, enum read_kind kind)
 {
-	static const char *const names[] = { "rcu", "spinlock", "rwlock" };
+	static const char *const names[] = {"rcu", "spinlock", "rwlock"};
 	char phase[24];
 	unsigned cpu;
-	rb.start = (struct smp_sync){ 0 };
+	rb.start = (struct smp_sync){0};
 	rb.ncpus = k;
 	rb.kind = kind;
 	rb.stop = 0;
@@ -256,11 +257,11 @@ static void gp_latency_worker(void *arg)
 
 static void rcu_bench_gp_latency(unsigned k)
 {
-	rb.start = (struct smp_sync){ 0 };
+	rb.start = (struct smp_sync){0};
 	rb.ncpus = k;
 	rb.kind = READ_RCU;
 	rb.stop = 0;
-	rb.deadline = UINT64_MAX;	/* the readers stop when the timing CPU is done */
+	rb.deadline = UINT64_MAX; /* the readers stop when the timing CPU is done */
 	preempt_disable();
 	rb.timer_cpu = smp_processor_id();
 	preempt_enable();
@@ -272,7 +273,7 @@ BENCH(rcu)
 	unsigned online = num_online_cpus();
 	spin_lock_init(&rb.lock);
 	rb.rwlock = (rwlock_t)RWLOCK_INIT;
-	rb.recs[0] = (struct shared_record){ 1, 2 };
+	rb.recs[0] = (struct shared_record){1, 2};
 	rcu_assign_pointer(rb.rec, &rb.recs[0]);
 	for (unsigned k = 1;; k = k * 2 > online && k < online ? online : k * 2) {
 		rcu_bench_call_rcu(k);

@@ -22,11 +22,11 @@
 #include <grace/wait.h>
 
 #define WAKEUP_SAMPLES 200
-#define WAKEUP_GAP_MS 1		/* let the sleeper's CPU go idle between samples */
+#define WAKEUP_GAP_MS 1 /* let the sleeper's CPU go idle between samples */
 
 static struct pingpong {
 	struct wait_queue_head wq[2];
-	u32 turn;		/* whose turn: 0 or 1 */
+	u32 turn; /* whose turn: 0 or 1 */
 	u32 stop;
 	u64 handoffs[2];
 } pp;
@@ -54,13 +54,13 @@ static void pingpong_case(const char *name, unsigned cpu_a, unsigned cpu_b, unsi
 	struct task *t[2];
 	wait_queue_init(&pp.wq[0]);
 	wait_queue_init(&pp.wq[1]);
-	pp.turn = 1;		/* nobody starts until both exist */
+	pp.turn = 1; /* nobody starts until both exist */
 	pp.stop = 0;
 	for (unsigned i = 0; i < 2; i++) {
 		t[i] = kthread_create(pingpong_thread, (void *)(uintptr_t)i, "pingpong%u", i);
 		if (!t[i]) {
 			bench_error("sched", "case=%s: no memory for a thread", name);
-			if (i) {	/* the first one waits for its turn: let it see stop */
+			if (i) { /* the first one waits for its turn: let it see stop */
 				WRITE_ONCE(pp.stop, 1);
 				wake_up(&pp.wq[0]);
 				kthread_join(t[0]);
@@ -91,7 +91,7 @@ static void pingpong_case(const char *name, unsigned cpu_a, unsigned cpu_b, unsi
 
 static struct wakeup_test {
 	struct wait_queue_head wq, ack_wq;
-	u64 stamp;		/* when the waker called wake_up() */
+	u64 stamp; /* when the waker called wake_up() */
 	u32 seq, acked;
 	u64 latency_ns[WAKEUP_SAMPLES];
 } wl;
@@ -144,9 +144,10 @@ static void wakeup_case(unsigned cpu_waker, unsigned cpu_sleeper, unsigned cpus)
 	bench_phase_end(WAKEUP_SAMPLES);
 	kthread_join(s);
 	sort_u64(wl.latency_ns, WAKEUP_SAMPLES);
-	bench_report("sched", cpus, "case=wakeup p50_us=%llu p99_us=%llu",
-		     (unsigned long long)(wl.latency_ns[WAKEUP_SAMPLES / 2] / NSEC_PER_USEC),
-		     (unsigned long long)(wl.latency_ns[WAKEUP_SAMPLES * 99 / 100] / NSEC_PER_USEC));
+	bench_report(
+	    "sched", cpus, "case=wakeup p50_us=%llu p99_us=%llu",
+	    (unsigned long long)(wl.latency_ns[WAKEUP_SAMPLES / 2] / NSEC_PER_USEC),
+	    (unsigned long long)(wl.latency_ns[WAKEUP_SAMPLES * 99 / 100] / NSEC_PER_USEC));
 }
 
 BENCH(sched)
@@ -161,7 +162,8 @@ BENCH(sched)
 
 	pingpong_case("same-cpu", a, a, 1);
 	if (b == a) {
-		printk("bench: sched: one CPU online: no cross-CPU switches; wake-up latency on one CPU\n");
+		printk("bench: sched: one CPU online: no cross-CPU switches; wake-up latency on "
+		       "one CPU\n");
 		wakeup_case(a, a, 1);
 		return;
 	}

@@ -17,12 +17,12 @@
 #include <kernel/locking/spinlock_internal.h>
 
 #define SPIN_BENCH_MAX_LOCKS 16
-#define SPIN_BENCH_CS_LOOPS 10		/* a short critical section: a few cache lines' worth of work */
-#define SPIN_BENCH_CLOCK_EVERY 16	/* read the clock every this many acquisitions */
+#define SPIN_BENCH_CS_LOOPS 10	  /* a short critical section: a few cache lines' worth of work */
+#define SPIN_BENCH_CLOCK_EVERY 16 /* read the clock every this many acquisitions */
 
 struct padded_lock {
 	spinlock_t lock;
-	u64 data;			/* what the critical section touches */
+	u64 data; /* what the critical section touches */
 } __cacheline_aligned;
 
 static struct spin_bench {
@@ -30,7 +30,7 @@ static struct spin_bench {
 	unsigned nr_locks;
 	u64 deadline;
 	struct smp_sync start;
-	u64 acquired[MAX_CPUS] __cacheline_aligned;	/* each CPU writes only its own slot */
+	u64 acquired[MAX_CPUS] __cacheline_aligned; /* each CPU writes only its own slot */
 } sb;
 
 static void spin_bench_worker(void *arg)
@@ -61,7 +61,7 @@ static void spin_bench_phase(unsigned nr_locks, bool backoff)
 	for (unsigned i = 0; i < SPIN_BENCH_MAX_LOCKS; i++)
 		spin_lock_init(&sb.locks[i].lock);
 	sb.nr_locks = nr_locks;
-	sb.start = (struct smp_sync){ 0 };
+	sb.start = (struct smp_sync){0};
 	for (cpu = 0; cpu < MAX_CPUS; cpu++)
 		sb.acquired[cpu] = 0;
 	spinlock_backoff = backoff;
@@ -88,9 +88,11 @@ static void spin_bench_phase(unsigned nr_locks, bool backoff)
 		snprintf(fairness, sizeof(fairness), "inf");
 	else
 		/* Two decimals without floating point (the kernel has no FPU state). */
-		snprintf(fairness, sizeof(fairness), "%llu.%02llu", max / min, (max % min) * 100 / min);
+		snprintf(fairness, sizeof(fairness), "%llu.%02llu", max / min,
+			 (max % min) * 100 / min);
 	bench_report("spinlock", cpus, "locks=%u mode=%s acq_per_sec=%llu fairness=%s", nr_locks,
-		     backoff ? "backoff" : "plain", total * NSEC_PER_SEC / (elapsed ? elapsed : 1), fairness);
+		     backoff ? "backoff" : "plain", total * NSEC_PER_SEC / (elapsed ? elapsed : 1),
+		     fairness);
 }
 
 BENCH(spinlock)

@@ -42,14 +42,14 @@
 #define CHAIN_SIZE (PAGE_SIZE << CHAIN_ORDER)
 
 static struct mb2_info mb2;
-static struct acpi_info info;	/* large: not on the test's stack */
+static struct acpi_info info; /* large: not on the test's stack */
 
 struct chain {
 	u8 *buf;
 	phys_addr_t pa;
 	bool xsdt;
 	u32 madt_len;
-	u64 map_limit;		/* bytes of the chain the map function hands out */
+	u64 map_limit; /* bytes of the chain the map function hands out */
 };
 
 /* Map for the boot tables: anything the memory map calls RAM or firmware memory. */
@@ -123,8 +123,10 @@ static void chain_fix(struct chain *c)
 {
 	u8 *rsdp = c->buf + CHAIN_RSDP, *root = c->buf + CHAIN_ROOT, *madt = c->buf + CHAIN_MADT;
 	fix_checksum(madt, c->madt_len, HDR_CHECKSUM);
-	fix_checksum(root, get_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT ? get_u32(root + HDR_LENGTH)
-										   : HDR_LEN,
+	fix_checksum(root,
+		     get_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT
+			 ? get_u32(root + HDR_LENGTH)
+			 : HDR_LEN,
 		     HDR_CHECKSUM);
 	fix_checksum(rsdp, RSDP_V1_LEN, RSDP_CHECKSUM);
 	if (c->xsdt)
@@ -167,7 +169,7 @@ static bool chain_build(struct chain *c, bool xsdt)
 	memcpy(root, xsdt ? "XSDT" : "RSDT", 4);
 	u32 root_len = HDR_LEN + (xsdt ? 8 : 4);
 	put_u32(root + HDR_LENGTH, root_len);
-	root[8] = 1;	/* revision */
+	root[8] = 1; /* revision */
 	if (xsdt)
 		put_u64(root + HDR_LEN, c->pa + CHAIN_MADT);
 	else
@@ -179,7 +181,8 @@ static bool chain_build(struct chain *c, bool xsdt)
 
 static int chain_parse(struct chain *c)
 {
-	return acpi_parse(c->buf + CHAIN_RSDP, c->xsdt ? RSDP_V2_LEN : RSDP_V1_LEN, map_chain, c, &info);
+	return acpi_parse(c->buf + CHAIN_RSDP, c->xsdt ? RSDP_V2_LEN : RSDP_V1_LEN, map_chain, c,
+			  &info);
 }
 
 /* -EINVAL for a damaged table, -ENODEV when the damage hides the MADT altogether. */
@@ -228,7 +231,8 @@ TEST(acpi, boot_tables_match_boot_info)
 	EXPECT_EQ(acpi_enabled_cpus(&info), e.cpus);
 	for (unsigned j = 0; j < info.nr_cpus; j++)
 		if (info.cpus[j].enabled && !host_expect_has_hwid(&e, info.cpus[j].apic_id))
-			test_fail(__FILE__, __LINE__, "MADT CPU with APIC id %u is not one QEMU was given",
+			test_fail(__FILE__, __LINE__,
+				  "MADT CPU with APIC id %u is not one QEMU was given",
 				  info.cpus[j].apic_id);
 	EXPECT_EQ(srat_memory_domains(&info), e.nodes);
 
@@ -239,7 +243,8 @@ TEST(acpi, boot_tables_match_boot_info)
 	for (unsigned i = 0; i < boot_info.nr_cpus; i++) {
 		bool found = false;
 		for (unsigned j = 0; j < info.nr_cpus; j++)
-			found |= info.cpus[j].enabled && info.cpus[j].apic_id == boot_info.cpus[i].hwid;
+			found |=
+			    info.cpus[j].enabled && info.cpus[j].apic_id == boot_info.cpus[i].hwid;
 		if (!found)
 			test_fail(__FILE__, __LINE__, "CPU %u (APIC id %u) is not in the MADT", i,
 				  boot_info.cpus[i].hwid);
@@ -280,7 +285,7 @@ TEST(acpi, rejects_bad_rsdp)
 	expect_error(&c, "RSDP signature");
 	memcpy(rsdp, "RSD PTR ", 8);
 	chain_fix(&c);
-	size_t cuts[] = { 0, 8, RSDP_V1_LEN - 1, RSDP_V2_LEN - 1 };
+	size_t cuts[] = {0, 8, RSDP_V1_LEN - 1, RSDP_V2_LEN - 1};
 	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
 		int err = acpi_parse(rsdp, cuts[i], map_chain, &c, &info);
 		if (err != -EINVAL)
@@ -296,7 +301,7 @@ TEST(acpi, rejects_bad_madt_checksum)
 	struct chain c;
 	if (!boot_acpi() || !chain_build(&c, false))
 		return;
-	c.buf[CHAIN_MADT + MADT_ENTRIES + 3] ^= 0x01;	/* an APIC id, checksum not fixed */
+	c.buf[CHAIN_MADT + MADT_ENTRIES + 3] ^= 0x01; /* an APIC id, checksum not fixed */
 	expect_error(&c, "MADT checksum");
 	free_pages(c.buf, CHAIN_ORDER);
 }
@@ -314,7 +319,7 @@ TEST(acpi, rejects_bad_madt_entry_length)
 	madt[MADT_ENTRIES + 1] = 0;
 	chain_fix(&c);
 	expect_error(&c, "MADT entry of length 0");
-	madt[MADT_ENTRIES + 1] = 1;	/* shorter than an entry header */
+	madt[MADT_ENTRIES + 1] = 1; /* shorter than an entry header */
 	chain_fix(&c);
 	expect_error(&c, "MADT entry of length 1");
 	madt[MADT_ENTRIES + 1] = first_len;
@@ -339,7 +344,7 @@ TEST(acpi, rejects_truncated_madt)
 	u32 full = c.madt_len;
 
 	/* The length field cuts the table inside an entry, or inside the fixed part. */
-	u32 cuts[] = { HDR_LEN, MADT_ENTRIES - 1, MADT_ENTRIES + 1, MADT_ENTRIES + 5, full - 1 };
+	u32 cuts[] = {HDR_LEN, MADT_ENTRIES - 1, MADT_ENTRIES + 1, MADT_ENTRIES + 5, full - 1};
 	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
 		c.madt_len = cuts[i];
 		put_u32(madt + HDR_LENGTH, cuts[i]);
@@ -352,7 +357,7 @@ TEST(acpi, rejects_truncated_madt)
 	EXPECT_EQ(chain_parse(&c), 0);
 
 	/* The table runs into unmappable memory at several points. */
-	u64 limits[] = { CHAIN_MADT, CHAIN_MADT + 20, CHAIN_MADT + HDR_LEN, CHAIN_MADT + full - 1 };
+	u64 limits[] = {CHAIN_MADT, CHAIN_MADT + 20, CHAIN_MADT + HDR_LEN, CHAIN_MADT + full - 1};
 	for (unsigned i = 0; i < ARRAY_SIZE(limits); i++) {
 		c.map_limit = limits[i];
 		expect_error(&c, "MADT past the end of memory");
@@ -378,7 +383,7 @@ TEST(acpi, rejects_bad_root_table_length)
 			return;
 		u8 *root = c.buf + CHAIN_ROOT;
 		u32 good = get_u32(root + HDR_LENGTH);
-		u32 bad[] = { 0, HDR_LEN - 1, good + 1, good - 1, 0x10000000u };
+		u32 bad[] = {0, HDR_LEN - 1, good + 1, good - 1, 0x10000000u};
 		for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 			put_u32(root + HDR_LENGTH, bad[i]);
 			chain_fix(&c);

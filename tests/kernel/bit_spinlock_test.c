@@ -6,13 +6,13 @@
 
 #define BITLOCK_TEST_TOTAL 3000
 #define BITLOCK_BIT 0
-#define BITLOCK_OTHER_BITS 0xa5a5a5a5a5a5a5a4UL	/* bit 0 clear: the lock's bit */
+#define BITLOCK_OTHER_BITS 0xa5a5a5a5a5a5a5a4UL /* bit 0 clear: the lock's bit */
 
 struct bitlock_test {
 	unsigned long word;
 	struct smp_sync start;
 	unsigned iters;
-	u64 counter;		/* under the bit lock */
+	u64 counter; /* under the bit lock */
 };
 
 static void bitlock_worker(void *arg)
@@ -33,7 +33,8 @@ TEST(bit_spinlock, mutual_exclusion)
 {
 	static struct bitlock_test t;
 	unsigned n = num_online_cpus();
-	t = (struct bitlock_test){ .word = BITLOCK_OTHER_BITS, .iters = MAX(BITLOCK_TEST_TOTAL / n, 16u) };
+	t = (struct bitlock_test){.word = BITLOCK_OTHER_BITS,
+				  .iters = MAX(BITLOCK_TEST_TOTAL / n, 16u)};
 	smp_run_all(bitlock_worker, &t);
 	EXPECT_EQ(t.counter, (u64)t.iters * n);
 	EXPECT_EQ(t.word, BITLOCK_OTHER_BITS);

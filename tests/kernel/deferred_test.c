@@ -21,7 +21,7 @@ struct cpu_work {
 	struct work work;
 	struct timer timer;
 	unsigned want_cpu;
-	atomic_t runs;		/* released after the other counts */
+	atomic_t runs; /* released after the other counts */
 	u32 wrong_cpu, in_irq, irqs_off;
 } __cacheline_aligned;
 
@@ -74,7 +74,7 @@ TEST(workqueue, runs_once_on_the_chosen_cpu)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		cw[cpu] = (struct cpu_work){ .want_cpu = cpu };
+		cw[cpu] = (struct cpu_work){.want_cpu = cpu};
 		work_init(&cw[cpu].work, record_work);
 		EXPECT_TRUE(queue_work_on(cpu, &cw[cpu].work));
 	}
@@ -100,9 +100,9 @@ static void blocking_work(struct work *w)
 TEST(workqueue, queueing_a_pending_item_again_does_nothing)
 {
 	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
-	blk = (struct blocker){ 0 };
+	blk = (struct blocker){0};
 	work_init(&blk.work, blocking_work);
-	cw[cpu] = (struct cpu_work){ .want_cpu = cpu };
+	cw[cpu] = (struct cpu_work){.want_cpu = cpu};
 	work_init(&cw[cpu].work, record_work);
 
 	/* The worker is busy with the blocker, so the second item stays pending. */
@@ -129,7 +129,7 @@ static void queue_from_timer(struct timer *t)
 static void arm_timer_here(void *arg)
 {
 	(void)arg;
-	unsigned cpu = smp_processor_id();	/* run/N threads are bound */
+	unsigned cpu = smp_processor_id(); /* run/N threads are bound */
 	timer_add(&cw[cpu].timer, arch_clock_ns() + NSEC_PER_MSEC);
 }
 
@@ -137,7 +137,7 @@ TEST(workqueue, queued_from_a_timer_interrupt_on_every_cpu)
 {
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		cw[cpu] = (struct cpu_work){ .want_cpu = cpu };
+		cw[cpu] = (struct cpu_work){.want_cpu = cpu};
 		work_init(&cw[cpu].work, record_work);
 		timer_init(&cw[cpu].timer, queue_from_timer);
 	}
@@ -151,7 +151,7 @@ TEST(workqueue, queued_from_a_timer_interrupt_on_every_cpu)
 static void selftest_softirq(void)
 {
 	unsigned long flags = arch_irq_save();
-	unsigned cpu = smp_processor_id();	/* softirqd/N is bound */
+	unsigned cpu = smp_processor_id(); /* softirqd/N is bound */
 	arch_irq_restore(flags);
 	struct cpu_work *c = &cw[cpu];
 	if (in_interrupt())
@@ -172,7 +172,7 @@ TEST(softirq, raised_in_interrupt_runs_on_that_cpu_in_thread_context)
 	unsigned cpu;
 	open_softirq(SOFTIRQ_SELFTEST, selftest_softirq);
 	for_each_online_cpu(cpu) {
-		cw[cpu] = (struct cpu_work){ .want_cpu = cpu };
+		cw[cpu] = (struct cpu_work){.want_cpu = cpu};
 		timer_init(&cw[cpu].timer, raise_from_timer);
 	}
 	smp_run_all(arm_timer_here, NULL);
@@ -198,7 +198,7 @@ TEST(softirq, preempts_a_thread_that_never_yields)
 {
 	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
 	open_softirq(SOFTIRQ_SELFTEST, selftest_softirq);
-	cw[cpu] = (struct cpu_work){ .want_cpu = cpu };
+	cw[cpu] = (struct cpu_work){.want_cpu = cpu};
 	timer_init(&cw[cpu].timer, raise_from_timer);
 	struct task *t = kthread_create(spin_until_softirq, &cw[cpu], "hog");
 	ASSERT_TRUE(t != NULL);

@@ -74,7 +74,8 @@ TEST(fdt, boot_blob_matches_boot_info)
 	EXPECT_EQ(m.nr_harts_found, e.cpus);
 	for (unsigned i = 0; i < m.nr_harts; i++)
 		if (!host_expect_has_hwid(&e, m.harts[i].hartid))
-			test_fail(__FILE__, __LINE__, "hart %u is not one QEMU was given", m.harts[i].hartid);
+			test_fail(__FILE__, __LINE__, "hart %u is not one QEMU was given",
+				  m.harts[i].hartid);
 	u64 ram = 0;
 	for (unsigned i = 0; i < m.nr_mem; i++)
 		ram += m.mem[i].size;

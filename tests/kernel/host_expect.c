@@ -28,10 +28,12 @@ static bool expect_id_list(const char *s, struct host_expect *e)
 		u64 lo, hi;
 		if (dash)
 			*dash = '\0';
-		if (parse_u64(word, &lo) || (dash ? parse_u64(dash + 1, &hi) : (hi = lo, 0)) || hi < lo)
+		if (parse_u64(word, &lo) || (dash ? parse_u64(dash + 1, &hi) : (hi = lo, 0)) ||
+		    hi < lo)
 			return false;
 		for (u64 id = lo; id <= hi; id++) {
-			if (e->nr_hwids == MAX_CPUS || (e->nr_hwids && id <= e->hwids[e->nr_hwids - 1]))
+			if (e->nr_hwids == MAX_CPUS ||
+			    (e->nr_hwids && id <= e->hwids[e->nr_hwids - 1]))
 				return false;
 			e->hwids[e->nr_hwids++] = (u32)id;
 		}

@@ -16,7 +16,7 @@
 struct host_expect {
 	unsigned cpus;
 	unsigned nr_hwids;
-	u32 hwids[MAX_CPUS];	/* ascending */
+	u32 hwids[MAX_CPUS]; /* ascending */
 	u64 mem_bytes;
 	unsigned nodes;
 };

@@ -1,4 +1,5 @@
-/* Selftests for lib/: formatting, globs, number parsing, the command line, symbols and backtraces. */
+/* Selftests for lib/: formatting, globs, number parsing, the command line, symbols and backtraces.
+ */
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/ksyms.h>
@@ -15,7 +16,8 @@ static bool formats_as(const char *expect, const char *fmt, ...)
 	va_end(ap);
 	if (!strcmp(buf, expect))
 		return true;
-	return test_fail(__FILE__, __LINE__, "format '%s': expected '%s', got '%s'", fmt, expect, buf);
+	return test_fail(__FILE__, __LINE__, "format '%s': expected '%s', got '%s'", fmt, expect,
+			 buf);
 }
 
 TEST(lib, vsnprintf_conversions)
@@ -57,7 +59,7 @@ TEST(lib, parse_u64)
 	EXPECT_EQ(parse_u64("12x", &v), -EINVAL);
 	EXPECT_EQ(parse_u64("0x", &v), -EINVAL);
 	EXPECT_EQ(parse_u64("99999999999999999999", &v), -ERANGE);
-	EXPECT_EQ(parse_u64("17179869184G", &v), -ERANGE);	/* 2^34 GiB = 2^64 */
+	EXPECT_EQ(parse_u64("17179869184G", &v), -ERANGE); /* 2^34 GiB = 2^64 */
 	EXPECT_EQ(parse_u64("16777216G", &v), 0);
 	EXPECT_EQ(v, 1ULL << 54);
 	EXPECT_EQ(parse_u64("1MB", &v), -EINVAL);
@@ -92,7 +94,7 @@ static void __noinline unwind_leaf(void)
 static void __noinline unwind_middle(void)
 {
 	unwind_leaf();
-	barrier();	/* keep the call from becoming a tail call */
+	barrier(); /* keep the call from becoming a tail call */
 }
 
 TEST(lib, backtrace_names_callers)

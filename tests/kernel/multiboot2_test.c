@@ -23,7 +23,7 @@
 #define MB2_TAG_ACPI_NEW 15
 #define TAG_NOT_FOUND 0
 
-static struct mb2_info info;	/* large: not on the test's stack */
+static struct mb2_info info; /* large: not on the test's stack */
 
 /* The boot blob is a multiboot2 block when it starts with its own size and a zero word. */
 static bool boot_mb2(void)
@@ -76,7 +76,8 @@ TEST(multiboot2, boot_blob_matches_boot_info)
 	u64 avail = mb2_available_bytes(&info);
 	if (avail > e.mem_bytes || avail + MB2_FIRMWARE_RAM_MAX < e.mem_bytes)
 		test_fail(__FILE__, __LINE__, "%llu KiB available of the %llu KiB QEMU was given",
-			  (unsigned long long)(avail >> 10), (unsigned long long)(e.mem_bytes >> 10));
+			  (unsigned long long)(avail >> 10),
+			  (unsigned long long)(e.mem_bytes >> 10));
 
 	EXPECT_EQ(info.total_size, boot_info.fw_blob_size);
 	EXPECT_EQ(strncmp(info.cmdline, boot_info.cmdline, CMDLINE_MAX - 1), 0);
@@ -97,7 +98,7 @@ TEST(multiboot2, boot_blob_matches_boot_info)
 	for (unsigned i = 0; i < boot_info.nr_reserved; i++)
 		blob_reserved |= boot_info.reserved[i].base <= blob_pa &&
 				 blob_pa + info.total_size <=
-					 boot_info.reserved[i].base + boot_info.reserved[i].size;
+				     boot_info.reserved[i].base + boot_info.reserved[i].size;
 	EXPECT_TRUE(blob_reserved);
 }
 
@@ -107,7 +108,7 @@ TEST(multiboot2, rejects_truncated_copies)
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
-	u32 cuts[] = { 0, 4, 8, 15, 16, c.size / 2, c.size - 8, c.size - 1 };
+	u32 cuts[] = {0, 4, 8, 15, 16, c.size / 2, c.size - 8, c.size - 1};
 	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
 		/* The buffer ends early, total_size still claims the whole block. */
 		expect_rejected(&c, cuts[i], "buffer cut short");
@@ -130,7 +131,7 @@ TEST(multiboot2, rejects_bad_total_size)
 	struct blob_copy c;
 	if (!boot_mb2() || !blob_copy_get(&c))
 		return;
-	u32 bad[] = { 0, 7, 15, c.size + 8, 0xffffffffu };
+	u32 bad[] = {0, 7, 15, c.size + 8, 0xffffffffu};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		put_u32(c.buf, bad[i]);
 		expect_rejected(&c, c.size, "bad total_size");
@@ -163,7 +164,7 @@ TEST(multiboot2, rejects_missing_end_tag)
 		return;
 	u32 off = tag_find(&c, MB2_TAG_END);
 	ASSERT_NE(off, TAG_NOT_FOUND);
-	put_u32(c.buf + off, 0x7777);	/* an unknown tag where the end tag was */
+	put_u32(c.buf + off, 0x7777); /* an unknown tag where the end tag was */
 	expect_rejected(&c, c.size, "no end tag");
 	blob_copy_put(&c);
 }
@@ -190,7 +191,7 @@ TEST(multiboot2, rejects_bad_mmap_entry_size)
 		return;
 	u32 off = tag_find(&c, MB2_TAG_MMAP);
 	ASSERT_NE(off, TAG_NOT_FOUND);
-	u32 bad[] = { 0, 8, 23, 25 };
+	u32 bad[] = {0, 8, 23, 25};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		put_u32(c.buf + off + 8, bad[i]);
 		expect_rejected(&c, c.size, "memory map entry size");
@@ -208,7 +209,7 @@ TEST(multiboot2, rejects_short_rsdp_tag)
 	if (off == TAG_NOT_FOUND)
 		off = tag_find(&c, MB2_TAG_ACPI_OLD);
 	ASSERT_NE(off, TAG_NOT_FOUND);
-	put_u32(c.buf + off + 4, 8 + 10);	/* half an RSDP */
+	put_u32(c.buf + off + 4, 8 + 10); /* half an RSDP */
 	expect_rejected(&c, c.size, "RSDP tag shorter than an RSDP");
 	blob_copy_put(&c);
 }

@@ -4,7 +4,7 @@
 #include <grace/time.h>
 #include <asm/cpu.h>
 
-#define PROFILE_TEST_SPIN_NS (300 * NSEC_PER_MSEC)	/* about 300 samples at 1 kHz */
+#define PROFILE_TEST_SPIN_NS (300 * NSEC_PER_MSEC) /* about 300 samples at 1 kHz */
 
 static void __noinline profile_test_spin(u64 ns)
 {

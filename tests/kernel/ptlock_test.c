@@ -44,7 +44,7 @@ struct ptlock_hold {
 	atomic_t errors;	/* faults that failed */
 	/* Faults that had to wait yet returned while the lock was held, and the reverse. */
 	atomic_t returned_before_release, returned_after_release;
-	u32 queued_at_release;	/* tickets drawn behind the holder's when it let go */
+	u32 queued_at_release; /* tickets drawn behind the holder's when it let go */
 };
 
 /*

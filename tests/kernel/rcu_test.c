@@ -40,8 +40,8 @@ static void spin(unsigned n)
 /* ---- the grace-period guarantee ---- */
 
 static struct {
-	u64 entered[MAX_CPUS] __cacheline_aligned;	/* sections begun (each CPU its own slot) */
-	u64 exited[MAX_CPUS] __cacheline_aligned;	/* sections ended */
+	u64 entered[MAX_CPUS] __cacheline_aligned; /* sections begun (each CPU its own slot) */
+	u64 exited[MAX_CPUS] __cacheline_aligned;  /* sections ended */
 	u32 stop;
 	u32 updates, violations;
 	struct smp_sync start;
@@ -88,7 +88,7 @@ static void gp_guarantee_fn(void *arg)
 
 static void gp_guarantee_run(bool expedited)
 {
-	gpg = (__typeof__(gpg)){ 0 };
+	gpg = (__typeof__(gpg)){0};
 	gpg.expedited = expedited;
 	preempt_disable();
 	gpg.updater = smp_processor_id();
@@ -127,16 +127,16 @@ TEST(rcu, expedited_waits_for_every_earlier_reader)
  */
 #define EXP_HOLD_READERS 3
 #define EXP_HOLD_ROUNDS 8
-#define EXP_HOLD_NS (20 * NSEC_PER_MSEC)	/* ten resends of the expedited IPI (2 ms) */
+#define EXP_HOLD_NS (20 * NSEC_PER_MSEC) /* ten resends of the expedited IPI (2 ms) */
 
 static struct {
-	unsigned updater;	/* the CPU running the test */
+	unsigned updater; /* the CPU running the test */
 	unsigned readers;
-	atomic_t inside;	/* readers in their section */
-	u32 calling;		/* set just before synchronize_rcu_expedited() */
-	atomic_t exited;	/* readers about to rcu_read_unlock() */
-	u32 exited_at_return;	/* what the updater read once the call returned */
-	u32 returned;		/* set after that */
+	atomic_t inside;      /* readers in their section */
+	u32 calling;	      /* set just before synchronize_rcu_expedited() */
+	atomic_t exited;      /* readers about to rcu_read_unlock() */
+	u32 exited_at_return; /* what the updater read once the call returned */
+	u32 returned;	      /* set after that */
 } exh;
 
 static void exp_hold_fn(void *arg)
@@ -187,27 +187,27 @@ TEST(rcu, expedited_waits_for_a_reader_inside_when_it_was_called)
 
 /* ---- rcutorture ---- */
 
-#define TORTURE_PIPE_LEN 10	/* ages counted; an element is reused after this many grace periods */
+#define TORTURE_PIPE_LEN 10 /* ages counted; an element is reused after this many grace periods */
 #define TORTURE_ELEMS 64
-#define TORTURE_MIN_WRITES 4	/* past the deadline until this many (bounded by hard_deadline) */
+#define TORTURE_MIN_WRITES 4 /* past the deadline until this many (bounded by hard_deadline) */
 
 struct torture_elem {
 	struct rcu_head rh;
-	u32 age;		/* grace periods since it was replaced; written by the writer */
-	u32 cb_done;		/* its call_rcu callback ran */
-	u32 retired;		/* on the writer's retired list */
+	u32 age;     /* grace periods since it was replaced; written by the writer */
+	u32 cb_done; /* its call_rcu callback ran */
+	u32 retired; /* on the writer's retired list */
 	u32 in_use;
 };
 
 static struct {
 	struct torture_elem elems[TORTURE_ELEMS];
-	struct torture_elem *cur;		/* readers: rcu_dereference */
+	struct torture_elem *cur; /* readers: rcu_dereference */
 	u32 stop;
 	u64 deadline, hard_deadline;
 	u64 writes;
 	struct smp_sync start;
 	unsigned writer;
-	u64 hist[MAX_CPUS][TORTURE_PIPE_LEN + 1] __cacheline_aligned;	/* per reader CPU */
+	u64 hist[MAX_CPUS][TORTURE_PIPE_LEN + 1] __cacheline_aligned; /* per reader CPU */
 	u64 cb_early[MAX_CPUS];
 } tt;
 
@@ -232,7 +232,8 @@ static void torture_writer(void)
 {
 	for (;;) {
 		u64 now = arch_clock_ns();
-		if (now >= tt.hard_deadline || (now >= tt.deadline && tt.writes >= TORTURE_MIN_WRITES))
+		if (now >= tt.hard_deadline ||
+		    (now >= tt.deadline && tt.writes >= TORTURE_MIN_WRITES))
 			break;
 		struct torture_elem *e = torture_alloc();
 		if (!e) {
@@ -294,10 +295,10 @@ static void torture_fn(void *arg)
 static u64 torture_run(bool broken, u64 *writes)
 {
 	unsigned cpu;
-	u64 hist[TORTURE_PIPE_LEN + 1] = { 0 }, errors = 0, early = 0;
+	u64 hist[TORTURE_PIPE_LEN + 1] = {0}, errors = 0, early = 0;
 
-	rcu_barrier();		/* no callback of an earlier run is pending on tt */
-	tt = (__typeof__(tt)){ 0 };
+	rcu_barrier(); /* no callback of an earlier run is pending on tt */
+	tt = (__typeof__(tt)){0};
 	for (unsigned i = 0; i < TORTURE_ELEMS; i++)
 		tt.elems[i].cb_done = 1;
 	tt.elems[0].in_use = 1;
@@ -324,13 +325,14 @@ static u64 torture_run(bool broken, u64 *writes)
 	}
 	for (unsigned a = 2; a <= TORTURE_PIPE_LEN; a++)
 		errors += hist[a];
-	printk("# rcu torture%s: %llu writes, pipeline ages: %llu %llu %llu %llu %llu %llu %llu %llu "
-	       "%llu %llu %llu, callbacks early: %llu\n",
-	       broken ? " (broken on purpose)" : "", (unsigned long long)tt.writes,
-	       (unsigned long long)hist[0], (unsigned long long)hist[1], (unsigned long long)hist[2],
-	       (unsigned long long)hist[3], (unsigned long long)hist[4], (unsigned long long)hist[5],
-	       (unsigned long long)hist[6], (unsigned long long)hist[7], (unsigned long long)hist[8],
-	       (unsigned long long)hist[9], (unsigned long long)hist[10], (unsigned long long)early);
+	printk(
+	    "# rcu torture%s: %llu writes, pipeline ages: %llu %llu %llu %llu %llu %llu %llu %llu "
+	    "%llu %llu %llu, callbacks early: %llu\n",
+	    broken ? " (broken on purpose)" : "", (unsigned long long)tt.writes,
+	    (unsigned long long)hist[0], (unsigned long long)hist[1], (unsigned long long)hist[2],
+	    (unsigned long long)hist[3], (unsigned long long)hist[4], (unsigned long long)hist[5],
+	    (unsigned long long)hist[6], (unsigned long long)hist[7], (unsigned long long)hist[8],
+	    (unsigned long long)hist[9], (unsigned long long)hist[10], (unsigned long long)early);
 	*writes = tt.writes;
 	return errors + early;
 }
@@ -361,7 +363,7 @@ TEST(rcu, torture_catches_broken_rcu)
 
 static struct cb_test {
 	struct rcu_head heads[MAX_CPUS][CB_PER_CPU];
-	u32 next_seq[MAX_CPUS] __cacheline_aligned;	/* the owner CPU's callbacks only */
+	u32 next_seq[MAX_CPUS] __cacheline_aligned; /* the owner CPU's callbacks only */
 	atomic_t disorder, wrong_cpu;
 	atomic_t ran;
 } cbt;
@@ -392,7 +394,7 @@ static void order_fn(void *arg)
 
 TEST(rcu, callbacks_keep_per_cpu_order_and_barrier_waits_for_all)
 {
-	cbt = (struct cb_test){ 0 };
+	cbt = (struct cb_test){0};
 	smp_run_all(order_fn, NULL);
 	rcu_barrier();
 	EXPECT_EQ(atomic_read_acquire(&cbt.ran), num_online_cpus() * CB_PER_CPU);
@@ -426,7 +428,7 @@ TEST(rcu, barrier_waits_for_callbacks_on_every_cpu)
 static struct irq_test {
 	struct timer timers[IRQ_TEST_CPUS];
 	struct rcu_head heads[IRQ_TEST_CPUS];
-	u64 need[IRQ_TEST_CPUS];	/* gp_seq the callback must not run before */
+	u64 need[IRQ_TEST_CPUS]; /* gp_seq the callback must not run before */
 	atomic_t queued, ran, early, not_irq;
 } irt;
 
@@ -453,7 +455,7 @@ static void irq_timer_fn(struct timer *t)
 TEST(rcu, call_rcu_from_a_timer_interrupt)
 {
 	unsigned cpu, n = 0;
-	irt = (struct irq_test){ 0 };
+	irt = (struct irq_test){0};
 	for_each_online_cpu(cpu) {
 		if (n == IRQ_TEST_CPUS)
 			break;
@@ -514,7 +516,7 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 {
 	unsigned cpu, self;
 	static struct rcu_cpu_stats before[MAX_CPUS];
-	rcu_barrier();		/* nobody has callbacks left from earlier tests */
+	rcu_barrier(); /* nobody has callbacks left from earlier tests */
 	msleep(20);
 	for_each_online_cpu(cpu)
 		rcu_cpu_stats(cpu, &before[cpu]);
@@ -536,7 +538,8 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 			eqs += s.eqs_reports - before[cpu].eqs_reports;
 		}
 	}
-	printk("# rcu: %llu grace periods, %llu reported from idle counters, %llu IPIs sent to an idle CPU\n",
+	printk("# rcu: %llu grace periods, %llu reported from idle counters, %llu IPIs sent to an "
+	       "idle CPU\n",
 	       (unsigned long long)gps, (unsigned long long)eqs, (unsigned long long)idle_ipis);
 	EXPECT_GE(gps, 10);
 	EXPECT_EQ(idle_ipis, 0);
@@ -570,7 +573,7 @@ static int stall_holder(void *arg)
 	unsigned long flags = 0;
 	rcu_read_lock();
 	if (holder_irqs_off)
-		flags = arch_irq_save();	/* not even the forcing IPIs get through */
+		flags = arch_irq_save(); /* not even the forcing IPIs get through */
 	smp_store_release(&holder_inside, 1);
 	/* Until a warning names us: one for an earlier slow grace period does not count. */
 	while (!stall_names(cpu) && arch_clock_ns() < deadline)
@@ -609,7 +612,7 @@ static void stall_test(bool irqs_off)
 	u64 deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS;
 	while (!smp_load_acquire(&holder_inside) && arch_clock_ns() < deadline)
 		msleep(1);
-	synchronize_rcu();	/* a grace period the holder holds up */
+	synchronize_rcu(); /* a grace period the holder holds up */
 	kthread_join(t);
 	rcu_set_stall_timeout_ms(saved);
 	set_cpus_allowed(gp, &cpu_online_mask);
@@ -793,7 +796,7 @@ TEST(rcu, typesafe_by_rcu_slab_pages_wait_for_a_grace_period)
 	for (int i = 0; i < N; i++)
 		ASSERT_TRUE((objs[i] = kmem_cache_alloc(c)) != NULL);
 
-	tst = (struct typesafe_test){ 0 };
+	tst = (struct typesafe_test){0};
 	struct task *t = kthread_create(typesafe_reader, NULL, "rcu_reader");
 	ASSERT_TRUE(t != NULL);
 	kthread_bind(t, other);
@@ -806,7 +809,7 @@ TEST(rcu, typesafe_by_rcu_slab_pages_wait_for_a_grace_period)
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(c, objs[i]);
 	kmem_cache_shrink(c);
-	msleep(100);		/* ten jiffies: broken RCU would have released them by now */
+	msleep(100); /* ten jiffies: broken RCU would have released them by now */
 	struct kmem_cache_stats s;
 	kmem_cache_stats(c, &s);
 	u64 held = s.slabs;

@@ -9,16 +9,16 @@
 #include <grace/test.h>
 #include <grace/time.h>
 
-#define RW_ALL_INSIDE_TIMEOUT_NS (20 * NSEC_PER_SEC)	/* every vCPU must get scheduled once */
+#define RW_ALL_INSIDE_TIMEOUT_NS (20 * NSEC_PER_SEC) /* every vCPU must get scheduled once */
 #define RW_TEST_TOTAL 3000
-#define RW_WRITE_EVERY 4				/* one operation in four is a write */
+#define RW_WRITE_EVERY 4 /* one operation in four is a write */
 
 static rwlock_t rw = RWLOCK_INIT;
 
 struct readers_test {
 	struct smp_sync start;
-	atomic_t inside;	/* readers holding the lock */
-	atomic_t all_met;	/* readers that saw every CPU inside at once */
+	atomic_t inside;  /* readers holding the lock */
+	atomic_t all_met; /* readers that saw every CPU inside at once */
 };
 
 static void readers_worker(void *arg)
@@ -40,7 +40,7 @@ static void readers_worker(void *arg)
 TEST(rwlock, readers_in_parallel)
 {
 	static struct readers_test t;
-	t = (struct readers_test){ 0 };
+	t = (struct readers_test){0};
 	smp_run_all(readers_worker, &t);
 	EXPECT_EQ(atomic_read(&t.all_met), num_online_cpus());
 	EXPECT_EQ(rw.state, 0);
@@ -49,10 +49,10 @@ TEST(rwlock, readers_in_parallel)
 struct mixed_test {
 	struct smp_sync start;
 	unsigned iters;
-	atomic_t readers, writers;	/* inside, by kind */
+	atomic_t readers, writers; /* inside, by kind */
 	atomic_t violations;
 	u64 writes;		/* plain counter, under the write lock */
-	atomic64_t writes_done;	/* atomic count of the same */
+	atomic64_t writes_done; /* atomic count of the same */
 };
 
 static void mixed_worker(void *arg)
@@ -86,7 +86,7 @@ TEST(rwlock, writers_exclusive)
 {
 	static struct mixed_test t;
 	unsigned n = num_online_cpus();
-	t = (struct mixed_test){ .iters = MAX(RW_TEST_TOTAL / n, 16u) };
+	t = (struct mixed_test){.iters = MAX(RW_TEST_TOTAL / n, 16u)};
 	smp_run_all(mixed_worker, &t);
 	EXPECT_EQ(atomic_read(&t.violations), 0);
 	EXPECT_EQ(t.writes, atomic64_read(&t.writes_done));
@@ -114,13 +114,13 @@ TEST(rwlock, writers_exclusive)
 #define RW_HOLD_NS (2 * NSEC_PER_MSEC)
 
 struct hold_test {
-	unsigned writer;	/* the CPU running the test */
+	unsigned writer; /* the CPU running the test */
 	unsigned readers;
-	u32 locked;		/* the writer holds the lock */
-	atomic_t calling;	/* readers about to call read_lock() */
-	atomic_t entered;	/* readers whose read_lock() returned */
-	u32 releasing;		/* set by the writer just before write_unlock() */
-	atomic_t under_writer;	/* readers that got in while the writer held it */
+	u32 locked;	       /* the writer holds the lock */
+	atomic_t calling;      /* readers about to call read_lock() */
+	atomic_t entered;      /* readers whose read_lock() returned */
+	u32 releasing;	       /* set by the writer just before write_unlock() */
+	atomic_t under_writer; /* readers that got in while the writer held it */
 };
 
 static void hold_worker(void *arg)
@@ -202,7 +202,7 @@ struct starve_test {
 	atomic_t overtook;   /* read sections entered past a waiting writer */
 	atomic_t marks_seen; /* read_lock() calls made with the waiting mark set */
 	u32 timed_out;
-	unsigned cpus;	     /* taking part */
+	unsigned cpus; /* taking part */
 };
 
 static void starve_worker(void *arg)

@@ -21,12 +21,12 @@
 #define SCHED_TEST_TIMEOUT_NS (60 * NSEC_PER_SEC)
 
 /* Wait (sleeping) for cond, at most SCHED_TEST_TIMEOUT_NS; the final value of cond. */
-#define wait_until(cond)                                                     \
-	({                                                                   \
-		u64 __end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;          \
-		while (!(cond) && arch_clock_ns() < __end)                    \
-			msleep(1);                                            \
-		(cond);                                                       \
+#define wait_until(cond)                                                                           \
+	({                                                                                         \
+		u64 __end = arch_clock_ns() + SCHED_TEST_TIMEOUT_NS;                               \
+		while (!(cond) && arch_clock_ns() < __end)                                         \
+			msleep(1);                                                                 \
+		(cond);                                                                            \
 	})
 
 static struct task **threads_alloc(unsigned n)
@@ -103,10 +103,10 @@ TEST(sched, thread_table_lists_threads)
 	DEFINE_WAIT_QUEUE_HEAD(wq);
 	struct task *t = kthread_run(sleep_until_stopped, &wq, "listed");
 	ASSERT_TRUE(t != NULL);
-	struct table_find f = { t, false };
+	struct table_find f = {t, false};
 	sched_for_each_task(table_find_fn, &f);
 	EXPECT_TRUE(f.found);
-	struct table_find self = { current, false };
+	struct table_find self = {current, false};
 	sched_for_each_task(table_find_fn, &self);
 	EXPECT_TRUE(self.found);
 	kthread_stop(t);
@@ -117,7 +117,7 @@ TEST(sched, thread_table_lists_threads)
 static struct mutex_test {
 	struct mutex lock;
 	u64 counter;
-	atomic_t inside;	/* threads inside the critical section: must stay 0 or 1 */
+	atomic_t inside; /* threads inside the critical section: must stay 0 or 1 */
 	atomic_t violations;
 	unsigned iterations;
 } mt;
@@ -180,8 +180,8 @@ TEST(sched, mutex_trylock_and_owner)
 
 static struct mutex_fifo_test {
 	struct mutex lock;
-	u32 served;			/* waiters that got the mutex so far; under lock */
-	u32 place[MUTEX_FIFO_WAITERS];	/* the order waiter i was served in */
+	u32 served;		       /* waiters that got the mutex so far; under lock */
+	u32 place[MUTEX_FIFO_WAITERS]; /* the order waiter i was served in */
 } mf;
 
 static int mutex_fifo_waiter(void *arg)
@@ -249,7 +249,7 @@ TEST(sched, mutex_hands_off_to_waiters_in_the_order_they_queued)
 
 struct ring_node {
 	struct wait_queue_head wq;
-	atomic_t tokens;	/* tokens received so far */
+	atomic_t tokens; /* tokens received so far */
 } __cacheline_aligned;
 
 static struct ring_test {
@@ -295,8 +295,8 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
 	u32 expected = rt.n * rt.rounds;
 	bool done = wait_until((u32)atomic_read(&rt.passes) == expected);
 	if (!done) {
-		printk("# ring stalled after %d of %u passes: a lost wake-up\n", atomic_read(&rt.passes),
-		       expected);
+		printk("# ring stalled after %d of %u passes: a lost wake-up\n",
+		       atomic_read(&rt.passes), expected);
 		WRITE_ONCE(rt.stop, 1);
 		for (unsigned i = 0; i < rt.n; i++)
 			wake_up(&rt.nodes[i].wq);
@@ -321,14 +321,14 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
  * the test stops.
  */
 #define WAKE_WINDOW_ROUNDS 16
-#define WAKE_WINDOW_TIMEOUT_NS (2 * NSEC_PER_SEC)	/* what a lost wake-up costs */
+#define WAKE_WINDOW_TIMEOUT_NS (2 * NSEC_PER_SEC) /* what a lost wake-up costs */
 
 static struct wake_window_test {
 	struct wait_queue_head wq;
-	u32 token;		/* rounds the waker has woken for */
-	u32 held;		/* the sleeper held itself in the window this round */
-	u32 in_window;		/* round + 1: the sleeper is held before schedule() */
-	u32 woken;		/* round + 1: the waker is done with the round */
+	u32 token;     /* rounds the waker has woken for */
+	u32 held;      /* the sleeper held itself in the window this round */
+	u32 in_window; /* round + 1: the sleeper is held before schedule() */
+	u32 woken;     /* round + 1: the waker is done with the round */
 	u32 stop;
 	u32 rounds_done;
 } ww;
@@ -374,7 +374,7 @@ TEST(sched, wake_up_between_sleeping_and_schedule_is_not_lost)
 			other = cpu;
 			break;
 		}
-	ww = (struct wake_window_test){ 0 };
+	ww = (struct wake_window_test){0};
 	wait_queue_init(&ww.wq);
 	struct task *p = kthread_create_on_cpu(wake_window_sleeper, NULL, other, "wakewin");
 	ASSERT_TRUE(p != NULL);
@@ -461,7 +461,7 @@ TEST(sched, wake_up_all_reaches_every_waiter_each_round)
 
 struct bound_arg {
 	unsigned cpu;
-	u32 wrong;		/* times it found itself elsewhere */
+	u32 wrong; /* times it found itself elsewhere */
 	u32 checks;
 };
 
@@ -475,7 +475,7 @@ static int bound_worker(void *arg)
 			b->checks++;
 		}
 		if (i % 8 == 0)
-			msleep(1);	/* sleep and wake: the wake-up must come back here */
+			msleep(1); /* sleep and wake: the wake-up must come back here */
 		else
 			yield();
 	}
@@ -520,7 +520,7 @@ TEST(sched, bound_thread_only_runs_on_its_cpu)
 
 static struct balance_test {
 	u32 stop;
-	struct cpumask ran_on;	/* CPUs that ran some busy thread */
+	struct cpumask ran_on; /* CPUs that ran some busy thread */
 } lb;
 
 static int busy_worker(void *arg)
@@ -644,7 +644,8 @@ TEST(sched, local_wakeup_of_a_second_thread_preempts)
 	unsigned cpu = cpumask_next(&cpu_online_mask, 0);
 	for (int i = 0; i < 5; i++) {
 		pt.other_ran = 0;
-		struct task *t = kthread_create(wake_local_then_spin, (void *)(uintptr_t)cpu, "waker");
+		struct task *t =
+		    kthread_create(wake_local_then_spin, (void *)(uintptr_t)cpu, "waker");
 		ASSERT_TRUE(t != NULL);
 		kthread_bind(t, cpu);
 		wake_up_process(t);
@@ -691,7 +692,7 @@ TEST(sched, preempt_disable_holds_off_preemption)
 
 TEST(sched, msleep_sleeps_at_least_the_time_asked)
 {
-	static const u64 ms[] = { 1, 2, 5, 10, 20 };
+	static const u64 ms[] = {1, 2, 5, 10, 20};
 	for (unsigned i = 0; i < ARRAY_SIZE(ms); i++) {
 		u64 start = arch_clock_ns();
 		msleep(ms[i]);
@@ -746,7 +747,7 @@ TEST(sched, complete_lets_one_through_complete_all_the_rest)
 	complete(&ct.go);
 	EXPECT_TRUE(wait_for_completion_timeout(&ct.done, SCHED_TEST_TIMEOUT_NS));
 	msleep(5);
-	EXPECT_EQ(atomic_read(&ct.passed), 1);	/* exactly one, however many wait */
+	EXPECT_EQ(atomic_read(&ct.passed), 1); /* exactly one, however many wait */
 	complete_all(&ct.go);
 	EXPECT_EQ(join_all(t, n), n);
 	EXPECT_EQ(atomic_read(&ct.passed), n);

@@ -19,16 +19,16 @@
 #define SEQ_MIN_READS 2000
 #define SEQ_MAX_NS (20 * NSEC_PER_SEC)
 #define SEQ_READS_BATCH 64
-#define SEQ_WIDE_LOOPS 20	/* between the two halves of a write, to make tearing visible */
+#define SEQ_WIDE_LOOPS 20 /* between the two halves of a write, to make tearing visible */
 
 struct seq_test {
 	seqlock_t lock;
 	struct smp_sync start;
-	u64 a, b;		/* written under lock; b == ~a between writes */
+	u64 a, b; /* written under lock; b == ~a between writes */
 	u32 writer_done;
-	bool checked;		/* readers use the seqlock (true) or read raw (false) */
-	unsigned writer;	/* the CPU that writes: the one running the test */
-	u64 writes;		/* by the writer */
+	bool checked;	 /* readers use the seqlock (true) or read raw (false) */
+	unsigned writer; /* the CPU that writes: the one running the test */
+	u64 writes;	 /* by the writer */
 	/* Added up by the readers as they go, on a line of their own. */
 	atomic64_t reads __cacheline_aligned, torn;
 };
@@ -81,8 +81,8 @@ static struct seq_test seq_test;
 
 static void seq_run(bool checked)
 {
-	seq_test = (struct seq_test){ .lock = SEQLOCK_INIT, .b = ~0ULL, .checked = checked,
-				     .writer = smp_processor_id() };
+	seq_test = (struct seq_test){
+	    .lock = SEQLOCK_INIT, .b = ~0ULL, .checked = checked, .writer = smp_processor_id()};
 	smp_run_all(seq_worker, &seq_test);
 }
 
@@ -138,14 +138,14 @@ TEST(seqlock, negative_control_raw_reads_tear)
 struct seq_multi {
 	seqlock_t lock;
 	struct smp_sync start;
-	unsigned cpus;		/* taking part: smp_pick_cpus(SEQ_MULTI_CPUS) */
-	unsigned writers;	/* CPUs of rank below this write, the others read */
-	s32 rank[MAX_CPUS];	/* position among the CPUs taking part */
-	u64 a, b;		/* written under lock; b == ~a between writes */
-	atomic_t inside;	/* writers between write_seqlock and write_sequnlock */
-	atomic_t crowded;	/* writes that found another writer inside */
+	unsigned cpus;	    /* taking part: smp_pick_cpus(SEQ_MULTI_CPUS) */
+	unsigned writers;   /* CPUs of rank below this write, the others read */
+	s32 rank[MAX_CPUS]; /* position among the CPUs taking part */
+	u64 a, b;	    /* written under lock; b == ~a between writes */
+	atomic_t inside;    /* writers between write_seqlock and write_sequnlock */
+	atomic_t crowded;   /* writes that found another writer inside */
 	atomic_t writers_done;
-	atomic64_t writes __cacheline_aligned;	/* added up by the writers when done */
+	atomic64_t writes __cacheline_aligned; /* added up by the writers when done */
 	atomic64_t reads __cacheline_aligned, torn;
 };
 
@@ -161,8 +161,7 @@ static void seq_multi_write(struct seq_multi *t, bool meet)
 	if (atomic_inc_return(&t->inside) != 1)
 		atomic_inc(&t->crowded);
 	u64 a = READ_ONCE(t->a) + 1;
-	while (meet && !spin_has_waiters(&t->lock.lock) &&
-	       atomic_read_acquire(&t->inside) == 1 &&
+	while (meet && !spin_has_waiters(&t->lock.lock) && atomic_read_acquire(&t->inside) == 1 &&
 	       (unsigned)atomic_read_acquire(&t->writers_done) < t->writers - 1)
 		cpu_relax();
 	WRITE_ONCE(t->a, a);

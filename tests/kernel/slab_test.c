@@ -109,8 +109,8 @@ TEST(slab, constructor_once_per_object)
 TEST(slab, kmalloc_sizes)
 {
 	/* Each size class, its edges, and sizes between classes. */
-	static const size_t sizes[] = {0, 1, 7, 8, 9, 33, 64, 96, 97, 192, 255, 256, 1000, 1024,
-				       2048, 4095, 4096};
+	static const size_t sizes[] = {0,   1,	 7,   8,    9,	  33,	64,   96,  97,
+				       192, 255, 256, 1000, 1024, 2048, 4095, 4096};
 	for (unsigned i = 0; i < ARRAY_SIZE(sizes); i++) {
 		size_t n = sizes[i];
 		u8 *p = kmalloc(n);
@@ -167,7 +167,7 @@ TEST(slab, typesafe_by_rcu_gives_pages_back_after_a_grace_period)
 			kmem_cache_free(caches[k], objs[i]);
 		kmem_cache_shrink(caches[k]);
 		if (caches[k] == rcu)
-			rcu_barrier();	/* its slabs go back after a grace period */
+			rcu_barrier(); /* its slabs go back after a grace period */
 		struct kmem_cache_stats s;
 		kmem_cache_stats(caches[k], &s);
 		slabs[k] = s.slabs;

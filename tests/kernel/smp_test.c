@@ -101,7 +101,7 @@ TEST(smp, run_all_every_cpu_in_task_context)
 {
 	static struct run_all_test t;
 	unsigned cpu;
-	t = (struct run_all_test){ 0 };
+	t = (struct run_all_test){0};
 	smp_run_all(run_all_worker, &t);
 	for_each_online_cpu(cpu)
 		EXPECT_EQ(atomic_read(&t.calls[cpu]), 1);
@@ -130,8 +130,9 @@ TEST(percpu, distinct_per_cpu)
 		EXPECT_EQ(per_cpu(cpu_number, a), a);
 		for_each_online_cpu(b)
 			/* Distinct copies, never on one cache line. */
-			if (a < b && !EXPECT_GE((probe_addr[a] > probe_addr[b] ? probe_addr[a] - probe_addr[b]
-									      : probe_addr[b] - probe_addr[a]),
+			if (a < b && !EXPECT_GE((probe_addr[a] > probe_addr[b]
+						     ? probe_addr[a] - probe_addr[b]
+						     : probe_addr[b] - probe_addr[a]),
 						CACHE_LINE_SIZE))
 				return;
 	}
@@ -165,7 +166,8 @@ static void timer_worker(void *arg)
 	timer_add(&t->timer[cpu], t->armed_at[cpu] + TIMER_TEST_DELAY_NS);
 	/* Sleep until it fires: the interrupt must wake a halted CPU. */
 	arch_irq_disable();
-	while (!smp_load_acquire(&t->fired_on[cpu]) && arch_clock_ns() < t->armed_at[cpu] + TIMER_TEST_TIMEOUT_NS)
+	while (!smp_load_acquire(&t->fired_on[cpu]) &&
+	       arch_clock_ns() < t->armed_at[cpu] + TIMER_TEST_TIMEOUT_NS)
 		arch_idle();
 	arch_irq_enable();
 	timer_cancel_sync(&t->timer[cpu]);
@@ -175,7 +177,7 @@ TEST(time, timer_interrupt_every_cpu)
 {
 	struct timer_test *t = &timer_test;
 	unsigned cpu;
-	*t = (struct timer_test){ 0 };
+	*t = (struct timer_test){0};
 	smp_run_all(timer_worker, t);
 	for_each_online_cpu(cpu) {
 		/* Fired once, on the CPU that armed it, never early. */
@@ -188,7 +190,7 @@ TEST(time, timer_interrupt_every_cpu)
 struct clock_test {
 	struct smp_sync start;
 	atomic_t backwards;
-	u64 handoff;		/* clock value published by the previous CPU in the chain */
+	u64 handoff; /* clock value published by the previous CPU in the chain */
 	u32 turn;
 };
 
@@ -224,7 +226,7 @@ static void clock_worker(void *arg)
 TEST(time, clock_monotonic_across_cpus)
 {
 	static struct clock_test t;
-	t = (struct clock_test){ 0 };
+	t = (struct clock_test){0};
 	smp_run_all(clock_worker, &t);
 	EXPECT_EQ(atomic_read(&t.backwards), 0);
 	EXPECT_EQ(t.turn, num_online_cpus());

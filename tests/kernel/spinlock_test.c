@@ -25,7 +25,7 @@
  */
 #define LOCK_TEST_TOTAL 800
 #define LOCK_TEST_MIN_PER_CPU 8
-#define RACE_WINDOW_LOOPS 50		/* read-delay-write: wide enough to lose updates without a lock */
+#define RACE_WINDOW_LOOPS 50 /* read-delay-write: wide enough to lose updates without a lock */
 /*
  * Races need two vCPUs running at the same moment, which a loaded 2-core host
  * grants only now and then: repeat a round until one shows, for up to this long.
@@ -43,9 +43,9 @@ struct counter_test {
 	bool use_lock;
 	unsigned iters;
 	struct smp_sync start;
-	u64 counter;		/* under lock, when use_lock */
-	u32 holder;		/* CPU inside the critical section + 1, 0 when none */
-	atomic_t overlaps;	/* critical sections that found another CPU inside */
+	u64 counter;	   /* under lock, when use_lock */
+	u32 holder;	   /* CPU inside the critical section + 1, 0 when none */
+	atomic_t overlaps; /* critical sections that found another CPU inside */
 };
 
 /* A non-atomic read-modify-write with a window in the middle. */
@@ -83,7 +83,8 @@ static void counter_worker(void *arg)
 
 static void counter_run(struct counter_test *t, bool use_lock)
 {
-	*t = (struct counter_test){ .lock = SPINLOCK_INIT, .use_lock = use_lock, .iters = iters_per_cpu() };
+	*t = (struct counter_test){
+	    .lock = SPINLOCK_INIT, .use_lock = use_lock, .iters = iters_per_cpu()};
 	smp_run_all(counter_worker, t);
 }
 
@@ -131,8 +132,8 @@ struct fifo_test {
 	spinlock_t lock;
 	unsigned iters;
 	struct smp_sync start;
-	u32 *entered;		/* ticket of the i-th entrant; under lock */
-	u32 n;			/* under lock */
+	u32 *entered; /* ticket of the i-th entrant; under lock */
+	u32 n;	      /* under lock */
 };
 
 static void fifo_worker(void *arg)
@@ -153,7 +154,7 @@ TEST(spinlock, ticket_fifo_order)
 	unsigned total = iters_per_cpu() * num_online_cpus();
 	unsigned order = pages_order(total * sizeof(u32));
 
-	t = (struct fifo_test){ .lock = SPINLOCK_INIT, .iters = iters_per_cpu() };
+	t = (struct fifo_test){.lock = SPINLOCK_INIT, .iters = iters_per_cpu()};
 	t.entered = alloc_pages(order);
 	ASSERT_TRUE(t.entered != NULL);
 	smp_run_all(fifo_worker, &t);
@@ -223,8 +224,8 @@ TEST(spinlock, backoff_delay_bounds)
  * its first poll), none past the maximum, and a lock in another slot must keep
  * the minimum (delays are per hashed lock address, not per CPU).
  */
-#define LONG_HOLD_LOOPS 20000	/* tens of microseconds under TCG: waiters poll many times */
-#define LONG_HOLD_TOTAL 128	/* acquisitions over all CPUs: each hand-off may wait for the host */
+#define LONG_HOLD_LOOPS 20000 /* tens of microseconds under TCG: waiters poll many times */
+#define LONG_HOLD_TOTAL 128   /* acquisitions over all CPUs: each hand-off may wait for the host */
 
 static unsigned long_hold_iters(unsigned cpus)
 {
@@ -234,7 +235,7 @@ static unsigned long_hold_iters(unsigned cpus)
 struct adapt_test {
 	spinlock_t locks[SPIN_DELAY_SLOTS + 1];
 	spinlock_t *hot;
-	unsigned cpus;		/* taking part: this one and the first cpus - 1 others */
+	unsigned cpus; /* taking part: this one and the first cpus - 1 others */
 	unsigned iters;
 	struct smp_sync start;
 };
@@ -254,7 +255,7 @@ static void adapt_worker(void *arg)
 /* Contend t->hot from every CPU once, from freshly reset delay tables. */
 static void adapt_round(struct adapt_test *t)
 {
-	t->start = (struct smp_sync){ 0 };
+	t->start = (struct smp_sync){0};
 	spin_delay_reset();
 	smp_run_on(t->cpus, adapt_worker, t);
 }
@@ -275,7 +276,7 @@ static bool adapt_init(struct adapt_test *t, unsigned cpus)
 		return false;
 	}
 	cpus = MIN(cpus, num_online_cpus());
-	*t = (struct adapt_test){ .cpus = cpus, .iters = long_hold_iters(cpus) };
+	*t = (struct adapt_test){.cpus = cpus, .iters = long_hold_iters(cpus)};
 	t->hot = &t->locks[0];
 	return true;
 }
@@ -311,11 +312,12 @@ TEST(spinlock, backoff_adapts_per_lock)
 	u32 tuned, plain;
 	watched_waits_sum(&tuned, &plain);
 	spin_delay_watch(NULL);
-	EXPECT_GT(tuned, 0);	/* the hot lock's waits went through the tuning path */
+	EXPECT_GT(tuned, 0); /* the hot lock's waits went through the tuning path */
 	EXPECT_EQ(plain, 0);
 
 	for_each_online_cpu(cpu) {
-		unsigned d = spin_delay_of_cpu(cpu, t.hot), peak = spin_delay_peak_of_cpu(cpu, t.hot);
+		unsigned d = spin_delay_of_cpu(cpu, t.hot),
+			 peak = spin_delay_peak_of_cpu(cpu, t.hot);
 		EXPECT_GE(d, SPIN_DELAY_MIN);
 		EXPECT_LE(peak, SPIN_DELAY_MAX);
 		EXPECT_LE(d, peak);
@@ -390,7 +392,7 @@ TEST(spinlock, default_follows_cmdline)
 	} while (!tuned && !plain && arch_clock_ns() < deadline);
 	spin_delay_watch(NULL);
 	spin_delay_reset();
-	EXPECT_GT(tuned + plain, 0);	/* contended at all: the checks below mean something */
+	EXPECT_GT(tuned + plain, 0); /* contended at all: the checks below mean something */
 	if (want_backoff) {
 		EXPECT_GT(tuned, 0);
 		EXPECT_EQ(plain, 0);

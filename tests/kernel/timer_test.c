@@ -55,12 +55,12 @@ static bool wait_count(const atomic_t *counter, u32 target)
 /* One timer and what its fn saw. */
 struct probe {
 	struct timer timer;
-	u64 expires;		/* what it was added for; written before the add */
-	u32 target;		/* CPU it was added on */
-	atomic_t fired;		/* times fn ran */
+	u64 expires;	/* what it was added for; written before the add */
+	u32 target;	/* CPU it was added on */
+	atomic_t fired; /* times fn ran */
 	u32 fired_cpu;
 	u64 fired_at;
-	u32 cancelled;		/* timer_cancel() returned true */
+	u32 cancelled; /* timer_cancel() returned true */
 };
 
 static struct probe probes[MANY_TIMERS];
@@ -145,7 +145,7 @@ TEST(timer, many_fire_once_never_early)
 {
 	online_list();
 	for (unsigned i = 0; i < MANY_TIMERS; i++)
-		probes[i] = (struct probe){ 0 };
+		probes[i] = (struct probe){0};
 	atomic_set(&probes_fired, 0);
 	smp_run_all(many_worker, NULL);
 	EXPECT_TRUE(wait_count(&probes_fired, MANY_TIMERS));
@@ -189,9 +189,9 @@ TEST(timer, cancelled_never_fire)
 	/* A round whose deadline passed before any cancel proves nothing: retry, later. */
 	for (u64 delay = 500 * NSEC_PER_MSEC; !cancelled && delay <= 8 * NSEC_PER_SEC; delay *= 2) {
 		for (unsigned i = 0; i < 2 * pairs; i++)
-			probes[i] = (struct probe){ 0 };
+			probes[i] = (struct probe){0};
 		atomic_set(&probes_fired, 0);
-		c = (struct cancel_round){ .expires = arch_clock_ns() + delay, .pairs = pairs };
+		c = (struct cancel_round){.expires = arch_clock_ns() + delay, .pairs = pairs};
 		smp_run_all(cancel_worker, &c);
 
 		unsigned late = 0;
@@ -238,7 +238,7 @@ TEST(timer, modify_moves_pending)
 	struct probe *p = &probes[0];
 	unsigned target = online[1 % nr_online];
 	unsigned other = online[2 % nr_online];
-	*p = (struct probe){ 0 };
+	*p = (struct probe){0};
 	atomic_set(&probes_fired, 0);
 
 	/* Far away: if it fires within the timeout, the modify moved it. */
@@ -249,7 +249,7 @@ TEST(timer, modify_moves_pending)
 	EXPECT_TRUE(timer_pending(&p->timer));
 
 	/* From another CPU's IPI handler (interrupt context), to 1 ms from now. */
-	struct modify_call m = { p, arch_clock_ns() + NSEC_PER_MSEC, false };
+	struct modify_call m = {p, arch_clock_ns() + NSEC_PER_MSEC, false};
 	if (other == smp_processor_id())
 		modify_from_ipi(&m);
 	else
@@ -276,11 +276,11 @@ TEST(timer, modify_moves_pending)
 struct readd {
 	struct timer timer;
 	u64 expires;
-	atomic_t fired;		/* times fn ran; released after the rest */
+	atomic_t fired; /* times fn ran; released after the rest */
 	u32 early, wrong_cpu;
-	u32 cpu;		/* where the next firing must happen */
-	u32 hops;		/* how many firings to do in all */
-	bool hop;		/* re-add on the next online CPU instead of this one */
+	u32 cpu;  /* where the next firing must happen */
+	u32 hops; /* how many firings to do in all */
+	bool hop; /* re-add on the next online CPU instead of this one */
 };
 
 static struct readd readds[MAX_CPUS + 1];
@@ -310,15 +310,14 @@ static void readd_worker(void *arg)
 {
 	unsigned cpu = smp_processor_id();
 	struct readd *r = &readds[cpu];
-	*r = (struct readd){ .cpu = cpu, .hops = READD_COUNT };
+	*r = (struct readd){.cpu = cpu, .hops = READD_COUNT};
 	timer_init(&r->timer, readd_fn);
 	r->expires = arch_clock_ns() + READD_DELAY_NS;
 	timer_add(&r->timer, r->expires);
 	/* Halt until done: each firing must wake this CPU. */
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
 	arch_irq_disable();
-	while (atomic_read_acquire(&r->fired) < READD_COUNT &&
-	       arch_clock_ns() < deadline)
+	while (atomic_read_acquire(&r->fired) < READD_COUNT && arch_clock_ns() < deadline)
 		arch_idle();
 	arch_irq_enable();
 	timer_cancel_sync(&r->timer);
@@ -342,8 +341,7 @@ TEST(timer, fn_readds_itself_on_next_cpu)
 	online_list();
 	struct readd *r = &readds[MAX_CPUS];
 	/* Around the online CPUs three times; idle CPUs must be woken by IPI for each hop. */
-	*r = (struct readd){ .cpu = smp_processor_id(), .hops = MAX(3 * nr_online, 10),
-			     .hop = true };
+	*r = (struct readd){.cpu = smp_processor_id(), .hops = MAX(3 * nr_online, 10), .hop = true};
 	timer_init(&r->timer, readd_fn);
 	r->expires = arch_clock_ns() + READD_DELAY_NS;
 	timer_add(&r->timer, r->expires);
@@ -377,7 +375,7 @@ TEST(timer, fn_adds_timer_on_other_cpu)
 	online_list();
 	chain_len = MIN(MANY_TIMERS, MAX(3 * nr_online, 10));
 	for (unsigned i = 0; i < chain_len; i++)
-		probes[i] = (struct probe){ 0 };
+		probes[i] = (struct probe){0};
 	atomic_set(&probes_fired, 0);
 	timer_init(&probes[0].timer, chain_fn);
 	probes[0].expires = arch_clock_ns();
@@ -391,7 +389,7 @@ TEST(timer, fn_adds_timer_on_other_cpu)
 
 struct sync_test {
 	struct timer timer, releaser;
-	atomic_t in_fn;		/* fn has started (counts to 1) */
+	atomic_t in_fn; /* fn has started (counts to 1) */
 	u32 release, done;
 	atomic_t fired;
 	u64 readd_expires;
@@ -428,7 +426,7 @@ TEST(timer, cancel_sync_waits_for_running_fn)
 	}
 	unsigned self = smp_processor_id();
 	unsigned target = online[(online_rank(self) + 1) % nr_online];
-	*s = (struct sync_test){ 0 };
+	*s = (struct sync_test){0};
 	timer_init(&s->timer, sync_slow_fn);
 	timer_init(&s->releaser, sync_release_fn);
 
@@ -440,9 +438,9 @@ TEST(timer, cancel_sync_waits_for_running_fn)
 	}
 	/* fn now spins on target until this CPU's releaser fires, while we are in cancel_sync. */
 	timer_add(&s->releaser, arch_clock_ns() + 2 * NSEC_PER_MSEC);
-	EXPECT_TRUE(timer_cancel_sync(&s->timer));	/* the re-add was pending */
+	EXPECT_TRUE(timer_cancel_sync(&s->timer)); /* the re-add was pending */
 	EXPECT_EQ(smp_load_acquire(&s->release), 1);
-	EXPECT_EQ(smp_load_acquire(&s->done), 1);	/* fn had returned */
+	EXPECT_EQ(smp_load_acquire(&s->done), 1); /* fn had returned */
 	EXPECT_FALSE(timer_pending(&s->timer));
 	/* Past the re-add's deadline on target: it never fired a second time. */
 	ASSERT_TRUE(flush_all_cpus(s->readd_expires));
@@ -454,7 +452,7 @@ TEST(timer, cancel_sync_waits_for_running_fn)
 
 struct tick_test {
 	atomic_t started, finished;
-	atomic_t ticking, interrupts_seen;	/* per sharing thread, counted */
+	atomic_t ticking, interrupts_seen; /* per sharing thread, counted */
 };
 
 /* Two of these share one CPU: its tick must run, and interrupt each of them. */
@@ -462,7 +460,7 @@ static int tick_sharer(void *arg)
 {
 	struct tick_test *t = arg;
 	unsigned long flags = arch_irq_save();
-	unsigned cpu = smp_processor_id();	/* bound: stable */
+	unsigned cpu = smp_processor_id(); /* bound: stable */
 	arch_irq_restore(flags);
 	atomic_inc_return(&t->started);
 	u64 deadline = arch_clock_ns() + TIMER_TEST_TIMEOUT_NS;
@@ -511,7 +509,7 @@ TEST(tick, runs_only_while_threads_share_a_cpu)
 	for_each_online_cpu(cpu)
 		if (cpu != self)
 			target = cpu;
-	t = (struct tick_test){ 0 };
+	t = (struct tick_test){0};
 	struct task *a = kthread_create(tick_sharer, &t, "tick-a");
 	struct task *b = kthread_create(tick_sharer, &t, "tick-b");
 	ASSERT_TRUE(a && b);

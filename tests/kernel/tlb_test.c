@@ -13,7 +13,7 @@
 #include <asm/cpu.h>
 #include "as_test.h"
 
-#define TLB_TEST_SMALL_PAGES 40 /* more than TLB_FLUSH_MAX_PAGES: a full flush */
+#define TLB_TEST_SMALL_PAGES 40			  /* more than TLB_FLUSH_MAX_PAGES: a full flush */
 #define TLB_TEST_PAGES (TLB_TEST_SMALL_PAGES + 1) /* and the 2 MiB page */
 #define TLB_TEST_HUGE_VALUE 0x4855474555ULL
 
@@ -26,8 +26,8 @@ struct tlb_test {
 	u32 unmapped;	       /* set once the unmap returned */
 	atomic_t errors;
 	u32 runners;
-	atomic_t stale;	       /* reads of the old contents after the unmap returned */
-	u64 ipis[MAX_CPUS];    /* tlb_flush_ipis() before the unmap */
+	atomic_t stale;	    /* reads of the old contents after the unmap returned */
+	u64 ipis[MAX_CPUS]; /* tlb_flush_ipis() before the unmap */
 	s32 unmap_ret;
 };
 
@@ -121,7 +121,8 @@ static void tlb_unmap_run(bool all)
 	unsigned cpu, self = smp_processor_id();
 	u64 before = mm_free_bytes();
 
-	t = (struct tlb_test){.small = as_slot(0), .huge = as_slot(1), .unmapper = self, .all = all};
+	t = (struct tlb_test){
+	    .small = as_slot(0), .huge = as_slot(1), .unmapper = self, .all = all};
 	tlb_parity = self % 2;
 	for_each_online_cpu(cpu)
 		t.runners += tlb_test_runs_mm(&t, cpu);
@@ -181,9 +182,9 @@ TEST(tlb, every_reader_faults_on_its_next_access_once_unmap_returns)
 
 struct tlb_concurrent {
 	struct mm *mm;
-	uintptr_t base;	      /* k's page in round r: tlb_concurrent_va(t, k, r) */
+	uintptr_t base; /* k's page in round r: tlb_concurrent_va(t, k, r) */
 	unsigned unmappers;
-	s32 rank[MAX_CPUS];   /* each CPU's k, or -1 if it only reads */
+	s32 rank[MAX_CPUS]; /* each CPU's k, or -1 if it only reads */
 	struct smp_sync sync[TLB_CONCURRENT_ROUNDS][2];
 	u32 unmapped[TLB_CONCURRENT_UNMAPPERS]; /* round + 1, once k's unmap returned */
 	atomic_t errors, stale;

@@ -70,14 +70,14 @@ int symtab_load(const char *path, struct symtab *out, char *err, size_t errlen)
 		out->n = 0;
 		for (size_t j = 0; j < n; j++) {
 			int type = ELF64_ST_TYPE(s[j].st_info);
-			if ((type != STT_FUNC && type != STT_OBJECT) || s[j].st_shndx == SHN_UNDEF ||
-			    s[j].st_name >= strsh->sh_size)
+			if ((type != STT_FUNC && type != STT_OBJECT) ||
+			    s[j].st_shndx == SHN_UNDEF || s[j].st_name >= strsh->sh_size)
 				continue;
 			const char *name = str + s[j].st_name;
 			if (!memchr(name, '\0', strsh->sh_size - s[j].st_name))
 				continue;
-			out->syms[out->n++] = (struct sym){ s[j].st_value, s[j].st_size, strdup(name),
-							    type == STT_FUNC };
+			out->syms[out->n++] = (struct sym){s[j].st_value, s[j].st_size,
+							   strdup(name), type == STT_FUNC};
 		}
 		qsort(out->syms, out->n, sizeof(struct sym), by_addr);
 		munmap((void *)base, size);

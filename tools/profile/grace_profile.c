@@ -47,14 +47,14 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = GRACE_QEMU_PLUGIN_VERSION;
 
 #define MAX_VCPUS 64
-#define LINE_SHIFT 6			/* 64-byte cache lines */
+#define LINE_SHIFT 6 /* 64-byte cache lines */
 #define MSG_MAX 128
-#define LINE_LOCKS 1024			/* stripes for the line table */
+#define LINE_LOCKS 1024 /* stripes for the line table */
 #define DEFAULT_TOP 25
 
 /* One translation block's instructions, split by the symbol each falls in. */
 struct tb_part {
-	int sym;			/* index into symtab, -1 for outside any symbol */
+	int sym; /* index into symtab, -1 for outside any symbol */
 	unsigned n;
 };
 
@@ -64,14 +64,14 @@ struct tb_info {
 };
 
 struct line {
-	uint64_t tag;			/* line address + 1; 0 = empty slot */
-	uint64_t holders;		/* CPUs with a copy */
-	int last_writer;		/* -1 before any write */
+	uint64_t tag;	  /* line address + 1; 0 = empty slot */
+	uint64_t holders; /* CPUs with a copy */
+	int last_writer;  /* -1 before any write */
 };
 
 struct stripe {
 	pthread_mutex_t lock;
-	struct line *slots;		/* open addressing, grows */
+	struct line *slots; /* open addressing, grows */
 	size_t cap, used;
 } __attribute__((aligned(64)));
 
@@ -80,20 +80,20 @@ static struct {
 	const char *elf, *out, *arch;
 	int sharing, percpu, top;
 	int nvcpus;
-	uint64_t channel, channel_end;	/* bench_mark_channel */
-	uint64_t sender, sender_end;	/* bench_mark_send */
-	uint64_t percpu_start;		/* __percpu_start of the template */
+	uint64_t channel, channel_end; /* bench_mark_channel */
+	uint64_t sender, sender_end;   /* bench_mark_send */
+	uint64_t percpu_start;	       /* __percpu_start of the template */
 	uint64_t percpu_base[MAX_VCPUS], percpu_size;
 	int npercpu;
 
-	volatile int counting;		/* inside a window */
-	char msg[MAX_VCPUS][MSG_MAX];	/* message being received, per vCPU */
+	volatile int counting;	      /* inside a window */
+	char msg[MAX_VCPUS][MSG_MAX]; /* message being received, per vCPU */
 	unsigned msg_len[MAX_VCPUS];
 
 	/* Counters, per vCPU so the hot path needs no lock. Reset at each window. */
 	uint64_t *insns[MAX_VCPUS];	/* [nsyms + 1]: per symbol, last = unknown */
-	uint64_t *xfer_code[MAX_VCPUS];	/* transfers by accessing code symbol */
-	uint64_t *xfer_data[MAX_VCPUS];	/* transfers by data symbol */
+	uint64_t *xfer_code[MAX_VCPUS]; /* transfers by accessing code symbol */
+	uint64_t *xfer_data[MAX_VCPUS]; /* transfers by data symbol */
 	uint64_t total_insns[MAX_VCPUS], total_xfers[MAX_VCPUS];
 
 	struct stripe stripes[LINE_LOCKS];
@@ -144,7 +144,7 @@ static struct line *stripe_lookup(struct stripe *s, uint64_t tag)
 	while (s->slots[j].tag && s->slots[j].tag != tag)
 		j = (j + 1) & (s->cap - 1);
 	if (!s->slots[j].tag) {
-		s->slots[j] = (struct line){ tag, 0, -1 };
+		s->slots[j] = (struct line){tag, 0, -1};
 		s->used++;
 	}
 	return &s->slots[j];
@@ -248,7 +248,7 @@ static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t
 		for (int c = 0; c < P.nvcpus; c++)
 			sum += per_cpu[c][i];
 		if (sum)
-			rows[nrows++] = (struct row){ sum, i };
+			rows[nrows++] = (struct row){sum, i};
 	}
 	qsort(rows, nrows, sizeof(*rows), by_count);
 	fprintf(f, "%s\n%14s  %-40s %7s", title, "count", "symbol", "share");
@@ -257,7 +257,8 @@ static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t
 			fprintf(f, " %10s%-2d", "cpu", c);
 	fprintf(f, "\n");
 	for (size_t r = 0; r < nrows && r < (size_t)P.top; r++) {
-		fprintf(f, "%14llu  %-40s %6.2f%%", (unsigned long long)rows[r].count, slot_name(rows[r].sym),
+		fprintf(f, "%14llu  %-40s %6.2f%%", (unsigned long long)rows[r].count,
+			slot_name(rows[r].sym),
 			total ? 100.0 * (double)rows[r].count / (double)total : 0.0);
 		if (P.percpu)
 			for (int c = 0; c < P.nvcpus; c++)
@@ -276,12 +277,13 @@ static void phase_report(uint64_t ops)
 		xfers += P.total_xfers[c];
 	}
 	char line[512];
-	int n = snprintf(line, sizeof(line),
-			 "bench: profile arch=%s online=%d cpus=%d phase=%s ops=%llu insns_per_op=%.1f",
-			 P.arch, P.nvcpus, P.phase_cpus, P.phase, (unsigned long long)ops,
-			 ops ? (double)insns / (double)ops : 0.0);
+	int n =
+	    snprintf(line, sizeof(line),
+		     "bench: profile arch=%s online=%d cpus=%d phase=%s ops=%llu insns_per_op=%.1f",
+		     P.arch, P.nvcpus, P.phase_cpus, P.phase, (unsigned long long)ops,
+		     ops ? (double)insns / (double)ops : 0.0);
 	if (n < 0 || n >= (int)sizeof(line))
-		n = sizeof(line) - 1;	/* a long arch= argument: truncate, never write past line */
+		n = sizeof(line) - 1; /* a long arch= argument: truncate, never write past line */
 	if (P.sharing)
 		snprintf(line + n, sizeof(line) - n, " transfers_per_op=%.3f",
 			 ops ? (double)xfers / (double)ops : 0.0);
@@ -328,7 +330,8 @@ static void message(unsigned cpu, const char *m)
 /* A store by bench_mark_send(): its address within the channel is one byte of the message. */
 static void on_channel_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
 {
-	if (!qemu_plugin_mem_is_store(info) || vaddr < P.channel || vaddr >= P.channel_end || cpu >= MAX_VCPUS)
+	if (!qemu_plugin_mem_is_store(info) || vaddr < P.channel || vaddr >= P.channel_end ||
+	    cpu >= MAX_VCPUS)
 		return;
 	char ch = (char)(vaddr - P.channel);
 	if (ch == '\0') {
@@ -375,10 +378,11 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (info->nparts && info->parts[info->nparts - 1].sym == sym)
 			info->parts[info->nparts - 1].n++;
 		else
-			info->parts[info->nparts++] = (struct tb_part){ sym, 1 };
+			info->parts[info->nparts++] = (struct tb_part){sym, 1};
 		if (pc >= P.sender && pc < P.sender_end)
-			qemu_plugin_register_vcpu_mem_cb(insn, on_channel_store, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_W, NULL);
+			qemu_plugin_register_vcpu_mem_cb(insn, on_channel_store,
+							 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+							 NULL);
 		else if (P.sharing)
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_RW, (void *)(intptr_t)sym);
@@ -397,7 +401,8 @@ static int need_symbol(const char *name, uint64_t *start, uint64_t *end)
 {
 	const struct sym *s = symtab_by_name(&P.syms, name);
 	if (!s || !s->size) {
-		say("grace_profile: %s has no symbol '%s' with a size; is it a Grace kernel?\n", P.elf, name);
+		say("grace_profile: %s has no symbol '%s' with a size; is it a Grace kernel?\n",
+		    P.elf, name);
 		return -1;
 	}
 	*start = s->addr;
@@ -409,7 +414,8 @@ static int need_symbol(const char *name, uint64_t *start, uint64_t *end)
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 					   char **argv)
 {
-	if (info->version.cur < GRACE_QEMU_PLUGIN_VERSION || info->version.min > GRACE_QEMU_PLUGIN_VERSION) {
+	if (info->version.cur < GRACE_QEMU_PLUGIN_VERSION ||
+	    info->version.min > GRACE_QEMU_PLUGIN_VERSION) {
 		say("grace_profile: written for plugin API version %d; this QEMU offers %d..%d\n",
 		    GRACE_QEMU_PLUGIN_VERSION, info->version.min, info->version.cur);
 		return -1;
@@ -437,7 +443,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		else if (!strncmp(a, "top=", 4) && atoi(a + 4) > 0)
 			P.top = atoi(a + 4);
 		else {
-			say("grace_profile: unknown argument '%s' (elf= out= arch= mode=insns|sharing percpu=on top=N)\n", a);
+			say("grace_profile: unknown argument '%s' (elf= out= arch= "
+			    "mode=insns|sharing percpu=on top=N)\n",
+			    a);
 			return -1;
 		}
 	}

@@ -19,8 +19,8 @@ typedef uint64_t qemu_plugin_id_t;
 typedef struct qemu_info_t {
 	const char *target_name;
 	struct {
-		int min;	/* oldest plugin API version this QEMU accepts */
-		int cur;	/* the version it implements */
+		int min; /* oldest plugin API version this QEMU accepts */
+		int cur; /* the version it implements */
 	} version;
 	bool system_emulation;
 	union {

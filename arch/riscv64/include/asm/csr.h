@@ -8,11 +8,11 @@
 #include <asm/const.h>
 
 /* sstatus */
-#define SSTATUS_SIE (_UL(1) << 1)		/* interrupts enabled in S-mode */
-#define SSTATUS_SPIE (_UL(1) << 5)		/* SIE before the trap */
-#define SSTATUS_SPP (_UL(1) << 8)		/* the trap came from S-mode */
-#define SSTATUS_FS (_UL(3) << 13)		/* FPU state: kept Off, so FP use traps */
-#define SSTATUS_SUM (_UL(1) << 18)		/* S-mode may touch user pages */
+#define SSTATUS_SIE (_UL(1) << 1)  /* interrupts enabled in S-mode */
+#define SSTATUS_SPIE (_UL(1) << 5) /* SIE before the trap */
+#define SSTATUS_SPP (_UL(1) << 8)  /* the trap came from S-mode */
+#define SSTATUS_FS (_UL(3) << 13)  /* FPU state: kept Off, so FP use traps */
+#define SSTATUS_SUM (_UL(1) << 18) /* S-mode may touch user pages */
 
 /* sie / sip bits, and the matching interrupt codes in scause */
 #define IRQ_S_SOFT 1
@@ -38,17 +38,17 @@
 #define __csr_str(x) #x
 #define csr_str(x) __csr_str(x)
 
-#define csr_read(csr)                                                          \
-	({                                                                     \
-		unsigned long __v;                                             \
-		__asm__ __volatile__("csrr %0, " csr_str(csr) : "=r"(__v) : : "memory"); \
-		__v;                                                           \
+#define csr_read(csr)                                                                              \
+	({                                                                                         \
+		unsigned long __v;                                                                 \
+		__asm__ __volatile__("csrr %0, " csr_str(csr) : "=r"(__v) : : "memory");           \
+		__v;                                                                               \
 	})
-#define csr_write(csr, val)                                                    \
+#define csr_write(csr, val)                                                                        \
 	__asm__ __volatile__("csrw " csr_str(csr) ", %0" : : "rK"(val) : "memory")
-#define csr_set(csr, bits)                                                     \
+#define csr_set(csr, bits)                                                                         \
 	__asm__ __volatile__("csrs " csr_str(csr) ", %0" : : "rK"(bits) : "memory")
-#define csr_clear(csr, bits)                                                   \
+#define csr_clear(csr, bits)                                                                       \
 	__asm__ __volatile__("csrc " csr_str(csr) ", %0" : : "rK"(bits) : "memory")
 
 static inline u64 rdtime(void)

@@ -9,18 +9,18 @@
 
 #include <grace/types.h>
 
-#define MMIO_ACCESSORS(bits, type, insn_l, insn_s)                                   \
-	static inline type mmio_read##bits(uintptr_t addr)                           \
-	{                                                                            \
-		type v;                                                              \
-		__asm__ __volatile__(insn_l " %0, 0(%1)" : "=r"(v) : "r"(addr) : "memory"); \
-		__asm__ __volatile__("fence i,r" : : : "memory");                    \
-		return v;                                                            \
-	}                                                                            \
-	static inline void mmio_write##bits(uintptr_t addr, type v)                  \
-	{                                                                            \
-		__asm__ __volatile__("fence w,o" : : : "memory");                    \
-		__asm__ __volatile__(insn_s " %0, 0(%1)" : : "r"(v), "r"(addr) : "memory"); \
+#define MMIO_ACCESSORS(bits, type, insn_l, insn_s)                                                 \
+	static inline type mmio_read##bits(uintptr_t addr)                                         \
+	{                                                                                          \
+		type v;                                                                            \
+		__asm__ __volatile__(insn_l " %0, 0(%1)" : "=r"(v) : "r"(addr) : "memory");        \
+		__asm__ __volatile__("fence i,r" : : : "memory");                                  \
+		return v;                                                                          \
+	}                                                                                          \
+	static inline void mmio_write##bits(uintptr_t addr, type v)                                \
+	{                                                                                          \
+		__asm__ __volatile__("fence w,o" : : : "memory");                                  \
+		__asm__ __volatile__(insn_s " %0, 0(%1)" : : "r"(v), "r"(addr) : "memory");        \
 	}
 
 MMIO_ACCESSORS(8, u8, "lbu", "sb")

@@ -18,8 +18,8 @@
 
 /* The frame arch_switch_to() leaves on a switched-out stack: 14 words, 16-byte aligned. */
 #define SWITCH_FRAME_RA 0
-#define SWITCH_FRAME_S(n) (8 + (n) * 8) /* s0..s11 */
-#define SWITCH_FRAME_SSTATUS 104	/* only the SUM bit */
+#define SWITCH_FRAME_S(n) (8 + (n)*8) /* s0..s11 */
+#define SWITCH_FRAME_SSTATUS 104      /* only the SUM bit */
 #define SWITCH_FRAME_SIZE 112
 
 #ifndef __ASSEMBLY__

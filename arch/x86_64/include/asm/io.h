@@ -9,14 +9,14 @@
 
 #define ARCH_HAS_PORT_IO 1
 
-#define MMIO_ACCESSORS(bits)                                                   \
-	static inline u##bits mmio_read##bits(uintptr_t addr)                  \
-	{                                                                      \
-		return *(volatile u##bits *)addr;                              \
-	}                                                                      \
-	static inline void mmio_write##bits(uintptr_t addr, u##bits v)         \
-	{                                                                      \
-		*(volatile u##bits *)addr = v;                                 \
+#define MMIO_ACCESSORS(bits)                                                                       \
+	static inline u##bits mmio_read##bits(uintptr_t addr)                                      \
+	{                                                                                          \
+		return *(volatile u##bits *)addr;                                                  \
+	}                                                                                          \
+	static inline void mmio_write##bits(uintptr_t addr, u##bits v)                             \
+	{                                                                                          \
+		*(volatile u##bits *)addr = v;                                                     \
 	}
 MMIO_ACCESSORS(8)
 MMIO_ACCESSORS(16)

@@ -15,10 +15,10 @@
 
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (_UL(1) << PAGE_SHIFT)
-#define LARGE_PAGE_SIZE (_UL(1) << 21)		/* a PMD-level (2 MiB) leaf */
+#define LARGE_PAGE_SIZE (_UL(1) << 21) /* a PMD-level (2 MiB) leaf */
 
-#define PAGE_OFFSET _UL(0xffff888000000000)	/* direct map of all RAM */
-#define KERNEL_VMA _UL(0xffffffff80000000)		/* image: virtual = KERNEL_VMA + physical */
+#define PAGE_OFFSET _UL(0xffff888000000000) /* direct map of all RAM */
+#define KERNEL_VMA _UL(0xffffffff80000000)  /* image: virtual = KERNEL_VMA + physical */
 
 #ifndef __ASSEMBLY__
 #include <grace/types.h>

@@ -17,13 +17,19 @@ struct regs {
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;
 	u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
 	u64 vector, error;
-	u64 rip, cs, rflags, rsp, ss;	/* the CPU's interrupt frame */
+	u64 rip, cs, rflags, rsp, ss; /* the CPU's interrupt frame */
 };
 
 _Static_assert(sizeof(struct regs) == REGS_SIZE, "entry.S and struct regs disagree");
 
-static inline uintptr_t regs_pc(const struct regs *r) { return r->rip; }
-static inline uintptr_t regs_fp(const struct regs *r) { return r->rbp; }
+static inline uintptr_t regs_pc(const struct regs *r)
+{
+	return r->rip;
+}
+static inline uintptr_t regs_fp(const struct regs *r)
+{
+	return r->rbp;
+}
 #endif
 
 #endif
