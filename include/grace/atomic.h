@@ -89,14 +89,10 @@ typedef struct {
 	s64 counter;
 } atomic64_t;
 
-#define ATOMIC_INIT(v)                                                                             \
-	{                                                                                          \
-		(v)                                                                                \
-	}
-#define ATOMIC64_INIT(v)                                                                           \
-	{                                                                                          \
-		(v)                                                                                \
-	}
+/* clang-format off */
+#define ATOMIC_INIT(v) { (v) }
+#define ATOMIC64_INIT(v) { (v) }
+/* clang-format on */
 
 /* atomic_t: read and set, relaxed or acquire/release. */
 static inline int atomic_read(const atomic_t *a)

@@ -15,10 +15,9 @@ struct completion {
 	struct wait_queue_head wq; /* its lock also protects done */
 };
 
-#define COMPLETION_INIT(name)                                                                      \
-	{                                                                                          \
-		0, WAIT_QUEUE_HEAD_INIT((name).wq)                                                 \
-	}
+/* clang-format off */
+#define COMPLETION_INIT(name) { 0, WAIT_QUEUE_HEAD_INIT((name).wq) }
+/* clang-format on */
 
 void completion_init(struct completion *c);
 void complete(struct completion *c);

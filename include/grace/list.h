@@ -14,10 +14,9 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 
-#define LIST_HEAD_INIT(name)                                                                       \
-	{                                                                                          \
-		&(name), &(name)                                                                   \
-	}
+/* clang-format off */
+#define LIST_HEAD_INIT(name) { &(name), &(name) }
+/* clang-format on */
 #define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
 
 static inline void list_init(struct list_head *h)

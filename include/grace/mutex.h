@@ -20,10 +20,9 @@ struct mutex {
 	struct list_head waiters; /* struct mutex_waiter, oldest first */
 };
 
-#define MUTEX_INIT(name)                                                                           \
-	{                                                                                          \
-		0, SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters)                                   \
-	}
+/* clang-format off */
+#define MUTEX_INIT(name) { 0, SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+/* clang-format on */
 #define DEFINE_MUTEX(name) struct mutex name = MUTEX_INIT(name)
 
 void mutex_init(struct mutex *m);

@@ -18,10 +18,9 @@ struct wait_queue_head {
 	struct list_head waiters; /* struct wait_entry, in the order they queued */
 };
 
-#define WAIT_QUEUE_HEAD_INIT(name)                                                                 \
-	{                                                                                          \
-		SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters)                                      \
-	}
+/* clang-format off */
+#define WAIT_QUEUE_HEAD_INIT(name) { SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+/* clang-format on */
 #define DEFINE_WAIT_QUEUE_HEAD(name) struct wait_queue_head name = WAIT_QUEUE_HEAD_INIT(name)
 
 /* WAIT_EXCLUSIVE: wake_up() wakes only the first such waiter (plus any non-exclusive ones). */

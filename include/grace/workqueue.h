@@ -17,10 +17,9 @@ struct work {
 	u32 pending; /* queued and not yet started */
 };
 
-#define WORK_INIT(name, f)                                                                         \
-	{                                                                                          \
-		LIST_HEAD_INIT((name).node), (f), 0                                                \
-	}
+/* clang-format off */
+#define WORK_INIT(name, f) { LIST_HEAD_INIT((name).node), (f), 0 }
+/* clang-format on */
 
 void work_init(struct work *w, void (*fn)(struct work *w));
 /* Any context. false if w was already pending. */
