@@ -25,7 +25,7 @@ typedef void (*softirq_fn_t)(void);
 void open_softirq(enum softirq_nr nr, softirq_fn_t fn);
 /* Run nr's handler soon on this CPU. Any context. */
 void raise_softirq(enum softirq_nr nr);
-/* Handler runs of nr on cpu since boot. */
+/* Handler runs of nr on cpu since boot, each counted as it begins. */
 u64 softirq_runs(unsigned cpu, enum softirq_nr nr);
 
 void softirq_start(void); /* the per-CPU threads, from sched_start() */

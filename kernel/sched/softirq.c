@@ -60,8 +60,9 @@ static int softirqd(void *arg)
 			/* Pairs with the release in open_softirq(). */
 			softirq_fn_t fn = smp_load_acquire(&softirq_handlers[nr]);
 			if (fn) {
-				fn();
+				/* Counted as it begins: a reader ordered after fn sees it. */
 				WRITE_ONCE(s->runs[nr], s->runs[nr] + 1);
+				fn();
 			}
 		}
 	}
