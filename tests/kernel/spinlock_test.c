@@ -124,6 +124,15 @@ TEST(spinlock, negative_control_loses_updates)
 		counter_run(&counter_test, false);
 		lost = (u64)counter_test.iters * num_online_cpus() - counter_test.counter;
 	} while (!lost && arch_clock_ns() < deadline);
+	/*
+	 * No update lost in all that time means no two vCPUs ran the loop at once (a
+	 * host busy with other work): nothing was shown either way. The runner fails a
+	 * test skipped in every configuration, so some boot of the matrix must race.
+	 */
+	if (!lost) {
+		test_skip("no two CPUs ran the unlocked loop at once: the host gave no overlap");
+		return;
+	}
 	EXPECT_GT(lost, 0);
 }
 
