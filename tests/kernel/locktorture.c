@@ -1,15 +1,15 @@
 /*
  * The lock torture engine (see locktorture.h): one lt_run() is one lock type on
- * every online CPU at once, through smp_run_all(). Each type is a small table of
- * operations, as in Linux's lock_torture_ops: how to take and release the lock for
- * writing, and for the types that have them, one read. The checks live here, once,
- * not per type: the write section (owner field, counter, payload) and the two kinds
- * of read section.
+ * every online CPU at once (or the number asked for), through smp_run_on(). Each
+ * type is a small table of operations, as in Linux's lock_torture_ops: how to take
+ * and release the lock for writing, and for the types that have them, one read.
+ * The checks live here, once, not per type: the write section (owner field,
+ * counter, payload) and the two kinds of read section.
  *
  * Shared state: owner, counter and payload are written only by a writer holding the
  * lock (that is the point: with a broken lock two writers race on them); readers
  * counts the rwlock readers inside; the per-CPU slots are written only by their
- * own CPU and read by lt_run() after smp_run_all() returned.
+ * own CPU and read by lt_run() after smp_run_on() returned.
  *
  * Time is kept by one timer, lt_stopper, on the CPU that called lt_run(): the
  * workers only read lt.stop. Under TCG on x86 every clock read (rdtsc) takes one
@@ -23,6 +23,7 @@
  * times at SMP=8 on a loaded host; fairness and the bench's rates use the counted
  * part only, the exclusion checks everything.
  */
+#include <grace/cpumask.h>
 #include <grace/mutex.h>
 #include <grace/printk.h>
 #include <grace/rwlock.h>
@@ -96,7 +97,8 @@ static struct {
 	atomic_t readers __cacheline_aligned; /* rwlock readers inside */
 	/* Set up before the run, read by every CPU. */
 	const struct lt_ops *ops __cacheline_aligned;
-	unsigned cpus;
+	unsigned cpus; /* taking part: the CPUs in mask */
+	struct cpumask mask;
 	u64 min_per_cpu; /* counted acquisitions each CPU needs before the run may end */
 	u64 deadline, hard_deadline;
 	struct smp_sync start;
@@ -395,7 +397,9 @@ void lt_run(enum lt_lock_type type, const struct lt_params *p, struct lt_result 
 
 	memset(&lt, 0, sizeof(lt));
 	lt.ops = ops;
-	lt.cpus = num_online_cpus();
+	preempt_disable();
+	lt.cpus = smp_pick_cpus(p->cpus ? p->cpus : num_online_cpus(), &lt.mask);
+	preempt_enable();
 	ops->init();
 	/*
 	 * Backoff is the global mode, which spinlock=plain turns off; plain is set on the
@@ -416,7 +420,7 @@ void lt_run(enum lt_lock_type type, const struct lt_params *p, struct lt_result 
 	lt.hard_deadline = start + MAX(p->hard_ns, p->run_ns);
 	timer_init(&lt_stopper, lt_stopper_fn);
 	timer_add(&lt_stopper, lt.deadline);
-	smp_run_all(lt_worker, NULL);
+	smp_run_on(lt.cpus, lt_worker, NULL);
 	timer_cancel_sync(&lt_stopper);
 	spinlock_backoff = saved_backoff;
 
@@ -427,12 +431,12 @@ void lt_run(enum lt_lock_type type, const struct lt_params *p, struct lt_result 
 				.hard_stop = lt.hard_stop,
 				.counter = lt.counter,
 				.min_per_cpu = lt.min_per_cpu,
-				/* Stored by the last CPU to join, before smp_run_all() returned. */
+				/* Stored by the last CPU to join, before smp_run_on() returned. */
 				.counted_ns =
 				    lt.joined_ns ? lt.stop_ns - MIN(lt.joined_ns, lt.stop_ns) : 0,
 				.fair_min = ~0ULL,
 				.min = ~0ULL};
-	for_each_online_cpu(cpu) {
+	for_each_cpu(cpu, &lt.mask) {
 		struct lt_cpu *c = &lt.cpu[cpu];
 		r->writes += c->writes;
 		r->reads += c->reads;

@@ -1,10 +1,11 @@
 /*
  * Lock torture, in the style of Linux's kernel/locking/locktorture.c: a writer on
- * every online CPU takes one lock of the chosen type over and over, holds it for a
- * random short time (now and then for a long one, so that every other CPU queues
- * behind it), and checks on the way that it was alone inside. Used by the selftests
- * (tests/kernel/locktorture_test.c, a short run per type) and by the benchmark
- * (tests/bench/locktorture_bench.c, long runs: torture_s=).
+ * every online CPU (or as many as asked) takes one lock of the chosen type over
+ * and over, holds it for a random short time (now and then for a long one, so that
+ * every other CPU queues behind it), and checks on the way that it was alone
+ * inside. Used by the selftests (tests/kernel/locktorture_test.c, a short run per
+ * type, on at most 8 CPUs) and by the benchmark (tests/bench/locktorture_bench.c,
+ * every CPU, long runs: torture_s=).
  *
  * What a run checks:
  *   - the owner field: a writer finds it 0 on entry, sets it to its CPU + 1, and
@@ -70,6 +71,7 @@ enum lt_lock_type {
 struct lt_params {
 	u64 run_ns;  /* at least this long, and until every CPU had the lock (FIFO: its minimum) */
 	u64 hard_ns; /* but never longer than this */
+	unsigned cpus; /* on this CPU and cpus - 1 others (smp_pick_cpus()); 0: every online CPU */
 };
 
 struct lt_result {
@@ -94,7 +96,7 @@ struct lt_result {
 
 const char *lt_lock_name(enum lt_lock_type type);
 
-/* Run one type on every online CPU (from the test or bench thread; uses smp_run_all). */
+/* Run one type on p->cpus CPUs (from the test or bench thread; uses smp_run_on()). */
 void lt_run(enum lt_lock_type type, const struct lt_params *p, struct lt_result *r);
 
 /* This CPU's counted acquisitions (writes) in the last run. */
