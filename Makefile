@@ -8,6 +8,8 @@
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
 #   make gdb                          boot with QEMU waiting for gdb on :1234
 #   make ... DEBUG=1                  slab debugging (red zones, poison), in build/<arch>-debug
+#   make ... LOCKDEP=1                the lock validator and lock statistics, in build/<arch>-lockdep
+#   make ... LOCKSTAT=1               the lock statistics alone, in build/<arch>-lockstat
 
 ARCH ?= riscv64
 SMP ?= 8
@@ -22,16 +24,30 @@ ifeq ($(filter $(ARCH),riscv64 x86_64),)
 $(error ARCH must be riscv64 or x86_64, not '$(ARCH)')
 endif
 
-# DEBUG=1: slab red zones, poison and double-free checks (include/grace/slab.h), built
-# apart in build/<arch>-debug so switching does not rebuild the normal tree.
+# DEBUG=1: slab red zones, poison and double-free checks (include/grace/slab.h).
+# LOCKDEP=1: the lock validator (include/grace/lockdep.h), with the lock statistics.
+# LOCKSTAT=1: the lock statistics alone. Each builds apart, in build/<arch>-debug,
+# -lockdep, -lockstat or a combination (-debug-lockdep), so switching does not
+# rebuild the normal tree; the suffix is exported for tests/run.
 DEBUG ?=
-ifeq ($(DEBUG),1)
-BUILD := build/$(ARCH)-debug
-DEBUG_CFLAGS := -DGRACE_DEBUG=1
-export GRACE_BUILD_SUFFIX := -debug
-else
-BUILD := build/$(ARCH)
+LOCKDEP ?=
+LOCKSTAT ?=
 DEBUG_CFLAGS :=
+BUILD_SUFFIX :=
+ifeq ($(DEBUG),1)
+BUILD_SUFFIX := $(BUILD_SUFFIX)-debug
+DEBUG_CFLAGS += -DGRACE_DEBUG=1
+endif
+ifeq ($(LOCKDEP),1)
+BUILD_SUFFIX := $(BUILD_SUFFIX)-lockdep
+DEBUG_CFLAGS += -DGRACE_LOCKDEP=1 -DGRACE_LOCKSTAT=1
+else ifeq ($(LOCKSTAT),1)
+BUILD_SUFFIX := $(BUILD_SUFFIX)-lockstat
+DEBUG_CFLAGS += -DGRACE_LOCKSTAT=1
+endif
+BUILD := build/$(ARCH)$(BUILD_SUFFIX)
+ifneq ($(BUILD_SUFFIX),)
+export GRACE_BUILD_SUFFIX := $(BUILD_SUFFIX)
 endif
 
 ifeq ($(V),1)
@@ -159,7 +175,7 @@ SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter 
 
 test: | $(DEPS_STAMP)
 ifeq ($(SELECTORS),)
-	$(Q)python3 tests/run --matrix
+	$(Q)python3 tests/run --matrix $(if $(filter 1,$(LOCKDEP)),--lockdep)
 else
 	$(Q)$(MAKE) -s test-image
 	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
@@ -168,7 +184,7 @@ endif
 
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
 # build/mutants/, must make the tests its header names fail. The runner builds the
-# base trees it needs (riscv64, riscv64-debug) itself.
+# base trees it needs (riscv64, riscv64-debug, riscv64-lockdep) itself.
 mutants: | $(DEPS_STAMP)
 	$(Q)python3 tests/mutants/run
 
@@ -201,6 +217,6 @@ format: | $(DEPS_STAMP)
 	$(Q)clang-format -i $(FORMAT_SRCS)
 
 clean:
-	rm -rf build/riscv64 build/x86_64 build/riscv64-debug build/x86_64-debug build/tools build/mutants
+	rm -rf build/riscv64 build/x86_64 build/riscv64-* build/x86_64-* build/tools build/mutants
 
 -include $(OBJS:.o=.d)

@@ -3,6 +3,7 @@
 #include <grace/bench.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
+#include <grace/lockdep.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/profile.h>
@@ -14,6 +15,7 @@
 #define BENCH_PHASE_MS_DEFAULT 300 /* long enough for thousands of lock hand-offs under TCG */
 #define BENCH_LINE_MAX 400
 #define BENCH_PROFILE_ROWS 20
+#define BENCH_LOCKSTAT_ROWS 8 /* LOCKSTAT: lock classes printed after each phase */
 #define NO_BENCHES_HERE "this image has no benchmarks (make qemu TESTS=1 boots the one that has)"
 
 extern const struct bench_case __benches_start[], __benches_end[];
@@ -34,6 +36,9 @@ extern const struct bench_case __benches_start[], __benches_end[];
 volatile u8 bench_mark_channel[256] __aligned(256);
 static const char *bench_current = "none"; /* the running benchmark, for phase names */
 static bool bench_percpu_sent;
+#ifdef GRACE_LOCKSTAT
+static char bench_phase_name[80]; /* "<bench>/<phase>": the lock statistics' title */
+#endif
 
 static void __noinline bench_mark_send(const char *msg)
 {
@@ -64,11 +69,16 @@ void bench_phase_begin(const char *phase, unsigned cpus)
 		bench_percpu_sent = true;
 	}
 	bench_mark("begin %s/%s %u", bench_current, phase, cpus);
+#ifdef GRACE_LOCKSTAT
+	snprintf(bench_phase_name, sizeof(bench_phase_name), "%s/%s", bench_current, phase);
+#endif
+	lockstat_reset(); /* LOCKSTAT: the phase's own figures */
 }
 
 void bench_phase_end(u64 ops)
 {
 	bench_mark("end %llu", ops);
+	lockstat_print(bench_phase_name, BENCH_LOCKSTAT_ROWS);
 }
 
 u64 bench_phase_ns(void)

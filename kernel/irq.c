@@ -27,6 +27,7 @@ void irq_enter(void)
 {
 	this_cpu(irq_depth)++;
 	this_cpu(irq_total)++;
+	lockdep_hardirq_enter();
 	/* An interrupt that woke the idle loop leaves RCU's idle state for its length. */
 	rcu_irq_enter();
 }
@@ -34,6 +35,7 @@ void irq_enter(void)
 void irq_exit(void)
 {
 	rcu_irq_exit();
+	lockdep_hardirq_exit(); /* the handler left no lock held */
 	this_cpu(irq_depth)--;
 }
 

@@ -6,6 +6,7 @@
 #include <grace/arch.h>
 #include <grace/console.h>
 #include <grace/ksyms.h>
+#include <grace/lockdep.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
@@ -29,6 +30,7 @@ static void panic_begin(void)
 		smp_park_self();
 	}
 	WRITE_ONCE(printk_panic_mode, true);
+	lockdep_off(); /* the stopped CPUs hold what they hold; report the panic, nothing else */
 	smp_stop_others();
 }
 

@@ -7,6 +7,7 @@
 #define GRACE_BIT_SPINLOCK_H
 
 #include <grace/atomic.h>
+#include <grace/lockdep.h>
 #include <grace/preempt.h>
 #include <asm/cpu.h>
 
@@ -14,25 +15,41 @@ static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
 {
 	preempt_disable();
 	/* Acquire: pairs with the release in bit_spin_unlock(). */
-	if (!test_and_set_bit_lock(bit, word))
+	if (!test_and_set_bit_lock(bit, word)) {
+		bit_lock_acquire(word, bit, LOCK_TRY, 0);
+		bit_lock_acquired(word, bit);
 		return true;
+	}
 	preempt_enable();
 	return false;
 }
 
 static inline void bit_spin_lock(unsigned bit, unsigned long *word)
 {
-	while (!bit_spin_trylock(bit, word)) {
-		/* Spin on a plain read so waiters share the line until it is released. */
-		while (test_bit(bit, word))
-			cpu_relax();
+	preempt_disable();
+	/* The validator sees the attempt before the wait, so a deadlock is reported, not hung. */
+	bit_lock_acquire(word, bit, 0, 0);
+	if (unlikely(test_and_set_bit_lock(bit, word))) {
+		bit_lock_contended(word, bit);
+		do {
+			/*
+			 * Spin preemptible, on a plain read, so waiters share the line until
+			 * it is released. Acquire on the retry: as in bit_spin_trylock().
+			 */
+			preempt_enable();
+			while (test_bit(bit, word))
+				cpu_relax();
+			preempt_disable();
+		} while (test_and_set_bit_lock(bit, word));
 	}
+	bit_lock_acquired(word, bit);
 }
 
 static inline void bit_spin_unlock(unsigned bit, unsigned long *word)
 {
-	/* Release: pairs with the acquire in bit_spin_trylock(). */
+	/* Release: pairs with the acquire in bit_spin_trylock() and bit_spin_lock(). */
 	clear_bit_unlock(bit, word);
+	bit_lock_release(word, bit, 0);
 	preempt_enable();
 }
 

@@ -16,10 +16,20 @@ struct completion {
 };
 
 /* clang-format off */
-#define COMPLETION_INIT(name) { 0, WAIT_QUEUE_HEAD_INIT((name).wq) }
+#define COMPLETION_INIT_NAMED(var, name) { 0, WAIT_QUEUE_HEAD_INIT_NAMED((var).wq, name) }
 /* clang-format on */
-
+#define COMPLETION_INIT(name) COMPLETION_INIT_NAMED(name, #name)
+/* Its lock's class is named by c and keyed by the call site (LOCKDEP, LOCKSTAT builds). */
+#ifdef GRACE_LOCK_CLASSES
+#define completion_init(c)                                                                         \
+	do {                                                                                       \
+		struct completion *__c = (c);                                                      \
+		*__c = (struct completion)COMPLETION_INIT_NAMED(*__c, #c);                         \
+	} while (0)
+#else
 void completion_init(struct completion *c);
+#endif
+
 void complete(struct completion *c);
 void complete_all(struct completion *c);
 void wait_for_completion(struct completion *c);

@@ -18,14 +18,33 @@ struct mutex {
 	uintptr_t owner;	  /* the owning task | MUTEX_WAITERS; 0 when free */
 	spinlock_t wait_lock;	  /* protects waiters */
 	struct list_head waiters; /* struct mutex_waiter, oldest first */
+#ifdef GRACE_LOCK_CLASSES
+	struct lockdep_map dep_map; /* its class (LOCKDEP, LOCKSTAT): the init site */
+#endif
 };
 
+/*
+ * var: the mutex (its waiters list points to itself); name: its class's name
+ * (LOCKDEP, LOCKSTAT builds), keyed by where the initializer is written.
+ */
 /* clang-format off */
-#define MUTEX_INIT(name) { 0, SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+#define MUTEX_INIT_NAMED(var, name) \
+	{ 0, SPINLOCK_INIT_NAMED(name ".wait_lock"), LIST_HEAD_INIT((var).waiters) \
+	  LOCKDEP_MAP_FIELD(name) }
 /* clang-format on */
+#define MUTEX_INIT(name) MUTEX_INIT_NAMED(name, #name)
 #define DEFINE_MUTEX(name) struct mutex name = MUTEX_INIT(name)
-
+/* Its class is named by m and keyed by the call site (LOCKDEP, LOCKSTAT builds). */
+#ifdef GRACE_LOCK_CLASSES
+#define mutex_init(m)                                                                              \
+	do {                                                                                       \
+		struct mutex *__m = (m);                                                           \
+		*__m = (struct mutex)MUTEX_INIT_NAMED(*__m, #m);                                   \
+	} while (0)
+#else
 void mutex_init(struct mutex *m);
+#endif
+
 void mutex_lock(struct mutex *m);
 bool mutex_trylock(struct mutex *m);
 void mutex_unlock(struct mutex *m);

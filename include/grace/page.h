@@ -50,7 +50,12 @@ struct page {
 	void *freelist;	   /* slab: first free object (under the cache's node lock) */
 } __cacheline_aligned; /* one line each: the split ptl locks of two page tables never share one */
 
+#ifndef GRACE_LOCK_CLASSES
 BUILD_BUG_ON(sizeof(struct page) != CACHE_LINE_SIZE);
+#else
+/* A LOCKDEP or LOCKSTAT spinlock_t carries its class: two lines each, still never shared. */
+BUILD_BUG_ON(sizeof(struct page) != 2 * CACHE_LINE_SIZE);
+#endif
 
 extern struct page *mem_map; /* [0, mem_map_pages): pfn mem_map_base_pfn + i */
 extern u64 mem_map_base_pfn, mem_map_pages;

@@ -20,6 +20,7 @@
 #include <grace/atomic.h>
 #include <grace/compiler.h>
 #include <grace/cpumask.h>
+#include <grace/lockdep.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 #include <grace/types.h>
@@ -43,10 +44,12 @@ void rcu_read_unlock_special(void);
 static inline void rcu_read_lock(void)
 {
 	preempt_disable();
+	lockdep_rcu_read_lock(); /* LOCKDEP: sleeping inside is reported */
 }
 
 static inline void rcu_read_unlock(void)
 {
+	lockdep_rcu_read_unlock();
 	preempt_enable();
 	if (unlikely(READ_ONCE(this_cpu(rcu_urgent_qs))))
 		rcu_read_unlock_special();

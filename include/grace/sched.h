@@ -22,6 +22,7 @@
 #include <grace/compiler.h>
 #include <grace/cpumask.h>
 #include <grace/list.h>
+#include <grace/lockdep.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 #include <grace/types.h>
@@ -76,6 +77,9 @@ struct task {
 	atomic_t refs;		       /* the thread's own, plus its creator's handle */
 	void *stack;		/* lowest address of its stack (vmap), NULL for boot stacks */
 	struct task *reap_next; /* on the reaper's list once both references are gone */
+#ifdef GRACE_LOCK_CLASSES
+	struct task_lockdep lockdep; /* the locks it holds (LOCKDEP, LOCKSTAT builds) */
+#endif
 };
 
 DECLARE_PER_CPU(struct task, idle_task);

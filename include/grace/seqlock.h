@@ -56,10 +56,16 @@ typedef struct {
 	spinlock_t lock; /* serialises writers */
 } seqlock_t;
 
+/* Its writers' lock is its class (LOCKDEP, LOCKSTAT): keyed by where this is written. */
 #define SEQLOCK_INIT                                                                               \
 	{                                                                                          \
 		SEQCOUNT_INIT, SPINLOCK_INIT                                                       \
 	}
+#define seqlock_init(sl)                                                                           \
+	do {                                                                                       \
+		(sl)->count = (seqcount_t)SEQCOUNT_INIT;                                           \
+		spin_lock_init_named(&(sl)->lock, #sl);                                            \
+	} while (0)
 
 static inline u32 read_seqbegin(const seqlock_t *sl)
 {

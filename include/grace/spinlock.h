@@ -18,6 +18,7 @@
 #define GRACE_SPINLOCK_H
 
 #include <grace/atomic.h>
+#include <grace/lockdep.h>
 #include <grace/preempt.h>
 #include <asm/irq.h>
 
@@ -25,18 +26,23 @@ typedef struct {
 	u32 owner;  /* ticket now being served; written only by the holder */
 	u32 next;   /* next ticket to hand out */
 	bool plain; /* this lock never backs off */
+#ifdef GRACE_LOCK_CLASSES
+	struct lockdep_map dep_map; /* its class (LOCKDEP, LOCKSTAT): the init site */
+#endif
 } spinlock_t;
 
-#define SPINLOCK_INIT                                                                              \
-	{                                                                                          \
-		0, 0, false                                                                        \
-	}
-#define DEFINE_SPINLOCK(name) spinlock_t name = SPINLOCK_INIT
-
-static inline void spin_lock_init(spinlock_t *lock)
-{
-	*lock = (spinlock_t)SPINLOCK_INIT;
-}
+/*
+ * The initializers name the lock's class (LOCKDEP, LOCKSTAT builds): DEFINE_SPINLOCK
+ * by the variable, SPINLOCK_INIT by the file and line it is written on, and
+ * spin_lock_init() by its argument and call site. A normal build drops the names.
+ */
+/* clang-format off */
+#define SPINLOCK_INIT_NAMED(name) { 0, 0, false LOCKDEP_MAP_FIELD(name) }
+/* clang-format on */
+#define SPINLOCK_INIT SPINLOCK_INIT_NAMED("")
+#define DEFINE_SPINLOCK(name) spinlock_t name = SPINLOCK_INIT_NAMED(#name)
+#define spin_lock_init_named(lock, name) (*(lock) = (spinlock_t)SPINLOCK_INIT_NAMED(name))
+#define spin_lock_init(lock) spin_lock_init_named(lock, #lock)
 
 /* Global switch read on every contended acquisition; benchmarks flip it between phases. */
 extern bool spinlock_backoff;
@@ -46,11 +52,39 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket);
 static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
+	lock_acquire(&lock->dep_map, 0, 0, 0);
 	u32 ticket = fetch_add_relaxed(&lock->next, 1);
 	/* Pairs with the smp_store_release() in spin_unlock(). */
-	if (unlikely(smp_load_acquire(&lock->owner) != ticket))
+	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
+		lock_contended(&lock->dep_map);
 		spin_lock_wait(lock, ticket);
+	}
+	lock_acquired(&lock->dep_map);
 }
+
+/*
+ * spin_lock() for a second lock of a class already held, subclass saying which
+ * (SINGLE_DEPTH_NESTING): for the validator, the code takes the two in an order
+ * it guarantees by other means (double_rq_lock(): the lower CPU's first). Only the
+ * validator's builds tell it apart, so that a normal build's callers, and what
+ * the compiler inlines into them, stay exactly spin_lock()'s.
+ */
+#ifdef GRACE_LOCK_CLASSES
+static inline void spin_lock_nested(spinlock_t *lock, unsigned subclass)
+{
+	preempt_disable();
+	lock_acquire(&lock->dep_map, subclass, 0, 0);
+	u32 ticket = fetch_add_relaxed(&lock->next, 1);
+	/* As in spin_lock(). */
+	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
+		lock_contended(&lock->dep_map);
+		spin_lock_wait(lock, ticket);
+	}
+	lock_acquired(&lock->dep_map);
+}
+#else
+#define spin_lock_nested(lock, subclass) spin_lock(lock)
+#endif
 
 static inline bool spin_trylock(spinlock_t *lock)
 {
@@ -63,8 +97,11 @@ static inline bool spin_trylock(spinlock_t *lock)
 	u32 owner = smp_load_acquire(&lock->owner);
 	u32 expected = owner;
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
-	if (try_cmpxchg_acquire(&lock->next, &expected, owner + 1))
+	if (try_cmpxchg_acquire(&lock->next, &expected, owner + 1)) {
+		lock_acquire(&lock->dep_map, 0, LOCK_TRY, 0);
+		lock_acquired(&lock->dep_map);
 		return true;
+	}
 	preempt_enable();
 	return false;
 }
@@ -76,6 +113,8 @@ static inline void spin_unlock(spinlock_t *lock)
 	 * the smp_load_acquire() of owner in spin_lock(), spin_trylock(), spin_lock_wait().
 	 */
 	smp_store_release(&lock->owner, lock->owner + 1);
+	/* After the release: a report from here (printk) never waits for this lock. */
+	lock_release(&lock->dep_map, 0);
 	preempt_enable();
 }
 
@@ -95,8 +134,10 @@ static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
 	/* As in spin_unlock(). */
 	smp_store_release(&lock->owner, lock->owner + 1);
+	lock_release(&lock->dep_map, 0);
 	/* Interrupts back on first, so a reschedule that came due can happen right here. */
 	arch_irq_restore(flags);
+	lockdep_hardirqs_restored(); /* the locks still held are now held with interrupts on */
 	preempt_enable();
 }
 

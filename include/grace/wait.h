@@ -18,10 +18,27 @@ struct wait_queue_head {
 	struct list_head waiters; /* struct wait_entry, in the order they queued */
 };
 
+/*
+ * var: the queue (its list points to itself); name: its lock's class name (LOCKDEP,
+ * LOCKSTAT builds), keyed by where the initializer is written, so each wait queue
+ * initialised at its own place is a class of its own.
+ */
 /* clang-format off */
-#define WAIT_QUEUE_HEAD_INIT(name) { SPINLOCK_INIT, LIST_HEAD_INIT((name).waiters) }
+#define WAIT_QUEUE_HEAD_INIT_NAMED(var, name) \
+	{ SPINLOCK_INIT_NAMED(name), LIST_HEAD_INIT((var).waiters) }
 /* clang-format on */
+#define WAIT_QUEUE_HEAD_INIT(name) WAIT_QUEUE_HEAD_INIT_NAMED(name, #name)
 #define DEFINE_WAIT_QUEUE_HEAD(name) struct wait_queue_head name = WAIT_QUEUE_HEAD_INIT(name)
+#define wait_queue_init_named(wq, name)                                                            \
+	do {                                                                                       \
+		struct wait_queue_head *__wq = (wq);                                               \
+		*__wq = (struct wait_queue_head)WAIT_QUEUE_HEAD_INIT_NAMED(*__wq, name);           \
+	} while (0)
+#ifdef GRACE_LOCK_CLASSES
+#define wait_queue_init(wq) wait_queue_init_named(wq, #wq)
+#else
+void wait_queue_init(struct wait_queue_head *wq); /* the same; a normal build has no names */
+#endif
 
 /* WAIT_EXCLUSIVE: wake_up() wakes only the first such waiter (plus any non-exclusive ones). */
 #define WAIT_EXCLUSIVE 1u
@@ -31,8 +48,6 @@ struct wait_entry {
 	u32 flags;
 	struct list_head node; /* empty once woken by wake_up() or removed by finish_wait() */
 };
-
-void wait_queue_init(struct wait_queue_head *wq);
 
 /* Queue entry (if it is not queued) and set the current thread TASK_SLEEPING. */
 void prepare_to_wait(struct wait_queue_head *wq, struct wait_entry *entry, u32 flags);
@@ -63,6 +78,7 @@ u64 schedule_timeout(u64 timeout_ns);
 #define wait_event(wq, cond)                                                                       \
 	do {                                                                                       \
 		struct wait_entry __we = {.flags = 0};                                             \
+		might_sleep();                                                                     \
 		for (;;) {                                                                         \
 			prepare_to_wait(&(wq), &__we, 0);                                          \
 			if (cond)                                                                  \
@@ -83,6 +99,7 @@ u64 schedule_timeout(u64 timeout_ns);
 		struct wait_entry __we = {.flags = 0};                                             \
 		u64 __deadline = arch_clock_ns() + (timeout_ns);                                   \
 		bool __ok;                                                                         \
+		might_sleep();                                                                     \
 		for (;;) {                                                                         \
 			prepare_to_wait(&(wq), &__we, 0);                                          \
 			if ((__ok = (cond)))                                                       \

@@ -219,6 +219,8 @@ static void account_switch(struct task *prev, struct task *next, u64 now)
 static void finish_switch(void)
 {
 	struct rq *rq = this_rq();
+	/* The validator: rq->lock is now ours (the thread switched away from took it). */
+	lock_switch_in(&rq->lock.dep_map);
 	struct task *prev = rq->prev;
 	bool dead = prev->state == TASK_DEAD;
 	bool misplaced = prev->on_rq && !cpumask_test_cpu(&prev->allowed, rq->cpu);
@@ -281,6 +283,11 @@ static void __schedule(bool preempt)
 	rq->curr = next;
 	rq->prev = prev;
 	next->on_cpu = 1;
+	/*
+	 * For the validator, rq->lock goes with the switch: next releases it
+	 * (finish_switch). Here, while current is still prev.
+	 */
+	lock_switch_out(&rq->lock.dep_map);
 	this_cpu(current_task) = next; /* one CPU's slot; we are not preemptible here */
 	if (next->mm)
 		mm_load(next->mm);
@@ -294,6 +301,7 @@ static void __schedule(bool preempt)
 void schedule(void)
 {
 	struct task *p = current;
+	lockdep_sched_check(); /* a report naming the locks held, before the panic below */
 	if (unlikely(p->preempt.count != ((p->flags & TASK_IDLE) ? 1 : 0) || in_interrupt() ||
 		     arch_irqs_disabled()))
 		panic("schedule() while atomic: thread '%s', preempt count %d, %s, interrupts %s",

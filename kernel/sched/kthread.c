@@ -107,6 +107,7 @@ void __noreturn kthread_main(void)
 void __noreturn kthread_exit(int code)
 {
 	struct task *self = current;
+	lockdep_exit_check();
 	self->exit_code = code;
 	/*
 	 * Not preemptible from here on: a preemption now would keep a dead thread

@@ -5,6 +5,7 @@
  * whole mask with one exchange and sleeps only when it finds it empty.
  */
 #include <grace/kthread.h>
+#include <grace/lockdep.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/softirq.h>
@@ -62,7 +63,9 @@ static int softirqd(void *arg)
 			if (fn) {
 				/* Counted as it begins: a reader ordered after fn sees it. */
 				WRITE_ONCE(s->runs[nr], s->runs[nr] + 1);
+				lockdep_softirq_enter(); /* softirq context: see docs/locking.md */
 				fn();
+				lockdep_softirq_exit();
 			}
 		}
 	}

@@ -9,11 +9,20 @@
 #include <grace/timer.h>
 #include <grace/wait.h>
 
+#ifndef GRACE_LOCK_CLASSES
+/* Out of line where no class is named (in LOCKDEP and LOCKSTAT builds, macros: wait.h). */
 void wait_queue_init(struct wait_queue_head *wq)
 {
 	spin_lock_init(&wq->lock);
 	list_init(&wq->waiters);
 }
+
+void completion_init(struct completion *c)
+{
+	c->done = 0;
+	wait_queue_init(&c->wq);
+}
+#endif
 
 void prepare_to_wait(struct wait_queue_head *wq, struct wait_entry *entry, u32 flags)
 {
@@ -95,7 +104,8 @@ static void sleep_timer_fn(struct timer *t)
 	wake_up_process(container_of(t, struct sleep_timer, timer)->task);
 }
 
-u64 schedule_timeout_until(u64 deadline_ns)
+/* schedule_timeout_until() for callers that made the validator's check already. */
+static u64 sleep_until(u64 deadline_ns)
 {
 	if (deadline_ns == UINT64_MAX) {
 		schedule();
@@ -116,24 +126,26 @@ u64 schedule_timeout_until(u64 deadline_ns)
 	return now >= deadline_ns ? 0 : deadline_ns - now;
 }
 
+u64 schedule_timeout_until(u64 deadline_ns)
+{
+	lockdep_might_sleep((uintptr_t)__builtin_return_address(0));
+	return sleep_until(deadline_ns);
+}
+
 u64 schedule_timeout(u64 timeout_ns)
 {
-	return schedule_timeout_until(arch_clock_ns() + timeout_ns);
+	lockdep_might_sleep((uintptr_t)__builtin_return_address(0));
+	return sleep_until(arch_clock_ns() + timeout_ns);
 }
 
 void msleep(u64 ms)
 {
+	lockdep_might_sleep((uintptr_t)__builtin_return_address(0));
 	u64 deadline = arch_clock_ns() + ms * NSEC_PER_MSEC;
 	/* Loop: any wake-up (a stray wake_up_process) before the deadline sleeps again. */
 	do
 		set_current_state(TASK_SLEEPING);
-	while (schedule_timeout_until(deadline));
-}
-
-void completion_init(struct completion *c)
-{
-	c->done = 0;
-	wait_queue_init(&c->wq);
+	while (sleep_until(deadline));
 }
 
 void reinit_completion(struct completion *c)
@@ -192,7 +204,7 @@ static bool wait_completion(struct completion *c, u64 deadline)
 				list_add_tail(&we.node, &c->wq.waiters);
 			set_current_state(TASK_SLEEPING);
 			spin_unlock_irqrestore(&c->wq.lock, irq);
-			schedule_timeout_until(deadline);
+			sleep_until(deadline); /* the callers made the validator's check */
 			continue;
 		}
 		list_del_init(&we.node);
@@ -204,10 +216,12 @@ static bool wait_completion(struct completion *c, u64 deadline)
 
 void wait_for_completion(struct completion *c)
 {
+	lockdep_might_sleep((uintptr_t)__builtin_return_address(0));
 	wait_completion(c, UINT64_MAX);
 }
 
 bool wait_for_completion_timeout(struct completion *c, u64 timeout_ns)
 {
+	lockdep_might_sleep((uintptr_t)__builtin_return_address(0));
 	return wait_completion(c, arch_clock_ns() + timeout_ns);
 }
