@@ -246,6 +246,7 @@ void mm_early_init(void)
 		spin_lock_init(&zones[n].lock);
 		zones[n].node = (int)n;
 	}
+	pcp_init();
 	early_release(buddy_add_range);
 
 	u64 managed = 0;

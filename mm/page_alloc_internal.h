@@ -76,6 +76,8 @@ void buddy_add_range(phys_addr_t start, phys_addr_t end, int node);
 #define PCP_HUGE_HIGH 1
 
 /* mm/pcp.c */
+/* Initialise every list set's lock; before the first allocation (mm_early_init). */
+void pcp_init(void);
 struct page *pcp_alloc(int node, unsigned order);
 bool pcp_free(struct page *page, unsigned order); /* false: not a per-CPU order */
 u64 pcp_pages(int node);			  /* racy sum, for reporting */

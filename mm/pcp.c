@@ -67,6 +67,14 @@ static struct page *list_take(struct pcp_list *l, unsigned n)
 	return out;
 }
 
+void pcp_init(void)
+{
+	/* One place, so one lock class for them all (docs/locking.md). */
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+		for (unsigned n = 0; n < MAX_NODES; n++)
+			spin_lock_init(&pcps[cpu][n].lock);
+}
+
 struct page *pcp_alloc(int node, unsigned order)
 {
 	unsigned long flags = arch_irq_save();

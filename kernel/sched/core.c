@@ -50,10 +50,10 @@ void double_rq_lock(struct rq *a, struct rq *b)
 		spin_lock(&a->lock);
 	} else if (a->cpu < b->cpu) {
 		spin_lock(&a->lock);
-		spin_lock(&b->lock);
+		spin_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
 	} else {
 		spin_lock(&b->lock);
-		spin_lock(&a->lock);
+		spin_lock_nested(&a->lock, SINGLE_DEPTH_NESTING);
 	}
 }
 

@@ -250,7 +250,7 @@ static void timer_lock_two(unsigned from, unsigned to, unsigned long *flags)
 	*flags = arch_irq_save();
 	spin_lock(&per_cpu(timer_bases, MIN(from, to)).lock);
 	if (from != to)
-		spin_lock(&per_cpu(timer_bases, MAX(from, to)).lock);
+		spin_lock_nested(&per_cpu(timer_bases, MAX(from, to)).lock, SINGLE_DEPTH_NESTING);
 }
 
 static void timer_unlock_two(unsigned from, unsigned to, unsigned long flags)

@@ -29,10 +29,14 @@ static void bitlock_worker(void *arg)
 	}
 }
 
+/* The validator's classes of the words (LOCKDEP, LOCKSTAT; nothing in a normal build). */
+static struct lock_class_key bitlock_test_key, bitlock_trylock_key;
+
 TEST(bit_spinlock, mutual_exclusion)
 {
 	static struct bitlock_test t;
 	unsigned n = num_online_cpus();
+	bit_spin_lock_set_class(&t.word, sizeof(t.word), &bitlock_test_key, "bitlock_test.word");
 	t = (struct bitlock_test){.word = BITLOCK_OTHER_BITS,
 				  .iters = MAX(BITLOCK_TEST_TOTAL / n, 16u)};
 	smp_run_all(bitlock_worker, &t);
@@ -43,7 +47,9 @@ TEST(bit_spinlock, mutual_exclusion)
 
 TEST(bit_spinlock, trylock)
 {
-	unsigned long word = 0;
+	static unsigned long word;
+	word = 0;
+	bit_spin_lock_set_class(&word, sizeof(word), &bitlock_trylock_key, "bitlock_trylock.word");
 	ASSERT_TRUE(bit_spin_trylock(3, &word));
 	EXPECT_EQ(word, 1UL << 3);
 	EXPECT_FALSE(bit_spin_trylock(3, &word));

@@ -286,6 +286,8 @@ static bool adapt_init(struct adapt_test *t, unsigned cpus)
 	}
 	cpus = MIN(cpus, num_online_cpus());
 	*t = (struct adapt_test){.cpus = cpus, .iters = long_hold_iters(cpus)};
+	for (unsigned i = 0; i < ARRAY_SIZE(t->locks); i++)
+		spin_lock_init(&t->locks[i]);
 	t->hot = &t->locks[0];
 	return true;
 }
