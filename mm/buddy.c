@@ -38,6 +38,7 @@ static void area_push(struct zone *z, struct page *page, unsigned o)
 
 struct page *buddy_alloc_locked(struct zone *z, unsigned order)
 {
+	lockdep_assert_held(&z->lock);
 	unsigned o = order;
 	while (o <= MAX_ORDER && !z->free[o].head)
 		o++;
@@ -55,6 +56,7 @@ struct page *buddy_alloc_locked(struct zone *z, unsigned order)
 
 void buddy_free_locked(struct zone *z, struct page *page, unsigned order)
 {
+	lockdep_assert_held(&z->lock);
 	u64 pfn = page_to_pfn(page);
 	z->nr_free += 1UL << order;
 	while (order < MAX_ORDER) {

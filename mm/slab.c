@@ -201,6 +201,7 @@ static void slab_release_rcu(struct page *head)
 static unsigned slab_take_locked(struct kmem_cache *c, struct slab_node *n, void **out,
 				 unsigned want)
 {
+	lockdep_assert_held(&n->lock);
 	unsigned got = 0;
 	while (got < want) {
 		struct page *s = n->partial;
@@ -228,6 +229,7 @@ static unsigned slab_take_locked(struct kmem_cache *c, struct slab_node *n, void
 static struct page *slab_put_locked(struct kmem_cache *c, struct slab_node *n, struct page *s,
 				    void *obj)
 {
+	lockdep_assert_held(&n->lock);
 	bool was_full = !s->freelist;
 	*slab_free_ptr(c, obj) = s->freelist;
 	s->freelist = obj;

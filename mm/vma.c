@@ -33,6 +33,7 @@ static unsigned vma_capacity(unsigned order)
 /* Index of the first VMA with end > addr (nr_vmas if none). */
 static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
 {
+	lockdep_assert_held(&mm->vma_lock); /* for reading or writing */
 	unsigned lo = 0, hi = mm->nr_vmas;
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
@@ -46,6 +47,7 @@ static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
 
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr)
 {
+	lockdep_assert_held(&mm->vma_lock);
 	unsigned i = vma_search_locked(mm, addr);
 	if (i < mm->nr_vmas && mm->vmas[i].start <= addr)
 		return &mm->vmas[i];
@@ -69,6 +71,7 @@ bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out)
  */
 static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 {
+	lockdep_assert_held(&mm->vma_lock);
 	*relocked = false;
 	while (mm->nr_vmas + extra > vma_capacity(mm->vma_order) || !mm->vmas) {
 		unsigned order = mm->vmas ? mm->vma_order + 1 : 0;
@@ -151,6 +154,7 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 /* Remove [start, end) from the array; the caller reserved room if a VMA splits. */
 static void vma_cut_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 {
+	lockdep_assert_held(&mm->vma_lock);
 	unsigned i = vma_search_locked(mm, start);
 
 	while (i < mm->nr_vmas && mm->vmas[i].start < end) {

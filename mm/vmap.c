@@ -71,6 +71,7 @@ static int slot_get_once(void)
 /* Called with vmap_lock held. */
 static void slot_put_locked(unsigned slot)
 {
+	lockdep_assert_held(&vmap_lock);
 	slot_used[slot / 64] &= ~(1ULL << (slot % 64));
 	slot_pending[slot / 64] &= ~(1ULL << (slot % 64));
 	if (slot < slot_first_free)

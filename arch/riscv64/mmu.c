@@ -61,6 +61,7 @@ static pte_t *table_of(pte_t pte)
 
 static pte_t *pt_alloc_locked(void)
 {
+	lockdep_assert_held(&mmu_lock);
 	if (pt_pool_used == PT_POOL_PAGES)
 		return NULL;
 	return pt_pool[pt_pool_used++]; /* bss: already zero */
@@ -69,6 +70,7 @@ static pte_t *pt_alloc_locked(void)
 /* The level-1 table under root entry e, made if absent; NULL if the pool is empty. */
 static pte_t *pmd_get_locked(pte_t *e)
 {
+	lockdep_assert_held(&mmu_lock);
 	if (!(*e & PTE_V)) {
 		pte_t *t = pt_alloc_locked();
 		if (!t)
@@ -78,9 +80,10 @@ static pte_t *pmd_get_locked(pte_t *e)
 	return table_of(*e);
 }
 
-/* Map physical [pa, pa + size), rounded out to 2 MiB, at PAGE_OFFSET + pa. */
+/* Map physical [pa, pa + size), rounded out to 2 MiB, at PAGE_OFFSET + pa. mmu_lock held. */
 static int direct_map_range(phys_addr_t pa, u64 size)
 {
+	lockdep_assert_held(&mmu_lock);
 	phys_addr_t p = ALIGN_DOWN(pa, PMD_SIZE), end = ALIGN_UP(pa + size, PMD_SIZE);
 	if (end > DIRECT_MAP_SIZE || end < p)
 		return -ERANGE;
@@ -131,13 +134,17 @@ void arch_switch_mm(phys_addr_t root)
 
 int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 {
-	/* Runs on the boot hart alone, before any other user of the lock. */
+	/*
+	 * Runs on the boot hart alone, before any other user of the lock; takes it for
+	 * the _locked helpers all the same, which the validator holds to their name.
+	 */
+	unsigned long flags = spin_lock_irqsave(&mmu_lock);
 	kernel_pgd[PGD_INDEX(IOREMAP_BASE)] = pte_make(virt_to_phys(ioremap_pmd), PTE_TABLE);
 	kernel_pgd[PGD_INDEX(VMAP_BASE)] = pte_make(virt_to_phys(vmap_pmd), PTE_TABLE);
 	int err = kmap_image(kernel_pgd, pt_alloc_locked);
 	if (err) {
 		pr_err("mm: cannot map the kernel image: %s\n", errno_name(err));
-		return err;
+		goto out;
 	}
 
 	for (unsigned i = 0; i < boot_info.nr_mem;) {
@@ -155,11 +162,13 @@ int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 	/* The DTB is normally in RAM, hence mapped already; a loader may have put it elsewhere. */
 	err = direct_map_range(dtb_pa, dtb_size);
 	if (err)
-		return err;
+		goto out;
 
 	csr_write(satp, mmu_kernel_satp());
 	local_flush_tlb_all();
-	return 0;
+out:
+	spin_unlock_irqrestore(&mmu_lock, flags);
+	return err;
 }
 
 void *ioremap(phys_addr_t pa, size_t size)

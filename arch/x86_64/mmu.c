@@ -82,6 +82,7 @@ static pte_t *image_pt_alloc(void)
 /* Map the 2 MiB page at pa into the direct map; false when out of table space. */
 static bool dm_map_large_locked(phys_addr_t pa, u64 flags)
 {
+	lockdep_assert_held(&mmu_lock);
 	unsigned gib = pa >> 30;
 	if (pa >= DIRECT_MAP_MAX)
 		return false;
@@ -103,6 +104,7 @@ static bool dm_map_large_locked(phys_addr_t pa, u64 flags)
 
 static bool dm_map_range_locked(phys_addr_t pa, u64 len, u64 flags)
 {
+	lockdep_assert_held(&mmu_lock);
 	phys_addr_t start = ALIGN_DOWN(pa, LARGE_PAGE_SIZE);
 	phys_addr_t end = ALIGN_UP(pa + len, LARGE_PAGE_SIZE);
 	for (phys_addr_t p = start; p < end; p += LARGE_PAGE_SIZE)
@@ -158,7 +160,11 @@ void mmu_init(void)
 		x86_fatal("mmu: cannot map the kernel image");
 	}
 
-	/* The direct map: RAM, and RAM-like ACPI areas, from boot_info and the reserved list. */
+	/*
+	 * The direct map: RAM, and RAM-like ACPI areas, from boot_info and the reserved
+	 * list. The boot CPU is alone, but the _locked helpers want the lock held.
+	 */
+	unsigned long flags = spin_lock_irqsave(&mmu_lock);
 	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
 		struct mem_range *r = &boot_info.mem[i];
 		if (r->base + r->size > DIRECT_MAP_MAX) {
@@ -177,6 +183,7 @@ void mmu_init(void)
 		const struct mem_range *r = &boot_info.reserved[i];
 		dm_map_range_locked(r->base, r->size, DM_FLAGS_RAM);
 	}
+	spin_unlock_irqrestore(&mmu_lock, flags);
 
 	kernel_pml4[PML4_INDEX(PAGE_OFFSET)] = table_entry(dm_pdpt);
 	kernel_pml4[PML4_INDEX(VMAP_BASE)] = table_entry(vmap_pdpt);

@@ -44,6 +44,7 @@ unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu)
 static struct task *pick_movable(struct rq *from, unsigned to_cpu)
 {
 	struct task *p;
+	lockdep_assert_held(&from->lock);
 	list_for_each_entry(p, &from->queue, run_node)
 		if (cpumask_test_cpu(&p->allowed, to_cpu) && !p->on_cpu)
 			return p;

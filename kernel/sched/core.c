@@ -46,6 +46,7 @@ static bool sched_ready; /* set once every CPU's run queue exists */
 
 void double_rq_lock(struct rq *a, struct rq *b)
 {
+	/* Two locks of one class, in the order of their CPUs: nested, for the validator. */
 	if (a == b) {
 		spin_lock(&a->lock);
 	} else if (a->cpu < b->cpu) {
@@ -85,6 +86,7 @@ static void task_rq_unlock(struct rq *rq, unsigned long flags)
 
 void enqueue_task(struct rq *rq, struct task *p, bool head)
 {
+	lockdep_assert_held(&rq->lock);
 	if (head)
 		list_add(&p->run_node, &rq->queue);
 	else
@@ -97,11 +99,14 @@ void enqueue_task(struct rq *rq, struct task *p, bool head)
 
 void dequeue_task(struct rq *rq, struct task *p)
 {
+	lockdep_assert_held(&rq->lock);
 	list_del_init(&p->run_node);
 }
 
 void move_queued_task(struct rq *from, struct rq *to, struct task *p)
 {
+	lockdep_assert_held(&from->lock);
+	lockdep_assert_held(&to->lock);
 	dequeue_task(from, p);
 	p->on_rq = 0;
 	WRITE_ONCE(from->nr_running, from->nr_running - 1);
@@ -120,6 +125,7 @@ void sched_kick(unsigned cpu)
 
 void resched_curr(struct rq *rq)
 {
+	lockdep_assert_held(&rq->lock);
 	struct task *curr = rq->curr;
 	if (READ_ONCE(curr->preempt.need_resched))
 		return;
@@ -136,6 +142,7 @@ void resched_curr(struct rq *rq)
  */
 void check_preempt(struct rq *rq, struct task *p)
 {
+	lockdep_assert_held(&rq->lock);
 	struct task *curr = rq->curr;
 	if ((curr->flags & TASK_IDLE) || rq->nr_running == 2 ||
 	    ((p->flags & TASK_URGENT) && !(curr->flags & TASK_URGENT)))

@@ -56,6 +56,7 @@ static unsigned wake_up_locked(struct wait_queue_head *wq, bool all)
 	struct wait_entry *e, *n;
 	unsigned woken = 0;
 
+	lockdep_assert_held(&wq->lock);
 	list_for_each_entry_safe(e, n, &wq->waiters, node) {
 		u32 exclusive = e->flags & WAIT_EXCLUSIVE;
 		/*

@@ -115,12 +115,14 @@ static struct timer *heap_merge_pairs(struct timer *first)
 
 static void heap_insert(struct timer_base *base, struct timer *t)
 {
+	lockdep_assert_held(&base->lock);
 	t->child = t->next = t->prev = NULL;
 	base->root = base->root ? heap_link(base->root, t) : t;
 }
 
 static void heap_remove(struct timer_base *base, struct timer *t)
 {
+	lockdep_assert_held(&base->lock);
 	struct timer *sub = heap_merge_pairs(t->child);
 
 	if (t == base->root) {
@@ -143,6 +145,7 @@ static void heap_remove(struct timer_base *base, struct timer *t)
 /* This CPU's base, interrupts off: arm the hardware for the root. */
 static void timer_program_locked(struct timer_base *base)
 {
+	lockdep_assert_held(&base->lock);
 	u64 next = base->root ? base->root->expires : UINT64_MAX;
 
 	base->kick = false; /* whatever another CPU queued is in the heap now */
@@ -158,6 +161,7 @@ static void timer_program_locked(struct timer_base *base)
  */
 static bool timer_update_locked(struct timer_base *base, unsigned cpu)
 {
+	lockdep_assert_held(&base->lock);
 	if (cpu == smp_processor_id()) {
 		if (!base->in_irq)
 			timer_program_locked(base);
@@ -220,6 +224,7 @@ static struct timer_base *timer_lock_base(struct timer *t, unsigned long *flags)
 /* Take t off its base (heap or pending move); true if it was pending. */
 static bool timer_detach_locked(struct timer_base *base, struct timer *t)
 {
+	lockdep_assert_held(&base->lock);
 	switch (t->state) {
 	case TIMER_QUEUED:
 		heap_remove(base, t);
@@ -238,13 +243,17 @@ static bool timer_detach_locked(struct timer_base *base, struct timer *t)
 static bool timer_enqueue_locked(struct timer_base *base, unsigned cpu, struct timer *t,
 				 u64 expires)
 {
+	lockdep_assert_held(&base->lock);
 	t->expires = expires;
 	WRITE_ONCE(t->state, TIMER_QUEUED);
 	heap_insert(base, t);
 	return timer_update_locked(base, cpu);
 }
 
-/* Lock the bases of from and to (irqs saved in *flags), the lower CPU first. */
+/*
+ * Lock the bases of from and to (irqs saved in *flags), the lower CPU first: two
+ * locks of one class in a fixed order, nested for the validator.
+ */
 static void timer_lock_two(unsigned from, unsigned to, unsigned long *flags)
 {
 	*flags = arch_irq_save();
