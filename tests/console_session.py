@@ -21,7 +21,7 @@ EXPECT_MARK = "  #=> "
 HISTORY = 16  # SHELL_HISTORY in kernel/shell/shell_internal.h
 LINE_MAX = 127  # SHELL_LINE_MAX - 1
 # Every command the shell must offer; `help` has to list each.
-REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "top", "test", "bench", "profile",
+REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test", "bench", "profile",
                      "echo", "uptime", "poweroff")
 KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline",)
 
@@ -193,9 +193,30 @@ def check_profile(words, out, cfg):
     return None
 
 
+LOCKS_OFF = "locks: statistics: off in this build (make LOCKSTAT=1 or LOCKDEP=1)"
+
+
+def check_locks(words, out, cfg):
+    """A normal build says the statistics are off; a LOCKSTAT or LOCKDEP build prints
+    the table (kernel/locking/lockstat.c), and a LOCKDEP build the validator's
+    summary, which must count no problem."""
+    if out == [LOCKS_OFF]:
+        return None
+    if words[1:] == ["reset"]:
+        return None if out == ["locks: statistics reset"] else f"locks reset printed {out}"
+    if not out or not re.match(r"lockstat: .*: \d+ lock classes taken", out[0]):
+        return f"expected '{LOCKS_OFF}' or the lockstat table, got {out[:2]}"
+    if len(out) < 3 or not out[1].split()[1:4] == ["class", "acquired", "contended"]:
+        return f"no lockstat header and rows: {out[:3]}"
+    summary = [l for l in out if l.startswith("locks: validator: ")]
+    if summary and not summary[0].endswith(" 0 problems reported"):
+        return f"the validator reported problems: {summary[0]}"
+    return None
+
+
 CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
           "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
-          "bench": check_bench, "profile": check_profile}
+          "bench": check_bench, "profile": check_profile, "locks": check_locks}
 
 
 def judge(step, chunk, cfg):
