@@ -12,7 +12,7 @@
  */
 #include <grace/errno.h>
 #include <grace/lockdep.h>
-#include <grace/mutex.h>
+#include <grace/sched.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/shell.h>
@@ -161,8 +161,11 @@ void lockstat_reset(void)
 	}
 }
 
-/* The sort's scratch, one printer at a time (thread context: the bench runner, the shell). */
-static DEFINE_MUTEX(lockstat_print_mutex);
+/*
+ * The sort's scratch, one printer at a time (thread context: the bench runner, the
+ * shell). A flag, not a lock, so that the table does not count its own printing.
+ */
+static u32 lockstat_printing;
 static struct {
 	u16 index;
 	u64 contended, acquired;
@@ -173,7 +176,9 @@ static struct {
 
 void lockstat_print(const char *title, unsigned rows)
 {
-	mutex_lock(&lockstat_print_mutex);
+	/* Acquire: pairs with the release below, by the last printer. */
+	while (xchg_acquire(&lockstat_printing, 1))
+		msleep(1);
 	u32 nr = smp_load_acquire(&nr_lock_classes), n = 0;
 	for (u32 i = 0; i < nr; i++) {
 		struct lockstat_figures f;
@@ -216,7 +221,7 @@ void lockstat_print(const char *title, unsigned rows)
 				   (unsigned long long)f.sites[s].wait_ns);
 		}
 	}
-	mutex_unlock(&lockstat_print_mutex);
+	smp_store_release(&lockstat_printing, 0);
 }
 
 #endif /* GRACE_LOCKSTAT */
