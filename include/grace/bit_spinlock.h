@@ -16,8 +16,7 @@ static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
 	preempt_disable();
 	/* Acquire: pairs with the release in bit_spin_unlock(). */
 	if (!test_and_set_bit_lock(bit, word)) {
-		bit_lock_acquire(word, bit, LOCK_TRY, 0);
-		bit_lock_acquired(word, bit);
+		bit_lock_acquire(word, bit, LOCK_TRY | LOCK_NOW, 0);
 		return true;
 	}
 	preempt_enable();
@@ -27,22 +26,24 @@ static inline bool bit_spin_trylock(unsigned bit, unsigned long *word)
 static inline void bit_spin_lock(unsigned bit, unsigned long *word)
 {
 	preempt_disable();
-	/* The validator sees the attempt before the wait, so a deadlock is reported, not hung. */
-	bit_lock_acquire(word, bit, 0, 0);
+	/* Acquire: pairs with the release in bit_spin_unlock(). */
 	if (unlikely(test_and_set_bit_lock(bit, word))) {
-		bit_lock_contended(word, bit);
+		/* The validator sees the attempt before the wait (grace/lockdep.h). */
+		bit_lock_acquire(word, bit, LOCK_WAITS, 0);
 		do {
 			/*
 			 * Spin preemptible, on a plain read, so waiters share the line until
-			 * it is released. Acquire on the retry: as in bit_spin_trylock().
+			 * it is released.
 			 */
 			preempt_enable();
 			while (test_bit(bit, word))
 				cpu_relax();
 			preempt_disable();
 		} while (test_and_set_bit_lock(bit, word));
+		bit_lock_acquired(word, bit);
+	} else {
+		bit_lock_acquire(word, bit, LOCK_NOW, 0);
 	}
-	bit_lock_acquired(word, bit);
 }
 
 static inline void bit_spin_unlock(unsigned bit, unsigned long *word)

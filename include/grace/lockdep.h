@@ -53,6 +53,8 @@ struct lock_class_key {
 #define LOCK_TRY 1u	 /* a trylock that succeeded: it never waited */
 #define LOCK_READ 2u	 /* a reader of an rwlock */
 #define LOCK_SLEEPING 4u /* a mutex: its holder may sleep */
+#define LOCK_NOW 8u	 /* the lock is ours already: no lock_acquired() follows */
+#define LOCK_WAITS 0x80u /* it is about to wait: lock_contended() in the same call */
 
 #ifdef GRACE_LOCK_CLASSES
 
@@ -105,13 +107,15 @@ struct task_lockdep {
 /*
  * The hooks. ip: where the lock operation was called, or 0 for the return address
  * of the hook itself, which is the caller's site when the lock function is inline.
+ * A lock that may wait calls lock_acquire() before it waits, so that a deadlock is
+ * reported rather than hung in, and lock_acquired() once it holds the lock; one
+ * taken at the first try calls lock_acquire() with LOCK_NOW after, and nothing else.
  */
 void lock_acquire(struct lockdep_map *map, unsigned subclass, unsigned flags, uintptr_t ip);
 void lock_contended(struct lockdep_map *map);
 void lock_acquired(struct lockdep_map *map);
 void lock_release(struct lockdep_map *map, uintptr_t ip);
 void bit_lock_acquire(const void *word, unsigned bit, unsigned flags, uintptr_t ip);
-void bit_lock_contended(const void *word, unsigned bit);
 void bit_lock_acquired(const void *word, unsigned bit);
 void bit_lock_release(const void *word, unsigned bit, uintptr_t ip);
 /* The run-queue lock passes from the thread switched away from to the one switched to. */
@@ -132,7 +136,6 @@ void lockdep_hardirqs_restored(void);
 #define lock_acquired(map) ((void)0)
 #define lock_release(map, ip) ((void)0)
 #define bit_lock_acquire(word, bit, flags, ip) ((void)0)
-#define bit_lock_contended(word, bit) ((void)0)
 #define bit_lock_acquired(word, bit) ((void)0)
 #define bit_lock_release(word, bit, ip) ((void)0)
 #define lock_switch_out(map) ((void)0)

@@ -52,14 +52,16 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket);
 static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
-	lock_acquire(&lock->dep_map, 0, 0, 0);
 	u32 ticket = fetch_add_relaxed(&lock->next, 1);
 	/* Pairs with the smp_store_release() in spin_unlock(). */
 	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
-		lock_contended(&lock->dep_map);
+		/* The validator sees the attempt before the wait (grace/lockdep.h). */
+		lock_acquire(&lock->dep_map, 0, LOCK_WAITS, 0);
 		spin_lock_wait(lock, ticket);
+		lock_acquired(&lock->dep_map);
+	} else {
+		lock_acquire(&lock->dep_map, 0, LOCK_NOW, 0);
 	}
-	lock_acquired(&lock->dep_map);
 }
 
 /*
@@ -73,14 +75,15 @@ static inline void spin_lock(spinlock_t *lock)
 static inline void spin_lock_nested(spinlock_t *lock, unsigned subclass)
 {
 	preempt_disable();
-	lock_acquire(&lock->dep_map, subclass, 0, 0);
 	u32 ticket = fetch_add_relaxed(&lock->next, 1);
 	/* As in spin_lock(). */
 	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
-		lock_contended(&lock->dep_map);
+		lock_acquire(&lock->dep_map, subclass, LOCK_WAITS, 0);
 		spin_lock_wait(lock, ticket);
+		lock_acquired(&lock->dep_map);
+	} else {
+		lock_acquire(&lock->dep_map, subclass, LOCK_NOW, 0);
 	}
-	lock_acquired(&lock->dep_map);
 }
 #else
 #define spin_lock_nested(lock, subclass) spin_lock(lock)
@@ -98,8 +101,7 @@ static inline bool spin_trylock(spinlock_t *lock)
 	u32 expected = owner;
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
 	if (try_cmpxchg_acquire(&lock->next, &expected, owner + 1)) {
-		lock_acquire(&lock->dep_map, 0, LOCK_TRY, 0);
-		lock_acquired(&lock->dep_map);
+		lock_acquire(&lock->dep_map, 0, LOCK_TRY | LOCK_NOW, 0);
 		return true;
 	}
 	preempt_enable();

@@ -280,9 +280,13 @@ struct held_lock *lockdep_find_held(struct task *t, uintptr_t instance, unsigned
 static void held_remove(struct task_lockdep *ld, struct held_lock *hl)
 {
 	unsigned i = (unsigned)(hl - ld->held);
-	memmove(&ld->held[i], &ld->held[i + 1], (ld->depth - i - 1) * sizeof(ld->held[0]));
+	if (i + 1 < ld->depth) /* not the last taken: the ones above move down */
+		memmove(&ld->held[i], &ld->held[i + 1], (ld->depth - i - 1) * sizeof(ld->held[0]));
 	ld->depth--;
 }
+
+/* The flags a held lock keeps of lock_acquire()'s. */
+#define HELD_KEPT (LOCK_TRY | LOCK_READ | LOCK_SLEEPING | HELD_BIT)
 
 static void acquire_common(uintptr_t instance, unsigned bit, struct lock_class *c, unsigned flags,
 			   uintptr_t ip, bool irqs_on)
@@ -298,7 +302,7 @@ static void acquire_common(uintptr_t instance, unsigned bit, struct lock_class *
 	}
 	struct held_lock *hl = &ld->held[ld->depth];
 	*hl = (struct held_lock){.instance = instance, .class = c, .ip = ip, .bit = (u8)bit};
-	hl->flags = (u8)(flags | (in_interrupt() ? HELD_HARDIRQ : 0));
+	hl->flags = (u8)((flags & HELD_KEPT) | (in_interrupt() ? HELD_HARDIRQ : 0));
 #ifdef GRACE_LOCKDEP
 	if (c)
 		lockdep_check_acquire(ld, hl, irqs_on);
@@ -312,6 +316,16 @@ static void acquire_common(uintptr_t instance, unsigned bit, struct lock_class *
 	(void)irqs_on;
 #endif
 	ld->depth++;
+	if (flags & (LOCK_NOW | LOCK_WAITS)) {
+		u64 now = arch_clock_ns();
+		if (flags & LOCK_WAITS)
+			hl->flags |= HELD_CONTENDED;
+#ifdef GRACE_LOCKSTAT
+		else if (c)
+			lockstat_account_acquired(hl, now);
+#endif
+		hl->time_ns = now; /* the wait's start, or the hold's */
+	}
 }
 
 void lock_acquire(struct lockdep_map *map, unsigned subclass, unsigned flags, uintptr_t ip)
@@ -360,11 +374,6 @@ static void contended_common(uintptr_t instance, unsigned bit)
 void lock_contended(struct lockdep_map *map)
 {
 	contended_common((uintptr_t)map, 0);
-}
-
-void bit_lock_contended(const void *word, unsigned bit)
-{
-	contended_common((uintptr_t)word, bit);
 }
 
 static void acquired_common(uintptr_t instance, unsigned bit)

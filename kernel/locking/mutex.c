@@ -51,9 +51,8 @@ bool mutex_trylock(struct mutex *m)
 {
 	if (!mutex_try_owner(m))
 		return false;
-	lock_acquire(&m->dep_map, 0, LOCK_TRY | LOCK_SLEEPING,
+	lock_acquire(&m->dep_map, 0, LOCK_TRY | LOCK_SLEEPING | LOCK_NOW,
 		     (uintptr_t)__builtin_return_address(0));
-	lock_acquired(&m->dep_map);
 	return true;
 }
 
@@ -103,13 +102,14 @@ void mutex_lock(struct mutex *m)
 	lockdep_might_sleep(ip);
 	if (mutex_is_mine(m))
 		panic("mutex %p: recursive lock by '%s'", (void *)m, current->name);
-	/* The validator sees the attempt before the wait, so a deadlock is reported, not hung. */
-	lock_acquire(&m->dep_map, 0, LOCK_SLEEPING, ip);
 	if (!mutex_try_owner(m)) {
-		lock_contended(&m->dep_map);
+		/* The validator sees the attempt before the wait (grace/lockdep.h). */
+		lock_acquire(&m->dep_map, 0, LOCK_SLEEPING | LOCK_WAITS, ip);
 		mutex_lock_slow(m);
+		lock_acquired(&m->dep_map);
+	} else {
+		lock_acquire(&m->dep_map, 0, LOCK_SLEEPING | LOCK_NOW, ip);
 	}
-	lock_acquired(&m->dep_map);
 }
 
 void mutex_unlock(struct mutex *m)
