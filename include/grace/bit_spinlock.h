@@ -2,6 +2,8 @@
  * A spinlock in one bit of a word, for hash buckets where a full spinlock per
  * bucket would double the table: the dcache and route cache keep the lock in
  * bit 0 of the bucket's head pointer. Test-and-test-and-set, no fairness.
+ * To the lock validator (LOCKDEP=1) a bit lock is of its word's class: give a
+ * table's words one with bit_spin_lock_set_class() (grace/lockdep.h).
  */
 #ifndef GRACE_BIT_SPINLOCK_H
 #define GRACE_BIT_SPINLOCK_H

@@ -224,7 +224,7 @@ void lockdep_set_class_map(struct lockdep_map *map, const struct lock_class_key 
 			   const char *name)
 {
 	map->key = key;
-	map->name = name;
+	map->name = name && name[0] ? name : "(lock_set_class without a name)";
 	WRITE_ONCE(map->class, NULL);
 }
 
@@ -242,7 +242,7 @@ void lockdep_set_bit_class(const void *words, size_t size, const struct lock_cla
 		WRITE_ONCE(r->start, 0);
 		WRITE_ONCE(r->end, 0); /* empty while it changes: a racing lookup misses it */
 		r->key = key;
-		r->name = name;
+		r->name = name && name[0] ? name : "(bit_spin_lock_set_class without a name)";
 		WRITE_ONCE(r->start, (uintptr_t)words);
 		WRITE_ONCE(r->end, (uintptr_t)words + size);
 		/* Pairs with the acquire in bit_class(). */

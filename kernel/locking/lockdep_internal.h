@@ -16,10 +16,10 @@
 #ifdef GRACE_LOCK_CLASSES
 
 /*
- * Table sizes. A full suite run of LOCKDEP=1 uses about 330 classes (most of them
- * the selftests' own static locks) and 250 dependencies; the tables leave room for
- * the fine-grained VFS and network locks to come. When one fills, the validator
- * says so once and stops adding to it (lockdep_graph.c).
+ * Table sizes. A LOCKDEP=1 boot uses 20 classes and 4 dependencies before the
+ * selftests, a full selftest run 91 and 82 (x86_64, SMP=4, `locks`); the tables
+ * leave room for the fine-grained VFS and network locks to come. When one fills,
+ * the validator says so once and stops adding to it (lockdep_graph.c).
  */
 #define LOCKDEP_MAX_CLASSES 512
 #define LOCKDEP_MAX_DEPS 4096

@@ -38,17 +38,30 @@ static u32 report_lock_word;
 static u64 problem_counts[NR_LOCKDEP_PROBLEMS];			 /* under the report lock */
 static struct lockdep_problem last_problem[NR_LOCKDEP_PROBLEMS]; /* under the report lock */
 
-static void report_lock(void)
+/*
+ * About a second of polling under TCG, as printk's after a panic. A reporter may
+ * hold a ticket of printk's lock already (a lock that waits is validated after it
+ * drew its ticket); one printing, waiting for that ticket's turn, would then wait
+ * for it forever. Past the bound a report prints unserialised rather than hang.
+ */
+#define REPORT_LOCK_POLLS 10000000L
+
+/* true if the report lock was taken, and must be released. */
+static bool report_lock(void)
 {
-	/* Acquire: pairs with the release in report_unlock(). */
-	while (xchg_acquire(&report_lock_word, 1))
-		while (READ_ONCE(report_lock_word))
-			cpu_relax();
+	for (long i = 0; i < REPORT_LOCK_POLLS; i++) {
+		/* Acquire: pairs with the release in report_unlock(). */
+		if (!READ_ONCE(report_lock_word) && !xchg_acquire(&report_lock_word, 1))
+			return true;
+		cpu_relax();
+	}
+	return false;
 }
 
-static void report_unlock(void)
+static void report_unlock(bool locked)
 {
-	smp_store_release(&report_lock_word, 0);
+	if (locked)
+		smp_store_release(&report_lock_word, 0);
 }
 
 bool lockdep_problem_new(enum lockdep_problem_kind kind, const void *a, const void *b)
@@ -82,10 +95,10 @@ u64 lockdep_problem_count(enum lockdep_problem_kind kind)
 bool lockdep_last_problem(enum lockdep_problem_kind kind, struct lockdep_problem *out)
 {
 	unsigned long flags = arch_irq_save();
-	report_lock();
+	bool locked = report_lock();
 	*out = last_problem[kind];
 	bool any = problem_counts[kind] != 0;
-	report_unlock();
+	report_unlock(locked);
 	arch_irq_restore(flags);
 	return any;
 }
@@ -247,7 +260,7 @@ void lockdep_report_print(const struct lockdep_report *r)
 {
 	char a[NAME_BUF], b[NAME_BUF], where[NAME_BUF];
 	unsigned long flags = arch_irq_save();
-	report_lock();
+	bool locked = report_lock();
 	report_begin(r->kind);
 	lockdep_snprint_ip(where, sizeof(where), r->ip);
 	const char *na = lock_class_name(r->a), *nb = r->b ? lock_class_name(r->b) : NULL;
@@ -311,7 +324,7 @@ void lockdep_report_print(const struct lockdep_report *r)
 	print_held_locks(r->kind == LOCKDEP_CIRCULAR || r->kind == LOCKDEP_RECURSIVE ? r->next
 										     : NULL);
 	report_end(r->kind, na, nb, r->ip);
-	report_unlock();
+	report_unlock(locked);
 	arch_irq_restore(flags);
 }
 
@@ -333,14 +346,14 @@ void lockdep_report_simple(enum lockdep_problem_kind kind, const void *a, const 
 		lockdep_trace(trace, LOCKDEP_TRACE_DEPTH, ip);
 		lockdep_snprint_ip(where, sizeof(where), ip);
 
-		report_lock();
+		bool locked = report_lock();
 		report_begin(kind);
 		pr_err("lockdep: %s\n", msg);
 		pr_err("lockdep: at %s:\n", where);
 		print_trace(trace);
 		print_held_locks(NULL);
 		report_end(kind, NULL, NULL, ip);
-		report_unlock();
+		report_unlock(locked);
 	}
 	arch_irq_restore(flags);
 }
