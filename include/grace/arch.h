@@ -88,6 +88,15 @@ void arch_dump_regs(const struct regs *regs);
  */
 bool arch_unwind(uintptr_t *fp, uintptr_t *pc);
 
+/*
+ * Is this machine emulated or virtualized (QEMU's TCG, KVM, another hypervisor)?
+ * Decided once by discovery, before kernel_main(); a vCPU may then be descheduled
+ * by the host at any moment, which is what paravirtual spinlock waits are for.
+ * *why (when why is not NULL) gets a short phrase for the boot log saying what
+ * told, either way. The rule per arch is in docs/architecture.md.
+ */
+bool arch_is_virtual(const char **why);
+
 /* The arch's name as printed in bench: lines ("riscv64", "x86_64"). */
 extern const char arch_name[];
 /* What boot_info's cpus[].hwid is on this arch ("hart", "apic"), for listings. */
