@@ -21,6 +21,7 @@ static const char *const known_keys[] = {
     "test",
     "bench",
     "spinlock",
+    "spinlock_pv",
     "quiet",
     "bench_ms",
     "profile",

@@ -64,6 +64,7 @@ static void boot_apply_cmdline(void)
 	}
 	printk("spinlock: ticket locks with %s\n",
 	       spinlock_backoff ? "proportional backoff" : "plain spinning");
+	spin_pv_init(cmdline_get("spinlock_pv"));
 }
 
 /* The first thread of a test or benchmark boot: runs what the command line asks, then powers off.

@@ -58,6 +58,63 @@ void riscv_early_trap(const char *what, struct regs *regs)
 	early_fatal("riscv: trap before kernel_main");
 }
 
+/*
+ * arch_is_virtual(), decided from what the firmware says, in this order:
+ *  - the SBI implementation is a hypervisor's (Xvisor, KVM, Xen: sbi.h): virtual;
+ *  - the device tree's root names a virtual machine: compatible "riscv-virtio"
+ *    (QEMU's virt) or "linux,dummy-virt" (kvmtool and other monitors), or a model
+ *    ending in ",qemu" (QEMU's virt and spike: "riscv-virtio,qemu",
+ *    "ucbbar,spike-bare,qemu"): virtual;
+ *  - anything else is taken for hardware, OpenSBI (implementation id 1) included,
+ *    since boards run it too. QEMU's sifive_u describes itself exactly as the real
+ *    board does and counts as hardware; spinlock_pv=on overrides.
+ */
+static bool virtual_machine;
+static char virtual_why[96];
+
+static bool compatible_has(const struct fdt_machine *m, const char *name)
+{
+	for (u32 at = 0; at < m->compatible_len; at += (u32)strlen(m->compatible + at) + 1)
+		if (!strcmp(m->compatible + at, name))
+			return true;
+	return false;
+}
+
+static void virtual_detect(const struct fdt_machine *m)
+{
+	static const char *const virtual_compatibles[] = {"riscv-virtio", "linux,dummy-virt"};
+	static const char qemu_suffix[] = ",qemu";
+	long impl = sbi_impl_id();
+	size_t model_len = strlen(m->model), suffix_len = sizeof(qemu_suffix) - 1;
+
+	virtual_machine = true;
+	if (impl == SBI_IMPL_XVISOR || impl == SBI_IMPL_KVM || impl == SBI_IMPL_XEN) {
+		snprintf(virtual_why, sizeof(virtual_why), "SBI implementation %ld is a hypervisor",
+			 impl);
+		return;
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(virtual_compatibles); i++)
+		if (compatible_has(m, virtual_compatibles[i])) {
+			snprintf(virtual_why, sizeof(virtual_why), "device tree compatible '%s'",
+				 virtual_compatibles[i]);
+			return;
+		}
+	if (model_len >= suffix_len && !strcmp(m->model + model_len - suffix_len, qemu_suffix)) {
+		snprintf(virtual_why, sizeof(virtual_why), "device tree model '%s'", m->model);
+		return;
+	}
+	virtual_machine = false;
+	snprintf(virtual_why, sizeof(virtual_why), "SBI implementation %ld, device tree model '%s'",
+		 impl, m->model);
+}
+
+bool arch_is_virtual(const char **why)
+{
+	if (why)
+		*why = virtual_why;
+	return virtual_machine;
+}
+
 /* boot_info from what the device tree said. */
 static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 dtb_size)
 {
@@ -119,6 +176,7 @@ void __noreturn riscv_boot_main(unsigned long hartid, phys_addr_t dtb_pa)
 			    (unsigned long long)riscv_machine.timebase_hz);
 
 	boot_info_fill(&riscv_machine, dtb_pa, dtb_size);
+	virtual_detect(&riscv_machine);
 	err = mmu_init(dtb_pa, dtb_size);
 	if (err)
 		early_fatal("riscv: cannot map the device tree: %s", errno_name(err));

@@ -15,6 +15,7 @@
 #define SBI_ERR_ALREADY_STARTED -7
 #define SBI_ERR_ALREADY_STOPPED -8
 
+#define SBI_BASE_GET_IMPL_ID 1
 #define SBI_BASE_PROBE_EXTENSION 3
 #define SBI_SRST_SHUTDOWN 0
 #define SBI_SRST_REASON_NONE 0
@@ -67,6 +68,12 @@ static bool sbi_probe(unsigned long ext)
 {
 	struct sbiret r = sbi_ecall(SBI_EXT_BASE, SBI_BASE_PROBE_EXTENSION, ext, 0, 0, 0);
 	return r.error == SBI_SUCCESS && r.value != 0;
+}
+
+long sbi_impl_id(void)
+{
+	struct sbiret r = sbi_ecall(SBI_EXT_BASE, SBI_BASE_GET_IMPL_ID, 0, 0, 0, 0);
+	return r.error == SBI_SUCCESS ? r.value : -1;
 }
 
 void sbi_init(void)

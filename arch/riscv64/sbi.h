@@ -34,6 +34,17 @@ int sbi_errno(long error);
 void sbi_init(void);
 bool sbi_has(unsigned long ext);
 
+/*
+ * The implementation id of the SBI below us (SBI spec, "SBI Implementation IDs"), or -1.
+ * OpenSBI is 1 and runs on boards and emulators alike; 2 (Xvisor), 3 (KVM) and 7 (Xen)
+ * are hypervisors.
+ */
+#define SBI_IMPL_OPENSBI 1
+#define SBI_IMPL_XVISOR 2
+#define SBI_IMPL_KVM 3
+#define SBI_IMPL_XEN 7
+long sbi_impl_id(void);
+
 void sbi_set_timer(u64 stime);
 /* IPI to the harts in mask, bit i meaning hart base + i. */
 int sbi_send_ipi(unsigned long mask, unsigned long base);

@@ -1,7 +1,7 @@
 /*
  * The local APIC (xAPIC, memory-mapped; QEMU's TCG has no x2APIC): per-CPU enable,
- * end-of-interrupt, IPIs through the interrupt command register, and the per-CPU
- * one-shot timer behind arch_timer_arm().
+ * end-of-interrupt, IPIs and NMIs (the spinlock kick, spin_halt.c) through the
+ * interrupt command register, and the per-CPU one-shot timer behind arch_timer_arm().
  *
  * Timer: TSC-deadline mode when CPUID says the CPU has it (the deadline is an
  * absolute TSC value: exact, and no rate to calibrate); otherwise the LAPIC's
@@ -47,6 +47,8 @@
 #define ICR_DEST_SHIFT 24	    /* in ICR_HIGH */
 #define ICR_ALL_BUT_SELF (3u << 18) /* destination shorthand */
 #define ICR_FIXED 0x000
+#define ICR_NMI 0x400		    /* delivery mode NMI: the vector field is ignored */
+#define ICR_LEVEL_ASSERT (1u << 14) /* required set for every delivery mode but INIT de-assert */
 
 #define APIC_BASE_ENABLE (1ULL << 11) /* MSR_APIC_BASE global enable */
 #define APIC_BASE_ADDR_MASK 0xffffffffff000ULL
@@ -135,6 +137,11 @@ void arch_send_ipi(const struct cpumask *mask)
 	}
 	for_each_cpu(cpu, mask)
 		lapic_send_icr(boot_info.cpus[cpu].hwid, ICR_FIXED | IPI_VECTOR);
+}
+
+int lapic_send_nmi(u32 dest)
+{
+	return lapic_send_icr(dest, ICR_NMI | ICR_LEVEL_ASSERT);
 }
 
 static void lapic_timer_setup(void)

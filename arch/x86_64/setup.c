@@ -300,17 +300,49 @@ static void boot_parse_acpi(void)
 	}
 }
 
+/*
+ * What the hypervisor CPUID leaf says. CPUID.1:ECX bit 31 is set by every hypervisor
+ * and emulator and clear on real hardware (Intel SDM and AMD APM reserve it for
+ * that); leaf 0x40000000 then names the hypervisor in EBX, ECX, EDX:
+ * "TCGTCGTCGTCG" (QEMU's TCG), "KVMKVMKVM" (KVM), "Microsoft Hv", "VMwareVMware",
+ * "XenVMMXenVMM". Read once at boot; arch_is_virtual() and cpu_relax() use it.
+ */
+static bool hypervisor_present;
+static char hypervisor_sig[13];
+static char virtual_why[64];
+
+static void hypervisor_detect(void)
+{
+	hypervisor_present = cpuid(1, 0).ecx & CPUID1_ECX_HYPERVISOR;
+	if (hypervisor_present) {
+		struct cpuid_regs r = cpuid(CPUID_HYPERVISOR_LEAF, 0);
+		memcpy(hypervisor_sig, &r.ebx, 4);
+		memcpy(hypervisor_sig + 4, &r.ecx, 4);
+		memcpy(hypervisor_sig + 8, &r.edx, 4);
+		hypervisor_sig[12] = '\0';
+		/* Printable for the boot log: a signature may pad with NULs (KVM) or hold anything.
+		 */
+		for (unsigned i = 0; i < 12 && hypervisor_sig[i]; i++)
+			if (hypervisor_sig[i] < ' ' || hypervisor_sig[i] > '~')
+				hypervisor_sig[i] = '?';
+		snprintf(virtual_why, sizeof(virtual_why), "CPUID hypervisor leaf: '%s'",
+			 hypervisor_sig);
+	} else {
+		snprintf(virtual_why, sizeof(virtual_why), "no CPUID hypervisor bit");
+	}
+}
+
 /* True under QEMU's TCG, which names itself in the hypervisor CPUID leaf. */
 static bool running_on_tcg(void)
 {
-	if (!(cpuid(1, 0).ecx & CPUID1_ECX_HYPERVISOR))
-		return false;
-	struct cpuid_regs r = cpuid(CPUID_HYPERVISOR_LEAF, 0);
-	char sig[12];
-	memcpy(sig, &r.ebx, 4);
-	memcpy(sig + 4, &r.ecx, 4);
-	memcpy(sig + 8, &r.edx, 4);
-	return !memcmp(sig, "TCGTCGTCGTCG", sizeof(sig));
+	return hypervisor_present && !strcmp(hypervisor_sig, "TCGTCGTCGTCG");
+}
+
+bool arch_is_virtual(const char **why)
+{
+	if (why)
+		*why = virtual_why;
+	return hypervisor_present;
 }
 
 void __noreturn x86_boot_main(u32 magic, u32 info_pa)
@@ -327,6 +359,7 @@ void __noreturn x86_boot_main(u32 magic, u32 info_pa)
 	for (unsigned i = 0; i < IST_STACKS; i++)
 		ist_top[i] = (uintptr_t)bsp_ist_stacks[i] + IST_STACK_SIZE;
 	desc_init_cpu(MAX_CPUS, ist_top); /* exceptions now reach die() */
+	hypervisor_detect();
 	x86_relax_with_pause = !running_on_tcg();
 
 	boot_parse_multiboot2(magic, info_pa);

@@ -4,7 +4,8 @@
  *
  * Page faults go to handle_page_fault(), then to the exception fixup table, and
  * only then to die(); a general protection fault (a non-canonical address) may
- * have a fixup too; every other exception dies. A double fault is almost always
+ * have a fixup too; an NMI is a spinlock kick (spin_halt.c); every other
+ * exception dies. A double fault is almost always
  * a kernel stack overflow into a guard page (the #PF could not push its frame),
  * and says so. Device interrupts, the timer and the IPI are wrapped in
  * irq_enter()/irq_exit() and an EOI to the local APIC, then end in
@@ -22,6 +23,7 @@
 #include "x86_64.h"
 
 #define NR_EXCEPTIONS 32
+#define VEC_NMI 2
 #define VEC_DOUBLE_FAULT 8
 #define VEC_GENERAL_PROTECTION 13
 #define VEC_PAGE_FAULT 14
@@ -113,6 +115,14 @@ void x86_trap(struct regs *regs)
 {
 	unsigned vector = (unsigned)regs->vector;
 
+	/*
+	 * An NMI is a spinlock kick (spin_halt.c). It may interrupt anything, even
+	 * with interrupts off: note it and return, touching nothing else.
+	 */
+	if (vector == VEC_NMI) {
+		x86_spin_nmi(regs);
+		return;
+	}
 	if (vector < NR_EXCEPTIONS) {
 		/*
 		 * CR2 belongs to the CPU: read it before anything can enable interrupts,

@@ -66,7 +66,12 @@ u32 lapic_id(void);
 void lapic_eoi(void);
 /* Send ICR low word low to APIC id dest (ignored with a shorthand); -ETIMEDOUT if it stays busy. */
 int lapic_send_icr(u32 dest, u32 low);
+/* An NMI to APIC id dest: the spinlock kick (spin_halt.c). */
+int lapic_send_nmi(u32 dest);
 void lapic_timer_interrupt(struct regs *regs);
+
+/* spin_halt.c: an NMI, which is a spinlock kick (trap.c calls it before anything else). */
+void x86_spin_nmi(struct regs *regs);
 
 /* smpboot.c */
 void smpboot_prepare(void);

@@ -2,12 +2,12 @@
  * fdt_scan_machine(): what Grace needs from a RISC-V device tree, in one walk.
  *
  * /chosen is read first (bootargs, and the node stdout-path names, through
- * /aliases when it is an alias). Then one walk over every node, keeping the path
- * of ancestors so that a device's reg can be translated through each bus's
- * `ranges` to a CPU physical address. Interrupt wiring (PLIC and SSWI contexts
- * to harts) is resolved after the walk, when every hart's interrupt controller
- * phandle is known. Problems in the tree are printed and the part skipped; only a
- * tree without usable memory, boot hart or timebase is an error.
+ * /aliases when it is an alias), and the root's model and compatible, which name
+ * the machine (the arch tells a virtual one by them). Then one walk over every node, keeping the
+ * path of ancestors so that a device's reg can be translated through each bus's `ranges` to a CPU
+ * physical address. Interrupt wiring (PLIC and SSWI contexts to harts) is resolved after the walk,
+ * when every hart's interrupt controller phandle is known. Problems in the tree are printed and the
+ * part skipped; only a tree without usable memory, boot hart or timebase is an error.
  */
 #include <grace/compiler.h>
 #include <grace/errno.h>
@@ -548,6 +548,29 @@ static int scan_finish(struct scan *s)
 	return 0;
 }
 
+/* The root's model and compatible list, cut at a whole string if longer than the room. */
+static void scan_root(struct scan *s, int root)
+{
+	struct fdt_machine *m = s->m;
+	const char *model = fdt_prop_string(s->fdt, root, "model");
+	if (model)
+		strlcpy(m->model, model, sizeof(m->model));
+	u32 len;
+	const char *compat = fdt_prop(s->fdt, root, "compatible", &len);
+	if (!compat || len == 0 || compat[len - 1] != '\0')
+		return;
+	u32 keep = 0;
+	for (u32 at = 0; at < len;) {
+		u32 one = (u32)strlen(compat + at) + 1;
+		if (at + one > sizeof(m->compatible))
+			break;
+		at += one;
+		keep = at;
+	}
+	memcpy(m->compatible, compat, keep);
+	m->compatible_len = keep;
+}
+
 int fdt_scan_machine(const struct fdt *fdt, u32 boot_hartid, struct fdt_machine *m)
 {
 	struct scan s = {.fdt = fdt, .m = m, .boot_hartid = boot_hartid, .stdout_node = -1};
@@ -562,6 +585,7 @@ int fdt_scan_machine(const struct fdt *fdt, u32 boot_hartid, struct fdt_machine 
 	int depth = 0, node = fdt_root(fdt);
 	if (node < 0)
 		return node;
+	scan_root(&s, node);
 	s.path[0] = node;
 	while ((node = fdt_next_node(fdt, node, &depth)) >= 0) {
 		/* fdt_open() bounded the nesting; stop rather than index past path[] anyway. */

@@ -88,6 +88,35 @@ void arch_dump_regs(const struct regs *regs);
  */
 bool arch_unwind(uintptr_t *fp, uintptr_t *pc);
 
+/*
+ * Is this machine emulated or virtualized (QEMU's TCG, KVM, another hypervisor)?
+ * Decided once by discovery, before kernel_main(); a vCPU may then be descheduled
+ * by the host at any moment, which is what paravirtual spinlock waits are for.
+ * *why (when why is not NULL) gets a short phrase for the boot log saying what
+ * told, either way. The rule per arch is in docs/architecture.md.
+ */
+bool arch_is_virtual(const char **why);
+
+/*
+ * Halting a spinlock waiter until the unlocker kicks it (kernel/locking/spinlock_pv.c).
+ * All three run with interrupts off, on the waiting CPU:
+ *   arch_spin_halt_prepare()  forget kicks that came before: a kick after it ends the
+ *                             next arch_spin_halt();
+ *   arch_spin_halt()          stop the CPU until a kick sent since the last prepare has
+ *                             arrived (at once if it already has); it may also return
+ *                             spuriously, so the caller re-checks what it waits for;
+ *   arch_spin_halt_end()      after the last halt of a wait: hand back whatever the
+ *                             halts held back (riscv64: a software interrupt that also
+ *                             carried an ordinary IPI), to be taken when interrupts are on.
+ * arch_spin_kick(cpu) ends cpu's halt; any context, interrupts on or off, never to
+ * itself. It is an NMI on x86_64, since the waiter halts with interrupts off. The
+ * caller's stores before the kick are visible to cpu once its halt has returned.
+ */
+void arch_spin_halt_prepare(void);
+void arch_spin_halt(void);
+void arch_spin_halt_end(void);
+void arch_spin_kick(unsigned cpu);
+
 /* The arch's name as printed in bench: lines ("riscv64", "x86_64"). */
 extern const char arch_name[];
 /* What boot_info's cpus[].hwid is on this arch ("hart", "apic"), for listings. */

@@ -9,8 +9,8 @@
  *
  * fdt_scan_machine() reads what Grace needs from a RISC-V style tree (memory,
  * reserved memory, harts, console UART, PLICs, ACLINT SSWI, the test/power-off
- * device, timebase, bootargs) into one struct fdt_machine. The code is generic C
- * that works on any buffer, so the selftests run it on both arches.
+ * device, timebase, bootargs, the root's model and compatible) into one struct fdt_machine. The
+ * code is generic C that works on any buffer, so the selftests run it on both arches.
  */
 #ifndef GRACE_FDT_H
 #define GRACE_FDT_H
@@ -70,6 +70,7 @@ int fdt_rsvmap_entry(const struct fdt *fdt, unsigned i, u64 *base, u64 *size);
 
 #define FDT_MAX_PLICS MAX_NODES /* QEMU gives one PLIC per NUMA socket */
 #define FDT_MAX_SSWIS MAX_NODES /* and one ACLINT SSWI per socket */
+#define FDT_ROOT_NAME_MAX 64 /* room for the root's model and compatible: real ones are shorter */
 
 struct fdt_hart {
 	u32 hartid;
@@ -117,6 +118,10 @@ struct fdt_machine {
 	struct fdt_mmio test_dev; /* sifive,test: power-off with an exit status */
 
 	char bootargs[CMDLINE_MAX];
+	/* The root's model and compatible list (NUL-separated strings, compatible_len bytes). */
+	char model[FDT_ROOT_NAME_MAX];
+	char compatible[FDT_ROOT_NAME_MAX];
+	u32 compatible_len;
 };
 
 /*

@@ -13,6 +13,12 @@
  *
  * Plain ticket spinning (no backoff) is a runtime choice: per lock (spin_lock_set_plain)
  * or for every lock (spinlock_backoff = false; boot argument spinlock=plain).
+ *
+ * Paravirtual waits, in addition to either (kernel/locking/spinlock_pv.c; on by
+ * default under a hypervisor or an emulator, boot argument spinlock_pv=on|off): a
+ * waiter that has spun for a bounded time halts its CPU, and the unlocker kicks the
+ * CPU whose ticket is next, as Linux 3.12's paravirtual ticket locks do, so that a
+ * vCPU waiting behind a descheduled one gives its host CPU away.
  */
 #ifndef GRACE_SPINLOCK_H
 #define GRACE_SPINLOCK_H
@@ -48,6 +54,20 @@ typedef struct {
 extern bool spinlock_backoff;
 
 void spin_lock_wait(spinlock_t *lock, u32 ticket);
+
+/*
+ * spinlock_pv: contended waiters halt after SPIN_PV_THRESHOLD loops of spinning.
+ * spinlock_pv_kick: unlockers look for a halted next waiter; set before spinlock_pv
+ * and cleared after it (spin_pv_set()), so no waiter halts unseen. Both stay false
+ * on hardware without a hypervisor: unlock is then the release store and one load
+ * of a flag that never changes, the "static key" of this kernel.
+ */
+extern bool spinlock_pv;
+extern bool spinlock_pv_kick;
+void spin_unlock_kick(const spinlock_t *lock, u32 owner);
+/* At boot, before other CPUs run: spinlock_pv=on|off (arg; NULL when absent), else
+ * arch_is_virtual(). */
+void spin_pv_init(const char *arg);
 
 static inline void spin_lock(spinlock_t *lock)
 {
@@ -108,15 +128,28 @@ static inline bool spin_trylock(spinlock_t *lock)
 	return false;
 }
 
-static inline void spin_unlock(spinlock_t *lock)
+/* The release half of every unlock: hand the lock to the next ticket. */
+static inline void spin_release_owner(spinlock_t *lock)
 {
 	/*
 	 * Only the holder writes owner, so a plain read of it is stable here. Pairs with
 	 * the smp_load_acquire() of owner in spin_lock(), spin_trylock(), spin_lock_wait().
 	 */
-	smp_store_release(&lock->owner, lock->owner + 1);
-	/* After the release: a report from here (printk) never waits for this lock. */
+	u32 owner = lock->owner + 1;
+	smp_store_release(&lock->owner, owner);
+	/* From here the lock may be someone else's, even freed: the kick uses only its address. */
+	if (unlikely(READ_ONCE(spinlock_pv_kick)))
+		spin_unlock_kick(lock, owner);
+	/*
+	 * After the release: a report from here (printk) never waits for this lock. The
+	 * validator uses the map's address only, never what it points to.
+	 */
 	lock_release(&lock->dep_map, 0);
+}
+
+static inline void spin_unlock(spinlock_t *lock)
+{
+	spin_release_owner(lock);
 	preempt_enable();
 }
 
@@ -134,9 +167,7 @@ static inline unsigned long spin_lock_irqsave(spinlock_t *lock)
 
 static inline void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
-	/* As in spin_unlock(). */
-	smp_store_release(&lock->owner, lock->owner + 1);
-	lock_release(&lock->dep_map, 0);
+	spin_release_owner(lock);
 	/* Interrupts back on first, so a reschedule that came due can happen right here. */
 	arch_irq_restore(flags);
 	lockdep_hardirqs_restored(); /* the locks still held are now held with interrupts on */

@@ -1,6 +1,8 @@
 /*
  * The contended path of the ticket spinlock: proportional backoff with a delay
- * auto-tuned per CPU and per hashed lock address (see include/grace/spinlock.h).
+ * auto-tuned per CPU and per hashed lock address, or plain spinning (see
+ * include/grace/spinlock.h); either bounded, under paravirtual waits, by
+ * SPIN_PV_THRESHOLD loops before the waiter halts (spinlock_pv.c).
  */
 #include <grace/percpu.h>
 #include <grace/spinlock.h>
@@ -94,47 +96,69 @@ static void count_watched(const spinlock_t *lock, bool plain)
 		this_cpu(watched_waits)[plain]++;
 }
 
-static void spin_wait_plain(spinlock_t *lock, u32 ticket)
+/* No bound on spinning: paravirtual waits are off. */
+#define SPIN_UNBOUNDED UINT64_MAX
+
+/*
+ * Both spinning paths stop after about budget loop iterations (SPIN_PV_THRESHOLD,
+ * under paravirtual waits) and return false; true once the lock is ours.
+ */
+static bool spin_wait_plain(spinlock_t *lock, u32 ticket, u64 budget)
 {
 	/* Pairs with the smp_store_release() in spin_unlock(). */
-	while (smp_load_acquire(&lock->owner) != ticket)
+	for (u64 polls = 0; smp_load_acquire(&lock->owner) != ticket; polls++) {
+		if (polls >= budget)
+			return false;
 		cpu_relax();
+	}
+	return true;
 }
 
-void spin_lock_wait(spinlock_t *lock, u32 ticket)
+static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 {
-	if (!READ_ONCE(spinlock_backoff) || READ_ONCE(lock->plain)) {
-		count_watched(lock, true);
-		spin_wait_plain(lock, ticket);
-		return;
-	}
-	count_watched(lock, false);
-
 	/* Preemption is off (spin_lock disabled it), so this CPU's table stays ours. */
 	unsigned index = spin_delay_slot(lock);
 	u16 *slot = &this_cpu(spin_delay)[index];
 	u16 *peak = &this_cpu(spin_delay_peak)[index];
 	unsigned delay = spin_delay_get(slot);
+	bool acquired;
 
-	for (;;) {
+	for (u64 spent = 0;;) {
 		u32 owner = READ_ONCE(lock->owner);
 		/* Waiters ahead of us, each expected to hold the lock about `delay` loops. */
 		u32 ahead = ticket - owner;
-		for (u32 loops = delay * ahead; loops; loops--)
+		u32 loops = delay * ahead;
+		for (u32 i = loops; i; i--)
 			cpu_relax();
+		spent += loops + 1;
 
 		/* Pairs with the smp_store_release() in spin_unlock(). */
 		owner = smp_load_acquire(&lock->owner);
-		bool acquired = owner == ticket;
-		if (acquired) {
-			delay = spin_delay_next(delay, true, owner);
+		acquired = owner == ticket;
+		delay = spin_delay_next(delay, acquired, owner);
+		if (acquired || spent >= budget)
 			break;
-		}
-		delay = spin_delay_next(delay, false, owner);
 		if (delay > *peak)
 			*peak = delay;
 	}
 	*slot = delay;
 	if (delay > *peak)
 		*peak = delay;
+	return acquired;
+}
+
+void spin_lock_wait(spinlock_t *lock, u32 ticket)
+{
+	bool plain = !READ_ONCE(spinlock_backoff) || READ_ONCE(lock->plain);
+
+	count_watched(lock, plain);
+	for (;;) {
+		/* Under paravirtual waits: spin a bounded time, then halt until kicked. */
+		u64 budget = READ_ONCE(spinlock_pv) ? SPIN_PV_THRESHOLD : SPIN_UNBOUNDED;
+		if (plain ? spin_wait_plain(lock, ticket, budget)
+			  : spin_wait_backoff(lock, ticket, budget))
+			return;
+		if (spin_pv_wait(lock, ticket))
+			return;
+	}
 }
