@@ -14,6 +14,7 @@
 #include <grace/slab.h>
 #include <grace/smp.h>
 #include <grace/test.h>
+#include "lock_sizing.h"
 #include <grace/time.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
@@ -148,8 +149,11 @@ TEST(sched, mutex_counter_exact_with_4_threads_per_cpu)
 	mutex_init(&mt.lock);
 	mt.counter = 0;
 	atomic_set(&mt.violations, 0);
-	/* A fixed total of hand-offs, whatever the CPU count: 64 vCPUs share two host cores. */
-	mt.iterations = MAX(2u, 512 / n);
+	/*
+	 * A fixed total of hand-offs where they are dear (64 vCPUs share two host cores),
+	 * the SMP=4 share per thread where paravirtual spinlock waits make them cheap.
+	 */
+	mt.iterations = lock_sized_share(512, n, 2);
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(mutex_worker, NULL, "mutex%u", i);
 	EXPECT_EQ(join_all(t, n), n);
@@ -278,7 +282,7 @@ TEST(sched, wait_wake_storm_loses_no_wakeup)
 {
 	unsigned cpus = num_online_cpus();
 	rt.n = 2 * cpus;
-	rt.rounds = MAX(8u, 1024 / rt.n);
+	rt.rounds = lock_sized_share(1024, rt.n, 8); /* tokens each thread passes on */
 	atomic_set(&rt.passes, 0);
 	rt.stop = 0;
 	rt.nodes = kzalloc(rt.n * sizeof(*rt.nodes));
@@ -437,8 +441,11 @@ TEST(sched, wake_up_all_reaches_every_waiter_each_round)
 	wait_queue_init(&bt.ack_wq);
 	bt.generation = bt.stop = 0;
 	atomic_set(&bt.acks, 0);
-	/* Every waiter contends for one lock each round: keep rounds few at 64 CPUs. */
-	bt.rounds = MAX(2u, 128 / n);
+	/*
+	 * Every waiter contends for one lock each round: rounds few at 64 CPUs where
+	 * hand-offs are dear, as at SMP=4 where they are cheap (lock_sizing.h).
+	 */
+	bt.rounds = lock_sized_share(128, n, 2);
 	bt.n = n;
 	for (unsigned i = 0; i < n; i++)
 		t[i] = kthread_run(broadcast_waiter, NULL, "bcast%u", i);
