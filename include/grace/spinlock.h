@@ -65,8 +65,10 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket);
 extern bool spinlock_pv;
 extern bool spinlock_pv_kick;
 void spin_unlock_kick(const spinlock_t *lock, u32 owner);
-/* At boot, before other CPUs run: spinlock_pv=on|off (arg; NULL when absent), else
- * arch_is_virtual(). */
+/*
+ * At boot, before other CPUs run: spinlock_pv=on|off (arg; NULL when absent), else
+ * arch_is_virtual(). Prints the boot line saying which and why.
+ */
 void spin_pv_init(const char *arg);
 
 static inline void spin_lock(spinlock_t *lock)
