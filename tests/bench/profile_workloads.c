@@ -26,9 +26,12 @@ static volatile u64 profile_sink;
 /*
  * Straight-line code (the loop is unrolled whole, no branch but the return), so
  * every call executes each of its instructions once: tests/run counts them in the
- * disassembly and expects exactly PROFILE_CALLS times that many.
+ * disassembly and expects exactly PROFILE_CALLS times that many. Aligned so that
+ * the body (about 320 bytes) never spans two pages: QEMU 7.2 ends a translation
+ * block at an instruction that straddles a page and translates it again, and the
+ * plugin then counts that instruction twice per call.
  */
-u64 __noinline profile_known_function(u64 x)
+u64 __noinline __aligned(512) profile_known_function(u64 x)
 {
 #pragma GCC unroll 64
 	for (int i = 0; i < PROFILE_KNOWN_LOOPS; i++)
