@@ -1,4 +1,4 @@
-/* Names for error numbers, so messages say ENOMEM rather than -12. */
+/* Names and messages for error numbers, so output says ENOMEM rather than -12. */
 #include <grace/errno.h>
 
 const char *errno_name(int err)
@@ -12,6 +12,10 @@ const char *errno_name(int err)
 		return "EIO";
 	case E2BIG:
 		return "E2BIG";
+	case EBADF:
+		return "EBADF";
+	case ECHILD:
+		return "ECHILD";
 	case EAGAIN:
 		return "EAGAIN";
 	case ENOMEM:
@@ -22,18 +26,36 @@ const char *errno_name(int err)
 		return "EBUSY";
 	case EEXIST:
 		return "EEXIST";
+	case EXDEV:
+		return "EXDEV";
 	case ENODEV:
 		return "ENODEV";
+	case ENOTDIR:
+		return "ENOTDIR";
+	case EISDIR:
+		return "EISDIR";
 	case EINVAL:
 		return "EINVAL";
+	case EMFILE:
+		return "EMFILE";
+	case EFBIG:
+		return "EFBIG";
 	case ENOSPC:
 		return "ENOSPC";
+	case ESPIPE:
+		return "ESPIPE";
+	case EMLINK:
+		return "EMLINK";
 	case ERANGE:
 		return "ERANGE";
 	case ENAMETOOLONG:
 		return "ENAMETOOLONG";
 	case ENOSYS:
 		return "ENOSYS";
+	case ENOTEMPTY:
+		return "ENOTEMPTY";
+	case ELOOP:
+		return "ELOOP";
 	case ENODATA:
 		return "ENODATA";
 	case EOVERFLOW:
@@ -44,5 +66,73 @@ const char *errno_name(int err)
 		return "ETIMEDOUT";
 	default:
 		return "E?";
+	}
+}
+
+const char *strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case EPERM:
+		return "Operation not permitted";
+	case ENOENT:
+		return "No such file or directory";
+	case EIO:
+		return "Input/output error";
+	case E2BIG:
+		return "Argument list too long";
+	case EBADF:
+		return "Bad file descriptor";
+	case ECHILD:
+		return "No child processes";
+	case EAGAIN:
+		return "Resource temporarily unavailable";
+	case ENOMEM:
+		return "Cannot allocate memory";
+	case EFAULT:
+		return "Bad address";
+	case EBUSY:
+		return "Device or resource busy";
+	case EEXIST:
+		return "File exists";
+	case EXDEV:
+		return "Invalid cross-device link";
+	case ENODEV:
+		return "No such device";
+	case ENOTDIR:
+		return "Not a directory";
+	case EISDIR:
+		return "Is a directory";
+	case EINVAL:
+		return "Invalid argument";
+	case EMFILE:
+		return "Too many open files";
+	case EFBIG:
+		return "File too large";
+	case ENOSPC:
+		return "No space left on device";
+	case ESPIPE:
+		return "Illegal seek";
+	case EMLINK:
+		return "Too many links";
+	case ERANGE:
+		return "Numerical result out of range";
+	case ENAMETOOLONG:
+		return "File name too long";
+	case ENOSYS:
+		return "Function not implemented";
+	case ENOTEMPTY:
+		return "Directory not empty";
+	case ELOOP:
+		return "Too many levels of symbolic links";
+	case ENODATA:
+		return "No data available";
+	case EOVERFLOW:
+		return "Value too large for defined data type";
+	case EILSEQ:
+		return "Invalid or incomplete multibyte or wide character";
+	case ETIMEDOUT:
+		return "Connection timed out";
+	default:
+		return "Unknown error";
 	}
 }

@@ -6,22 +6,36 @@
 #define ENOENT 2
 #define EIO 5
 #define E2BIG 7
+#define EBADF 9
+#define ECHILD 10
 #define EAGAIN 11
 #define ENOMEM 12
 #define EFAULT 14
 #define EBUSY 16
 #define EEXIST 17
+#define EXDEV 18
 #define ENODEV 19
+#define ENOTDIR 20
+#define EISDIR 21
 #define EINVAL 22
+#define EMFILE 24
+#define EFBIG 27
 #define ENOSPC 28
+#define ESPIPE 29
+#define EMLINK 31
 #define ERANGE 34
 #define ENAMETOOLONG 36
 #define ENOSYS 38
+#define ENOTEMPTY 39
+#define ELOOP 40
 #define ENODATA 61
 #define EOVERFLOW 75
 #define EILSEQ 84
 #define ETIMEDOUT 110
 
+/* "ENOENT" for ENOENT or -ENOENT. */
 const char *errno_name(int err);
+/* The message Linux's C library gives: "No such file or directory". */
+const char *strerror(int err);
 
 #endif

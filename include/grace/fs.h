@@ -1,0 +1,165 @@
+/*
+ * The file-system calls. They are shaped like the system calls of the same names
+ * and return what those return, or -errno; kernel threads call them directly (there
+ * is no user mode yet, so paths and buffers are kernel pointers). Each thread has
+ * its own descriptor table and current directory, made on its first call and
+ * released when it exits.
+ *
+ * One ramfs is mounted at "/". Names are looked up in the dentry cache under RCU
+ * first, storing to no shared line, and fall back to taking references when
+ * something changed under the walk (docs/vfs.md).
+ *
+ * vfs=scalable|global (boot argument; vfs_set_mode() between benchmark phases)
+ * picks the design: scalable is the RCU dcache with per-bucket and per-dentry
+ * locks; global is the pre-2.6.36 design, one dcache_lock and one inode_lock
+ * taken by every lookup, create and delete, references on every step, and one
+ * lock for the list of open files.
+ */
+#ifndef GRACE_FS_H
+#define GRACE_FS_H
+
+#include <grace/types.h>
+
+#define PATH_MAX 4096  /* bytes of a path, its terminating NUL included */
+#define NAME_MAX 255   /* bytes of one component */
+#define SYMLOOP_MAX 40 /* symbolic links one lookup may follow */
+
+/* open() flags, with Linux's values. */
+#define O_ACCMODE 03
+#define O_RDONLY 00
+#define O_WRONLY 01
+#define O_RDWR 02
+#define O_CREAT 0100
+#define O_EXCL 0200
+#define O_TRUNC 01000
+#define O_APPEND 02000
+#define O_DIRECTORY 0200000
+#define O_NOFOLLOW 0400000
+
+/* rename() flags. */
+#define RENAME_NOREPLACE (1u << 0)
+
+/* lseek() whence. */
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+
+/* File types in st_mode, with Linux's values. */
+#define S_IFMT 0170000
+#define S_IFLNK 0120000
+#define S_IFREG 0100000
+#define S_IFDIR 0040000
+#define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
+#define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
+#define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+
+struct stat {
+	u64 st_ino;
+	u32 st_mode;   /* type and permission bits */
+	u32 st_nlink;  /* names (a directory: 2 plus its subdirectories) */
+	s64 st_size;   /* bytes; a directory: its entries; a symlink: its target's length */
+	u64 st_blocks; /* 512-byte blocks holding data (holes hold none) */
+};
+
+/* getdents() records, laid out as Linux's struct linux_dirent64. */
+#define DT_DIR 4
+#define DT_REG 8
+#define DT_LNK 10
+struct dirent64 {
+	u64 d_ino;
+	s64 d_off;     /* the position after this record, for lseek() */
+	u16 d_reclen;  /* bytes of this record, 8-aligned */
+	u8 d_type;     /* DT_* */
+	char d_name[]; /* NUL-terminated */
+};
+
+int sys_open(const char *path, int flags, unsigned mode);
+int sys_close(int fd);
+long sys_read(int fd, void *buf, size_t count);
+long sys_write(int fd, const void *buf, size_t count);
+long sys_pread(int fd, void *buf, size_t count, s64 offset);
+long sys_pwrite(int fd, const void *buf, size_t count, s64 offset);
+s64 sys_lseek(int fd, s64 offset, int whence);
+int sys_stat(const char *path, struct stat *st);
+int sys_lstat(const char *path, struct stat *st);
+int sys_fstat(int fd, struct stat *st);
+int sys_mkdir(const char *path, unsigned mode);
+int sys_rmdir(const char *path);
+int sys_unlink(const char *path);
+int sys_rename(const char *oldpath, const char *newpath, unsigned flags);
+int sys_link(const char *oldpath, const char *newpath);
+int sys_symlink(const char *target, const char *linkpath);
+long sys_readlink(const char *path, char *buf, size_t size);
+/* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
+long sys_getdents(int fd, void *buf, size_t size);
+int sys_chdir(const char *path);
+/* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
+long sys_getcwd(char *buf, size_t size);
+int sys_truncate(const char *path, s64 length);
+int sys_ftruncate(int fd, s64 length);
+int sys_dup(int fd);
+int sys_dup2(int oldfd, int newfd);
+
+/* The most descriptors one thread may have open; the table grows to it. */
+#define FD_MAX 1024
+
+/* Largest regular file, so that a file's page array stays a small allocation. */
+#define RAMFS_MAX_FILE_SIZE (64ull << 20)
+
+enum vfs_mode {
+	VFS_SCALABLE,
+	VFS_GLOBAL,
+};
+/*
+ * Switch the design. Safe at any time: a walk or call reads the mode once and keeps
+ * to it, and the two modes share every data structure (global only adds its
+ * locks), so calls in flight under the old mode stay correct.
+ */
+void vfs_set_mode(enum vfs_mode mode);
+enum vfs_mode vfs_get_mode(void);
+const char *vfs_mode_name(enum vfs_mode mode);
+/* "scalable" or "global" into *mode; false for anything else. */
+bool vfs_parse_mode(const char *word, enum vfs_mode *mode);
+
+/*
+ * How inodes are freed: typesafe (SLAB_TYPESAFE_BY_RCU: reused at once, lockless
+ * readers revalidate) or call_rcu (the memory is kept until a grace period ends).
+ * Boot argument inode_free=typesafe|call_rcu.
+ */
+enum inode_free_mode {
+	INODE_FREE_TYPESAFE,
+	INODE_FREE_CALL_RCU,
+};
+void inode_set_free_mode(enum inode_free_mode mode);
+enum inode_free_mode inode_get_free_mode(void);
+const char *inode_free_mode_name(enum inode_free_mode mode);
+
+/*
+ * The caches' counts, summed over the CPUs' counters: exact when nothing runs
+ * (dentries and inodes freed after a grace period count until they are freed:
+ * rcu_barrier() first for a settled figure).
+ */
+struct vfs_counts {
+	long dentries;		/* allocated */
+	long dentries_unused;	/* on the LRU: no reference, kept for lookups */
+	long dentries_negative; /* of those allocated: names known not to exist */
+	long inodes;		/* allocated */
+	long inodes_unused;	/* no reference and no dentry (freed soon) */
+	long files;		/* open file structs */
+};
+void vfs_counts(struct vfs_counts *c);
+
+/*
+ * Reclaim up to nr unused dentries from the LRU (and the inodes only they kept):
+ * what the memory allocator's shrinker calls. Returns how many were freed.
+ */
+unsigned long dcache_shrink(unsigned long nr);
+
+/* Close every descriptor and drop the current directory of the exiting thread. */
+struct task;
+void fs_task_exit(struct task *t);
+
+/* Mount the root ramfs. Called once at boot, before any thread uses a path. */
+void vfs_init(void);
+
+#endif
