@@ -17,8 +17,8 @@
  * below are empty macros there, whose arguments are never compiled.
  *
  * The lock primitives call the hooks; other code uses only lockdep_assert_held(),
- * might_sleep(), spin_lock_nested() (grace/spinlock.h), lock_set_class() and
- * bit_spin_lock_set_class().
+ * might_sleep(), spin_lock_nested() (grace/spinlock.h), mutex_lock_nested()
+ * (grace/mutex.h), lock_set_class() and bit_spin_lock_set_class().
  */
 #ifndef GRACE_LOCKDEP_H
 #define GRACE_LOCKDEP_H

@@ -46,6 +46,13 @@ void mutex_init(struct mutex *m);
 #endif
 
 void mutex_lock(struct mutex *m);
+/*
+ * mutex_lock() of a second mutex of a class already held, subclass saying which
+ * (SINGLE_DEPTH_NESTING; grace/lockdep.h): for the validator, the code takes the
+ * two in an order it guarantees by other means (a parent directory's before its
+ * child's). Outside LOCKDEP and LOCKSTAT builds it is mutex_lock().
+ */
+void mutex_lock_nested(struct mutex *m, unsigned subclass);
 bool mutex_trylock(struct mutex *m);
 void mutex_unlock(struct mutex *m);
 /* The task holding m, or NULL. */

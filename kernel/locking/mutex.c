@@ -96,20 +96,30 @@ static void mutex_lock_slow(struct mutex *m)
 	spin_unlock_irqrestore(&m->wait_lock, flags);
 }
 
-void mutex_lock(struct mutex *m)
+/* ip: the caller of mutex_lock() or mutex_lock_nested(), for the validator's reports. */
+static __always_inline void mutex_lock_common(struct mutex *m, unsigned subclass, uintptr_t ip)
 {
-	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
 	lockdep_might_sleep(ip);
 	if (mutex_is_mine(m))
 		panic("mutex %p: recursive lock by '%s'", (void *)m, current->name);
 	if (!mutex_try_owner(m)) {
 		/* The validator sees the attempt before the wait (grace/lockdep.h). */
-		lock_acquire(&m->dep_map, 0, LOCK_SLEEPING | LOCK_WAITS, ip);
+		lock_acquire(&m->dep_map, subclass, LOCK_SLEEPING | LOCK_WAITS, ip);
 		mutex_lock_slow(m);
 		lock_acquired(&m->dep_map);
 	} else {
-		lock_acquire(&m->dep_map, 0, LOCK_SLEEPING | LOCK_NOW, ip);
+		lock_acquire(&m->dep_map, subclass, LOCK_SLEEPING | LOCK_NOW, ip);
 	}
+}
+
+void mutex_lock(struct mutex *m)
+{
+	mutex_lock_common(m, 0, (uintptr_t)__builtin_return_address(0));
+}
+
+void mutex_lock_nested(struct mutex *m, unsigned subclass)
+{
+	mutex_lock_common(m, subclass, (uintptr_t)__builtin_return_address(0));
 }
 
 void mutex_unlock(struct mutex *m)

@@ -237,6 +237,7 @@ TEST(lockdep, rwlock_mutex_and_bit_lock_cycles_are_reported)
 
 #ifdef GRACE_LOCKDEP
 static spinlock_t ld_pair[2];
+static struct mutex ld_mutex_pair[2];
 static spinlock_t ld_apart[2];
 static struct lock_class_key ld_apart_key;
 #endif
@@ -269,6 +270,34 @@ TEST(lockdep, two_locks_of_a_class_need_the_nesting_annotation)
 	spin_unlock(&ld_pair[0]);
 	EXPECT_EQ(lockdep_problem_count(LOCKDEP_RECURSIVE), before + 1);
 	last_is(LOCKDEP_RECURSIVE, "&ld_pair[i]", NULL);
+#endif
+}
+
+TEST(lockdep, two_mutexes_of_a_class_need_the_nesting_annotation)
+{
+#ifndef GRACE_LOCKDEP
+	test_skip(NEEDS_LOCKDEP);
+#else
+	/* One init site, so one class (a parent directory's mutex and its child's). */
+	for (unsigned i = 0; i < ARRAY_SIZE(ld_mutex_pair); i++)
+		mutex_init(&ld_mutex_pair[i]);
+	lockdep_forget_problems();
+	u64 before = lockdep_problem_count(LOCKDEP_RECURSIVE);
+
+	mutex_lock(&ld_mutex_pair[0]);
+	mutex_lock_nested(&ld_mutex_pair[1], SINGLE_DEPTH_NESTING);
+	mutex_unlock(&ld_mutex_pair[1]);
+	mutex_unlock(&ld_mutex_pair[0]);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_RECURSIVE), before);
+
+	/* The control: without the annotation, the second is the first taken twice. */
+	test_expect_message(REPORT_TEXT);
+	mutex_lock(&ld_mutex_pair[0]);
+	mutex_lock(&ld_mutex_pair[1]);
+	mutex_unlock(&ld_mutex_pair[1]);
+	mutex_unlock(&ld_mutex_pair[0]);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_RECURSIVE), before + 1);
+	last_is(LOCKDEP_RECURSIVE, "&ld_mutex_pair[i]", NULL);
 #endif
 }
 
