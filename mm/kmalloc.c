@@ -4,7 +4,9 @@
  * 96 and 192 (as in Linux), so no request wastes more than a third of its object;
  * a power-of-two size is aligned to itself. kfree() finds the cache from the page
  * descriptor: a slab page names its cache, a large block's head page its order.
+ * kmalloc_failable() and kzalloc_failable() are the same behind failslab's check.
  */
+#include <grace/failslab.h>
 #include <grace/page_alloc.h>
 #include <grace/page.h>
 #include <grace/printk.h>
@@ -50,22 +52,45 @@ static void *kmalloc_large(size_t size)
 	return alloc_pages_flags(NUMA_NO_NODE, order, ALLOC_NOZERO);
 }
 
-void *kmalloc(size_t size)
+/* caller: who asked, for slab debugging's reports. */
+static void *kmalloc_caller(size_t size, uintptr_t caller)
 {
 	struct kmem_cache *c = kmalloc_cache(size ? size : 1);
 	if (!c)
 		return kmalloc_large(size);
-	return slab_alloc(c, NUMA_NO_NODE, (uintptr_t)__builtin_return_address(0));
+	return slab_alloc(c, NUMA_NO_NODE, caller);
+}
+
+static void *kzalloc_caller(size_t size, uintptr_t caller)
+{
+	void *p = kmalloc_caller(size, caller);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void *kmalloc(size_t size)
+{
+	return kmalloc_caller(size, (uintptr_t)__builtin_return_address(0));
 }
 
 void *kzalloc(size_t size)
 {
-	struct kmem_cache *c = kmalloc_cache(size ? size : 1);
-	void *p = c ? slab_alloc(c, NUMA_NO_NODE, (uintptr_t)__builtin_return_address(0))
-		    : kmalloc_large(size);
-	if (p)
-		memset(p, 0, size);
-	return p;
+	return kzalloc_caller(size, (uintptr_t)__builtin_return_address(0));
+}
+
+void *kmalloc_failable(size_t size)
+{
+	if (should_failslab())
+		return NULL;
+	return kmalloc_caller(size, (uintptr_t)__builtin_return_address(0));
+}
+
+void *kzalloc_failable(size_t size)
+{
+	if (should_failslab())
+		return NULL;
+	return kzalloc_caller(size, (uintptr_t)__builtin_return_address(0));
 }
 
 void kfree(const void *obj)

@@ -20,6 +20,7 @@
  * lock, and slabs are allocated and freed with no slab lock held.
  */
 #include <grace/errno.h>
+#include <grace/failslab.h>
 #include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/percpu.h>
@@ -378,14 +379,24 @@ void slab_free(struct kmem_cache *c, void *obj, uintptr_t caller)
 		slab_put_many(c, spill, nspill);
 }
 
+/* An injected failure (grace/failslab.h) comes before the cache is touched: nothing leaks. */
+static bool slab_should_fail(const struct kmem_cache *c)
+{
+	return (c->flags & SLAB_FAILSLAB) && should_failslab();
+}
+
 void *kmem_cache_alloc(struct kmem_cache *c)
 {
+	if (slab_should_fail(c))
+		return NULL;
 	return slab_alloc(c, NUMA_NO_NODE, (uintptr_t)__builtin_return_address(0));
 }
 
 void *kmem_cache_alloc_node(struct kmem_cache *c, int node)
 {
 	if (node != NUMA_NO_NODE && (node < 0 || (unsigned)node >= nr_nodes))
+		return NULL;
+	if (slab_should_fail(c))
 		return NULL;
 	return slab_alloc(c, node, (uintptr_t)__builtin_return_address(0));
 }
@@ -514,4 +525,5 @@ void slab_init(void)
 			     0, NULL))
 		panic("slab: cannot set up the cache of caches");
 	kmalloc_init();
+	failslab_init();
 }

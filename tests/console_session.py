@@ -23,7 +23,7 @@ LINE_MAX = 127  # SHELL_LINE_MAX - 1
 # Every command the shell must offer; `help` has to list each.
 REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test", "bench", "profile",
                      "echo", "uptime", "poweroff")
-KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline",)
+KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
 
 
 class Step:

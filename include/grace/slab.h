@@ -29,7 +29,12 @@
 
 #define SLAB_TYPESAFE_BY_RCU (1u << 0)
 #define SLAB_HWCACHE_ALIGN (1u << 1) /* align objects to a cache line */
-#define KMEM_CACHE_NAME_MAX 24	     /* longer names are cut */
+/*
+ * Allocations from such a cache may be made to fail by failslab (grace/failslab.h):
+ * for caches whose users handle NULL and want that handling tested.
+ */
+#define SLAB_FAILSLAB (1u << 2)
+#define KMEM_CACHE_NAME_MAX 24 /* longer names are cut */
 
 struct kmem_cache;
 
@@ -70,6 +75,12 @@ void kmem_cache_for_each(void (*fn)(struct kmem_cache *c, void *arg), void *arg)
 /* size bytes (0 counts as 1), 8-aligned at least, power-of-two sizes to their size; NULL on OOM. */
 void *kmalloc(size_t size);
 void *kzalloc(size_t size);
+/*
+ * kmalloc() and kzalloc() that may be made to fail by failslab (grace/failslab.h),
+ * as a SLAB_FAILSLAB cache is: for allocations whose NULL path should be tested.
+ */
+void *kmalloc_failable(size_t size);
+void *kzalloc_failable(size_t size);
 void kfree(const void *obj);
 /* Usable bytes at obj (at least what was asked). */
 size_t ksize(const void *obj);
