@@ -8,7 +8,8 @@
  * every CPU's per-CPU lists of those nodes (pages may sit there, or sit there as
  * halves of the block we need) and tries once more before returning NULL: out of
  * memory is NULL, never a panic, and never while a free page of those nodes is
- * parked somewhere.
+ * parked somewhere. Before it gives up it asks the registered shrinkers
+ * (grace/shrinker.h) to free cached objects, once, and tries all of that again.
  *
  * Locks: this file takes none itself but the zone's to read its counts (lock
  * order: docs/locking.md).
@@ -18,8 +19,16 @@
 #include <grace/page_alloc.h>
 #include <grace/numa.h>
 #include <grace/printk.h>
+#include <grace/shrinker.h>
 #include <grace/string.h>
 #include "page_alloc_internal.h"
+
+/*
+ * Objects each shrinker is asked to free when an allocation runs out: Linux's
+ * SHRINK_BATCH (mm/vmscan.c), enough to empty a few slabs of small objects per
+ * call without emptying a cache for one page.
+ */
+#define ALLOC_SHRINK_OBJECTS 128
 
 struct page *mem_map;
 u64 mem_map_base_pfn, mem_map_pages;
@@ -32,6 +41,24 @@ static struct page *alloc_from_node(int node, unsigned order, unsigned flags)
 		page = pcp_alloc(node, order);
 	if (!page)
 		page = buddy_alloc(&zones[node], order);
+	return page;
+}
+
+/*
+ * Every node in nodes[0..n) in turn; then, if all failed, drain every CPU's per-CPU
+ * lists of those nodes (pages may sit there, or sit there as halves of the block
+ * we need) and try once more.
+ */
+static struct page *alloc_from_nodes(const int *nodes, unsigned n, unsigned order, unsigned flags)
+{
+	struct page *page = NULL;
+	for (int attempt = 0; attempt < 2 && !page; attempt++) {
+		for (unsigned i = 0; i < n && !page; i++)
+			page = alloc_from_node(nodes[i], order, flags);
+		/* Nothing parked on the per-CPU lists of those nodes either: out of memory. */
+		if (!page && pcp_drain_nodes(nodes, n) == 0)
+			break;
+	}
 	return page;
 }
 
@@ -61,14 +88,15 @@ struct page *alloc_page_block(int node, unsigned order, unsigned flags)
 	unsigned n = numa_fallback_order(node, nodes);
 	if (flags & ALLOC_STRICT)
 		n = 1;
-	struct page *page = NULL;
-	for (int attempt = 0; attempt < 2 && !page; attempt++) {
-		for (unsigned i = 0; i < n && !page; i++)
-			page = alloc_from_node(nodes[i], order, flags);
-		/* Nothing parked on the per-CPU lists of those nodes either: out of memory. */
-		if (!page && pcp_drain_nodes(nodes, n) == 0)
-			break;
-	}
+	struct page *page = alloc_from_nodes(nodes, n, order, flags);
+	/*
+	 * Out of free pages: ask the caches to give some back (grace/shrinker.h) and
+	 * try once more. Not for ALLOC_STRICT: its callers have a fallback of their own
+	 * (the huge-page fault path takes 4 KiB pages) and would rather fail fast than
+	 * empty caches.
+	 */
+	if (!page && !(flags & ALLOC_STRICT) && shrink_caches(ALLOC_SHRINK_OBJECTS))
+		page = alloc_from_nodes(nodes, n, order, flags);
 	if (!page)
 		return NULL;
 	page_prep(page, order);
