@@ -32,6 +32,8 @@ static const char *const known_keys[] = {
     "rcu_torture_broken",
     "torture_s",
     "failslab",
+    "vfs",
+    "inode_free",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",

@@ -18,6 +18,7 @@
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
+#include <grace/fs.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
 #include <grace/smp.h>
@@ -104,6 +105,7 @@ void __noreturn kernel_main(void)
 
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
+	vfs_init();
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */

@@ -61,6 +61,11 @@ static inline void hlist_bl_unlock(struct hlist_bl_head *h)
 	bit_spin_unlock(HLIST_BL_LOCK_BIT, (unsigned long *)&h->first);
 }
 
+static inline bool hlist_bl_trylock(struct hlist_bl_head *h)
+{
+	return bit_spin_trylock(HLIST_BL_LOCK_BIT, (unsigned long *)&h->first);
+}
+
 static inline bool hlist_bl_is_locked(const struct hlist_bl_head *h)
 {
 	return bit_spin_is_locked(HLIST_BL_LOCK_BIT, (const unsigned long *)&h->first);

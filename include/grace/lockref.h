@@ -21,9 +21,12 @@
  * lock (bit_spin_unlock()), so a reference taken after an unlock sees what was
  * done under the lock.
  *
- * To the lock validator (LOCKDEP=1) the lock is a bit lock of its word's class:
- * the memory holding the words needs a class (bit_spin_lock_set_class() over it,
- * grace/lockdep.h), or the first lock of one is reported as a lock without a class.
+ * With the lock validator or lock statistics (LOCKDEP=1, LOCKSTAT=1) the lockref
+ * is a spinlock_t beside the count instead, and every update takes the lock: a
+ * bit lock's class is that of the memory holding it, and objects from a slab
+ * cache (dentries) are no one range of memory, while a spinlock_t carries its
+ * class, keyed by where lockref_init() is written. The compare-and-swap path is
+ * then off, as it is in Linux with spinlock debugging.
  */
 #ifndef GRACE_LOCKREF_H
 #define GRACE_LOCKREF_H
@@ -31,8 +34,77 @@
 #include <grace/atomic.h>
 #include <grace/bit_spinlock.h>
 #include <grace/printk.h>
+#include <grace/spinlock.h>
 #include <grace/types.h>
 
+/* The count of a dead object: no new reference may be taken (lockref_get_not_dead). */
+#define LOCKREF_DEAD (-128)
+
+/* A lower bound every count meets: lockref_get() takes a reference whatever the count. */
+#define LOCKREF_ANY_COUNT (-0x7fffffff - 1)
+
+#ifdef GRACE_LOCK_CLASSES
+struct lockref {
+	spinlock_t lock;
+	int count;
+};
+
+/* Before the lockref is visible to anyone else. Its lock's class is keyed by this call's site. */
+#define lockref_init(lr, n)                                                                        \
+	do {                                                                                       \
+		struct lockref *__lr = (lr);                                                       \
+		spin_lock_init_named(&__lr->lock, #lr);                                            \
+		__lr->count = (n);                                                                 \
+	} while (0)
+
+static inline void lockref_lock(struct lockref *lr)
+{
+	spin_lock(&lr->lock);
+}
+
+static inline void lockref_lock_nested(struct lockref *lr, unsigned subclass)
+{
+	spin_lock_nested(&lr->lock, subclass);
+}
+
+static inline bool lockref_trylock(struct lockref *lr)
+{
+	return spin_trylock(&lr->lock);
+}
+
+static inline void lockref_unlock(struct lockref *lr)
+{
+	spin_unlock(&lr->lock);
+}
+
+static inline bool lockref_is_locked(const struct lockref *lr)
+{
+	return spin_is_locked((spinlock_t *)&lr->lock);
+}
+
+static inline int lockref_count(const struct lockref *lr)
+{
+	return READ_ONCE(lr->count);
+}
+
+static inline void lockref_set_count(struct lockref *lr, int n)
+{
+	lockdep_assert_held(&lr->lock);
+	WRITE_ONCE(lr->count, n);
+}
+
+static inline void lockref_add_locked(struct lockref *lr, int delta)
+{
+	lockref_set_count(lr, lockref_count(lr) + delta);
+}
+
+/* No compare-and-swap path: the validator must see every acquisition. */
+static inline int lockref_cas_add(struct lockref *lr, int delta, int min, bool release)
+{
+	return -1;
+}
+
+#else /* !GRACE_LOCK_CLASSES */
 struct lockref {
 	unsigned long word; /* bit 0: the lock; bits 32..63: the count */
 };
@@ -41,9 +113,6 @@ struct lockref {
 #define LOCKREF_COUNT_SHIFT 32
 #define LOCKREF_ONE (1UL << LOCKREF_COUNT_SHIFT) /* a count of 1, in the word */
 #define LOCKREF_LOW_MASK (LOCKREF_ONE - 1)	 /* the lock bit and the spare bits */
-
-/* The count of a dead object: no new reference may be taken (lockref_get_not_dead). */
-#define LOCKREF_DEAD (-128)
 
 /*
  * Compare-and-swap attempts before falling back to the lock. A CAS fails each time
@@ -54,9 +123,6 @@ struct lockref {
  * enough that the lock is all but never taken for contention alone.
  */
 #define LOCKREF_CAS_RETRIES 100
-
-/* A lower bound every count meets: lockref_get() takes a reference whatever the count. */
-#define LOCKREF_ANY_COUNT (-0x7fffffff - 1)
 
 static inline int lockref_word_count(unsigned long word)
 {
@@ -77,6 +143,12 @@ static inline void lockref_init(struct lockref *lr, int count)
 static inline void lockref_lock(struct lockref *lr)
 {
 	bit_spin_lock(LOCKREF_LOCK_BIT, &lr->word);
+}
+
+/* The lockref of a child while its parent's is held (the word's class: no subclasses). */
+static inline void lockref_lock_nested(struct lockref *lr, unsigned subclass)
+{
+	lockref_lock(lr);
 }
 
 static inline bool lockref_trylock(struct lockref *lr)
@@ -143,6 +215,8 @@ static inline int lockref_cas_add(struct lockref *lr, int delta, int min, bool r
 	}
 	return -1;
 }
+
+#endif /* GRACE_LOCK_CLASSES */
 
 /* The slow path of a conditional update: under the lock, apply delta if count >= min. */
 static inline bool lockref_add_under_lock(struct lockref *lr, int delta, int min)

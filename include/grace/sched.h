@@ -30,6 +30,7 @@
 #include <asm/switch.h>
 
 struct mm;
+struct fs_context;
 
 enum task_state {
 	TASK_RUNNING,  /* on a run queue, or running */
@@ -77,6 +78,8 @@ struct task {
 	atomic_t refs;		       /* the thread's own, plus its creator's handle */
 	void *stack;		/* lowest address of its stack (vmap), NULL for boot stacks */
 	struct task *reap_next; /* on the reaper's list once both references are gone */
+	struct fs_context
+	    *fs; /* descriptors and current directory (grace/fs.h), made on first use */
 #ifdef GRACE_LOCK_CLASSES
 	struct task_lockdep lockdep; /* the locks it holds (LOCKDEP, LOCKSTAT builds) */
 #endif

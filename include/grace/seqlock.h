@@ -29,6 +29,15 @@ static inline u32 read_seqcount_begin(const seqcount_t *s)
 	return seq;
 }
 
+/*
+ * For lockless walkers that must not wait: the count as it is, its low bit
+ * cleared, so a section a writer is inside never validates.
+ */
+static inline u32 raw_seqcount_begin(const seqcount_t *s)
+{
+	return smp_load_acquire(&s->seq) & ~1u;
+}
+
 static inline bool read_seqcount_retry(const seqcount_t *s, u32 start)
 {
 	/* Order the data reads before the re-read of the count. Pairs with write_seqcount_begin().

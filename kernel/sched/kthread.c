@@ -9,6 +9,7 @@
  * flush TLBs by IPI), so it goes on a lock-free list for the reaper thread.
  */
 #include <grace/errno.h>
+#include <grace/fs.h>
 #include <grace/kthread.h>
 #include <grace/numa.h>
 #include <grace/printk.h>
@@ -107,6 +108,7 @@ void __noreturn kthread_main(void)
 void __noreturn kthread_exit(int code)
 {
 	struct task *self = current;
+	fs_task_exit(self);
 	lockdep_exit_check();
 	self->exit_code = code;
 	/*

@@ -4,12 +4,26 @@
 
 #include <grace/page_alloc.h>
 #include <grace/numa.h>
+#include <grace/rcupdate.h>
+#include <grace/shrinker.h>
 
 /*
  * Free pages in every node's buddy lists, each read under its zone lock, after the
  * per-CPU lists were drained: exact as long as nothing else allocates meanwhile
  * (the selftests run one at a time and the other CPUs idle between them).
  */
+/*
+ * Before a test that counts free pages: let every shrinker free what it can (the
+ * dentry cache's unused dentries, left by earlier tests) and wait for what goes
+ * through RCU, so that no cache gives pages back in the middle of the count.
+ */
+static inline void mm_test_drop_caches(void)
+{
+	while (shrink_caches(~0UL))
+		;
+	rcu_barrier();
+}
+
 static inline u64 mm_test_buddy_free(void)
 {
 	pcp_drain_all();

@@ -18,6 +18,7 @@ TEST(oom, fill_memory_then_recover)
 {
 	struct kmem_cache *c = kmem_cache_create("test-oom", 512, 0, 0, NULL);
 	ASSERT_TRUE(c != NULL);
+	mm_test_drop_caches();
 	u64 start = mm_test_buddy_free(), pages = 0;
 	struct oom_block *chain = NULL;
 	/* Largest blocks first, not zeroed: filling 512 MiB stays quick under TCG. */

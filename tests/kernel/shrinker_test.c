@@ -93,6 +93,7 @@ TEST(shrinker, allocation_that_would_fail_succeeds_with_pages_a_shrinker_gave_ba
 		ASSERT_TRUE(ps.pages[i] != NULL);
 	}
 	register_shrinker(&ps.s); /* unarmed: the fill below must not take its pages */
+	mm_test_drop_caches();
 	u64 start = mm_test_buddy_free();
 	struct fill_block *chain = NULL;
 	EXPECT_EQ(fill_memory(&chain), start);

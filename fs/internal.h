@@ -1,0 +1,308 @@
+/*
+ * The VFS's own structures: dentries, inodes, the mount, open files and the
+ * per-thread context. Only fs/ and the white-box tests include this; everyone
+ * else uses the calls in grace/fs.h.
+ *
+ * Lock order, outermost first (docs/vfs.md):
+ *   a directory inode's i_mutex (the parent before the child; rename: the
+ *     superblock's s_rename_mutex first),
+ *   vfs=global's dcache_lock, then its inode_lock,
+ *   rename_lock (seqlock writers),
+ *   a parent dentry's d_lock, then a child's (d_lock_nested),
+ *   an inode hash bucket's lock, then an inode's i_lock,
+ *   a dentry hash bucket's bit lock,
+ *   the dentry LRU lock.
+ */
+#ifndef FS_INTERNAL_H
+#define FS_INTERNAL_H
+
+#include <grace/atomic.h>
+#include <grace/errno.h>
+#include <grace/fs.h>
+#include <grace/list.h>
+#include <grace/list_bl.h>
+#include <grace/lockref.h>
+#include <grace/mutex.h>
+#include <grace/rculist.h>
+#include <grace/rcupdate.h>
+#include <grace/seqlock.h>
+#include <grace/spinlock.h>
+
+struct inode;
+struct super_block;
+
+/* A name and its hash, as the walk and the hash table compare them. */
+struct qstr {
+	u32 hash;
+	u32 len;
+	const char *name; /* not NUL-terminated in a walk; a dentry's name is */
+};
+
+u32 name_hash(const char *name, u32 len);
+
+/* Names this long or longer (NUL included) are allocated; shorter ones live in the dentry. */
+#define DNAME_INLINE_LEN 40
+
+/* d_flags, under d_lock. */
+#define DCACHE_LRU (1u << 0)	/* on the unused list */
+#define DCACHE_PINNED (1u << 1) /* ramfs holds a reference: the name is the file's only record */
+
+struct dentry {
+	struct lockref d_lockref; /* d_lock and the reference count (grace/lockref.h) */
+	seqcount_t d_seq;	  /* written by rename and by a change of d_inode */
+	u32 d_flags;
+	struct hlist_bl_node d_hash; /* in the table, keyed by (d_parent, d_name) */
+	struct dentry *d_parent;     /* the root's is itself; a child holds a reference on it */
+	struct qstr d_name;
+	struct inode *d_inode; /* NULL: a negative dentry, the name does not exist */
+	struct super_block *d_sb;
+	struct list_head d_child;   /* in d_parent's d_subdirs, under the parent's d_lock */
+	struct list_head d_subdirs; /* children, positive and negative, under d_lock */
+	struct list_head d_lru;	    /* on the unused list, under the LRU lock */
+	struct rcu_head d_rcu;
+	char d_iname[DNAME_INLINE_LEN];
+};
+
+static inline void d_lock(struct dentry *d)
+{
+	lockref_lock(&d->d_lockref);
+}
+static inline void d_unlock(struct dentry *d)
+{
+	lockref_unlock(&d->d_lockref);
+}
+/* A child's d_lock while its parent's is held: the validator's subclass 1. */
+static inline void d_lock_nested(struct dentry *d)
+{
+	lockref_lock_nested(&d->d_lockref, 1);
+}
+/* ramfs's reference on a positive dentry: the name is the file's only record. */
+void d_pin(struct dentry *d);
+void d_unpin(struct dentry *d);
+static inline int d_count(const struct dentry *d)
+{
+	return lockref_count(&d->d_lockref);
+}
+static inline bool d_unhashed(const struct dentry *d)
+{
+	return hlist_bl_unhashed(&d->d_hash);
+}
+static inline bool d_is_negative(const struct dentry *d)
+{
+	return READ_ONCE(d->d_inode) == NULL;
+}
+static inline bool d_is_root(const struct dentry *d)
+{
+	return d->d_parent == d;
+}
+
+/* The dentry cache (fs/dcache.c). */
+void dcache_init(void);
+struct dentry *d_alloc(struct dentry *parent, const struct qstr *name);
+struct dentry *d_alloc_root(struct super_block *sb);
+struct dentry *dget(struct dentry *d);
+struct dentry *dget_parent(struct dentry *d);
+void dput(struct dentry *d);
+/* Hash d (negative or positive) under its parent. */
+void d_add(struct dentry *d, struct inode *inode);
+/* Give a negative dentry its inode (the inode's reference passes to it). */
+void d_instantiate(struct dentry *d, struct inode *inode);
+/* The name is gone: make d negative in place if the caller holds the only other reference, else
+ * unhash it. */
+void d_delete(struct dentry *d);
+/* Unhash d: lookups no longer find it. */
+void d_drop(struct dentry *d);
+/* Rename: d takes target's parent and name; target (negative now) is unhashed. */
+int d_move(struct dentry *d, struct dentry *target);
+/* Unhash and free target's negative children that nobody uses (before rmdir frees it). */
+void d_prune_negative_children(struct dentry *dir);
+/*
+ * Lockless lookup for the RCU walk: the child of parent named name, and its d_seq
+ * in *seq to validate what the caller reads of it; NULL if none was seen (maybe a
+ * race: the caller falls back to d_lookup()). Writes nothing.
+ */
+struct dentry *d_lookup_rcu(const struct dentry *parent, const struct qstr *name, u32 *seq);
+/* The child with a reference, or NULL; retries against renames, a bounded number of times. */
+struct dentry *d_lookup(struct dentry *parent, const struct qstr *name);
+/* Is d still what the walk saw when it read seq? */
+static inline bool d_seq_valid(const struct dentry *d, u32 seq)
+{
+	return !read_seqcount_retry(&d->d_seq, seq);
+}
+/* d's path from the root into buf (NUL-terminated); its length, or -ERANGE. */
+long d_path(struct dentry *d, char *buf, size_t size);
+/* Is d anc or below it? Caller holds the superblock's rename mutex. */
+bool d_is_subdir(struct dentry *d, struct dentry *anc);
+
+extern seqlock_t rename_lock;
+
+/* The inode cache (fs/inode.c). */
+#define I_FREEING (1u << 0) /* on its way out: lookups must not take it */
+#define I_DEADDIR (1u << 1) /* a removed directory: nothing may be created in it */
+
+struct inode {
+	spinlock_t i_lock; /* i_state, i_count's last reference */
+	atomic_t i_count;  /* references: positive dentries and the calls using it */
+	u32 i_state;
+	u64 i_ino;
+	u32 i_mode;
+	u32 i_nlink;
+	s64 i_size;
+	u32 i_free_mode; /* enum inode_free_mode, fixed at allocation */
+	struct super_block *i_sb;
+	struct hlist_node i_hash; /* in the inode table, keyed by (i_sb, i_ino) */
+	struct mutex i_mutex;	  /* a directory's names; a file's data and size */
+	union {
+		struct {
+			void **pages; /* page-sized blocks; NULL is a hole */
+			u64 nr_slots; /* length of pages */
+			u64 nr_pages; /* blocks allocated */
+		} data;		      /* S_IFREG */
+		char *link;	      /* S_IFLNK: the target */
+		u64 entries;	      /* S_IFDIR: names in it */
+	};
+	struct rcu_head i_rcu;
+};
+
+void inode_init(void);
+/* A new inode of sb with a fresh number, one reference, hashed; NULL on ENOMEM. */
+struct inode *new_inode(struct super_block *sb, u32 mode);
+struct inode *igrab(struct inode *inode);
+void iput(struct inode *inode);
+/* The live inode (sb, ino) with a reference, or NULL: a lockless walk, then revalidated. */
+struct inode *ilookup(struct super_block *sb, u64 ino);
+
+struct super_block {
+	struct dentry *s_root;
+	atomic64_t s_next_ino;
+	struct mutex s_rename_mutex; /* cross-directory renames: the tree's shape */
+};
+
+/* The one mount. Its reference count is per CPU: taking it writes only this CPU's line. */
+struct vfsmount {
+	struct super_block *mnt_sb;
+	struct dentry *mnt_root;
+};
+extern struct vfsmount root_mnt;
+void mnt_get(struct vfsmount *mnt);
+void mnt_put(struct vfsmount *mnt);
+long mnt_count(struct vfsmount *mnt);
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+};
+void path_get(const struct path *p);
+void path_put(const struct path *p);
+
+/* vfs=global's locks (fs/mode.c); each is a no-op in the scalable mode. */
+bool vfs_global(void);
+void dcache_global_lock(bool global);
+void dcache_global_unlock(bool global);
+void inode_global_lock(bool global);
+void inode_global_unlock(bool global);
+
+/* Per-CPU counters (fs/counters.c): this CPU's slot, interrupts off, summed by vfs_counts(). */
+enum vfs_counter {
+	NR_DENTRY,
+	NR_DENTRY_UNUSED,
+	NR_DENTRY_NEGATIVE,
+	NR_INODE,
+	NR_INODE_UNUSED,
+	NR_FILE,
+	NR_VFS_COUNTERS
+};
+void vfs_count_add(enum vfs_counter c, long v);
+long vfs_count_sum(enum vfs_counter c);
+/* What this CPU's slot holds: the tests check updates land on the updating CPU. */
+long vfs_count_slot(enum vfs_counter c, unsigned cpu);
+
+/* Path walk (fs/namei.c). */
+#define LOOKUP_FOLLOW (1u << 0)	   /* follow a symlink in the last component */
+#define LOOKUP_DIRECTORY (1u << 1) /* the last component must be a directory */
+
+/* The path's object, with references. */
+int path_lookup(const char *name, unsigned flags, struct path *out);
+enum last_type { LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT };
+
+/*
+ * What path_parent() found: the directory holding the path's last component,
+ * with references, and that component (pointing into the caller's name, or into
+ * buf when a symlink was spliced in: path_parent_put() frees it). The last name
+ * may or may not exist; last_type says if it is "." or "..", or if the whole
+ * path was "/" (no last name at all).
+ */
+struct parent_lookup {
+	struct path dir;
+	struct qstr last;
+	enum last_type last_type;
+	bool trailing_slash;
+	char *buf;
+};
+int path_parent(const char *name, struct parent_lookup *out);
+void path_parent_put(struct parent_lookup *pl);
+/* With dir's i_mutex held: the child named name, negative if it does not exist; ERR as NULL + *err.
+ */
+struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err);
+/* Stat the path's object under RCU when possible: stores to no shared line. */
+int path_stat(const char *name, unsigned flags, struct stat *st);
+void inode_stat(const struct inode *inode, struct stat *st);
+
+/* The calling thread's context (fs/file.c): descriptors and current directory. */
+struct file {
+	atomic_t f_count;
+	struct path f_path;
+	struct inode *f_inode;
+	u32 f_flags; /* O_* as opened */
+	bool f_read, f_write;
+	s64 f_pos;
+	struct list_head f_list; /* vfs=global: on the list of open files */
+	bool f_listed;
+	struct rcu_head f_rcu;
+};
+
+struct fs_context {
+	struct path cwd;
+	struct file **fd; /* max_fds slots */
+	unsigned max_fds;
+	unsigned next_fd; /* no free descriptor below this one */
+};
+/* The caller's context, made on first use: NULL on ENOMEM. */
+struct fs_context *fs_current(void);
+struct file *file_open_path(const struct path *p, int flags);
+struct file *fget(int fd);
+void fput(struct file *f);
+void file_init(void);
+/* Is there a free descriptor (growing the table if needed)? 0, -EMFILE or -ENOMEM. */
+int fd_reserve(struct fs_context *fs);
+/* Install f at the lowest free descriptor: the fd, or -EMFILE/-ENOMEM (f is not consumed). */
+int fd_install_lowest(struct fs_context *fs, struct file *f);
+
+/* ramfs (fs/ramfs.c). */
+struct super_block *ramfs_mount(void);
+long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos);
+/* At *pos (at the end of the file if append), which moves past what was written. */
+long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append);
+int ramfs_truncate(struct inode *inode, s64 size);
+void ramfs_evict(struct inode *inode);
+/*
+ * With dir's i_mutex held, d negative: make the file, directory or symlink
+ * (link: its target) d names. 0 or -ENOMEM, and then nothing changed.
+ */
+int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link);
+/* With dir's i_mutex held: another name for inode, at the negative d. */
+int ramfs_link(struct dentry *dir, struct dentry *d, struct inode *inode);
+/* With dir's i_mutex held: remove the name d (a directory: empty, its i_mutex held too). */
+void ramfs_unlink(struct dentry *dir, struct dentry *d);
+/*
+ * Both directories' i_mutex held (and a directory target's): move old to new's
+ * name, replacing what new names. 0, or -ENOMEM and nothing changed.
+ */
+int ramfs_rename(struct dentry *odir, struct dentry *ndir, struct dentry *old, struct dentry *new);
+/* Is the directory empty? Its i_mutex held. */
+bool ramfs_dir_empty(const struct inode *dir);
+
+/* Allocation with failure injection (failslab=), for every allocation the VFS makes. */
+void *fs_alloc(size_t size);
+
+#endif

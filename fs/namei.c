@@ -1,0 +1,395 @@
+/*
+ * Path walk: from a name to its dentry, a component at a time.
+ *
+ * RCU-walk first: inside rcu_read_lock, each step finds the child with
+ * d_lookup_rcu(), reads what it needs (the inode, its mode), and checks the
+ * child's and the parent's d_seq: nothing is locked, no reference is taken, no
+ * shared line is written. Anything it cannot vouch for (a d_seq changed, a name
+ * not in the cache, a symlink to read) ends the RCU walk with -ECHILD, and the
+ * whole walk runs again in ref-walk, which takes a reference at each step and
+ * may lock a directory to add a negative dentry. A walk that succeeds in
+ * RCU-walk takes a reference only on the dentry it returns (none for stat).
+ *
+ * vfs=global walks by reference only, each step under dcache_lock (d_lookup).
+ */
+#include <grace/slab.h>
+#include <grace/string.h>
+
+#include "internal.h"
+
+struct nameidata {
+	struct path path;    /* where the walk stands; references only in ref-walk */
+	u32 seq;	     /* RCU-walk: path.dentry's d_seq when it was reached */
+	struct inode *inode; /* path.dentry's inode as read under seq; NULL: negative */
+	u32 mode;	     /* the inode's mode, read under seq too */
+	bool rcu;
+	unsigned links; /* symlinks followed */
+	char *buf;	/* the name with a symlink spliced in (ref-walk); PATH_MAX bytes */
+	struct qstr last;
+	enum last_type last_type;
+	bool trailing_slash;
+};
+
+/* What a step found: the child, its d_seq, inode and mode. */
+struct step {
+	struct dentry *d;
+	u32 seq;
+	struct inode *inode;
+	u32 mode;
+};
+
+static int walk_start(struct nameidata *nd, const char *name, bool rcu)
+{
+	struct fs_context *fs = fs_current();
+	if (!fs)
+		return -ENOMEM;
+	size_t len = strnlen(name, PATH_MAX);
+	if (len == PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!len)
+		return -ENOENT;
+	*nd = (struct nameidata){.rcu = rcu};
+	nd->path = *name == '/' ? (struct path){&root_mnt, root_mnt.mnt_root} : fs->cwd;
+	if (rcu) {
+		rcu_read_lock();
+		nd->seq = raw_seqcount_begin(&nd->path.dentry->d_seq);
+	} else {
+		path_get(&nd->path);
+	}
+	nd->inode = READ_ONCE(nd->path.dentry->d_inode);
+	nd->mode = nd->inode ? READ_ONCE(nd->inode->i_mode) : 0;
+	if (rcu && !d_seq_valid(nd->path.dentry, nd->seq)) {
+		rcu_read_unlock();
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static void walk_end(struct nameidata *nd)
+{
+	if (nd->rcu)
+		rcu_read_unlock();
+	else
+		path_put(&nd->path);
+	kfree(nd->buf);
+	nd->buf = NULL;
+}
+
+/* May the walk go on from where it stands? Checked under the d_seq the step validated. */
+static int may_descend(const struct nameidata *nd)
+{
+	if (!nd->inode)
+		return -ENOENT;
+	return S_ISDIR(nd->mode) ? 0 : -ENOTDIR;
+}
+
+static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, struct step *s)
+{
+	struct dentry *parent = nd->path.dentry;
+
+	if (dotdot) {
+		s->d = READ_ONCE(parent->d_parent);
+		s->seq = raw_seqcount_begin(&s->d->d_seq);
+	} else {
+		s->d = d_lookup_rcu(parent, q, &s->seq);
+		if (!s->d)
+			return -ECHILD; /* not cached, or a race: ref-walk decides */
+	}
+	s->inode = READ_ONCE(s->d->d_inode);
+	s->mode = s->inode ? READ_ONCE(s->inode->i_mode) : 0;
+	/* The child did not change while we read it, nor the parent since we reached it. */
+	if (!d_seq_valid(s->d, s->seq) || !d_seq_valid(parent, nd->seq))
+		return -ECHILD;
+	return 0;
+}
+
+/* With the directory's i_mutex held: the child, a new negative dentry if the name is not cached. */
+struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err)
+{
+	struct dentry *d = d_lookup(dir, name);
+	if (d)
+		return d;
+	if (dir->d_inode->i_state & I_DEADDIR) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	d = d_alloc(dir, name);
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	d_add(d, NULL);
+	return d;
+}
+
+static int step_ref(struct nameidata *nd, const struct qstr *q, bool dotdot, struct step *s)
+{
+	struct dentry *parent = nd->path.dentry;
+	int err = 0;
+
+	if (dotdot) {
+		s->d = dget_parent(parent);
+	} else if (!(s->d = d_lookup(parent, q))) {
+		struct inode *dir = parent->d_inode;
+		mutex_lock(&dir->i_mutex);
+		s->d = lookup_locked(parent, q, &err);
+		mutex_unlock(&dir->i_mutex);
+		if (!s->d)
+			return err;
+	}
+	s->inode = READ_ONCE(s->d->d_inode);
+	s->mode = s->inode ? s->inode->i_mode : 0;
+	return 0;
+}
+
+static int step(struct nameidata *nd, const struct qstr *q, enum last_type type, struct step *s)
+{
+	int err = may_descend(nd);
+	if (err)
+		return err;
+	if (type == LAST_DOT) {
+		*s = (struct step){nd->path.dentry, nd->seq, nd->inode, nd->mode};
+		if (!nd->rcu)
+			dget(s->d);
+		return 0;
+	}
+	return nd->rcu ? step_rcu(nd, q, type == LAST_DOTDOT, s)
+		       : step_ref(nd, q, type == LAST_DOTDOT, s);
+}
+
+/* Stand on what the step found. */
+static void step_in(struct nameidata *nd, const struct step *s)
+{
+	if (!nd->rcu)
+		dput(nd->path.dentry);
+	nd->path.dentry = s->d;
+	nd->seq = s->seq;
+	nd->inode = s->inode;
+	nd->mode = s->mode;
+}
+
+/*
+ * The step found a symlink: splice its target in front of rest (which starts at a
+ * '/' or is empty) and go on from the link's directory, or from the root for an
+ * absolute target. Ref-walk only: the target is read through a reference.
+ */
+static int follow_link(struct nameidata *nd, struct step *s, const char **name, const char *rest)
+{
+	int err = 0;
+	if (++nd->links > SYMLOOP_MAX)
+		err = -ELOOP;
+	else if (!nd->buf && !(nd->buf = fs_alloc(PATH_MAX)))
+		err = -ENOMEM;
+	if (!err) {
+		const char *target = s->inode->link;
+		size_t tlen = strlen(target), rlen = strlen(rest);
+		if (tlen + rlen + 1 > PATH_MAX) {
+			err = -ENAMETOOLONG;
+		} else {
+			memmove(nd->buf + tlen, rest, rlen + 1); /* rest may lie in buf already */
+			memcpy(nd->buf, target, tlen);
+			*name = nd->buf;
+			if (*target == '/') {
+				path_put(&nd->path);
+				nd->path = (struct path){&root_mnt, root_mnt.mnt_root};
+				path_get(&nd->path);
+				nd->inode = nd->path.dentry->d_inode;
+				nd->mode = nd->inode->i_mode;
+			}
+		}
+	}
+	dput(s->d);
+	return err;
+}
+
+static enum last_type component_type(const char *p, u32 len)
+{
+	if (len == 1 && p[0] == '.')
+		return LAST_DOT;
+	if (len == 2 && p[0] == '.' && p[1] == '.')
+		return LAST_DOTDOT;
+	return LAST_NORM;
+}
+
+/*
+ * Walk every component but the last, following symlinks; nd stands on the last
+ * component's directory and nd->last names it (LAST_ROOT: the name was "/").
+ */
+static int walk_to_last(struct nameidata *nd, const char *name)
+{
+	for (;;) {
+		while (*name == '/')
+			name++;
+		if (!*name) {
+			nd->last_type = LAST_ROOT;
+			nd->trailing_slash = false;
+			return 0;
+		}
+		const char *start = name;
+		while (*name && *name != '/')
+			name++;
+		u32 len = name - start;
+		if (len > NAME_MAX)
+			return -ENAMETOOLONG;
+		const char *after = name;
+		while (*after == '/')
+			after++;
+		struct qstr q = {0, len, start};
+		enum last_type type = component_type(start, len);
+		if (type == LAST_NORM)
+			q.hash = name_hash(start, len);
+		if (!*after) {
+			nd->last = q;
+			nd->last_type = type;
+			nd->trailing_slash = *name == '/';
+			return 0;
+		}
+		struct step s;
+		int err = step(nd, &q, type, &s);
+		if (err)
+			return err;
+		if (s.inode && S_ISLNK(s.mode)) {
+			if (nd->rcu)
+				return -ECHILD;
+			if ((err = follow_link(nd, &s, &name, name)))
+				return err;
+			continue;
+		}
+		step_in(nd, &s);
+		name = after;
+	}
+}
+
+/* Walk the whole name; nd stands on its object (maybe negative). */
+static int walk_all(struct nameidata *nd, const char *name, unsigned flags)
+{
+	for (;;) {
+		int err = walk_to_last(nd, name);
+		if (err)
+			return err;
+		if (nd->last_type == LAST_ROOT)
+			return 0;
+		struct step s;
+		if ((err = step(nd, &nd->last, nd->last_type, &s)))
+			return err;
+		bool follow = (flags & LOOKUP_FOLLOW) || nd->trailing_slash;
+		if (s.inode && S_ISLNK(s.mode) && follow) {
+			if (nd->rcu)
+				return -ECHILD;
+			/* The trailing slash, if any, stays behind the target. */
+			const char *rest = nd->trailing_slash ? "/" : "";
+			if ((err = follow_link(nd, &s, &name, rest)))
+				return err;
+			continue;
+		}
+		step_in(nd, &s);
+		if (!nd->inode)
+			return -ENOENT;
+		if ((nd->trailing_slash || (flags & LOOKUP_DIRECTORY)) && !S_ISDIR(nd->mode))
+			return -ENOTDIR;
+		return 0;
+	}
+}
+
+/* Leave RCU-walk holding a reference on where the walk stands; false if it changed. */
+static bool unlazy(struct nameidata *nd)
+{
+	struct dentry *d = nd->path.dentry;
+	if (!lockref_get_not_dead(&d->d_lockref))
+		return false;
+	if (!d_seq_valid(d, nd->seq)) {
+		rcu_read_unlock();
+		dput(d);
+		rcu_read_lock();
+		return false;
+	}
+	mnt_get(nd->path.mnt);
+	return true;
+}
+
+/* Run fn's walk under RCU, then again by reference if RCU-walk gave up. */
+#define WALK_RCU_THEN_REF(nd, name, call)                                                          \
+	({                                                                                         \
+		int __err = vfs_global() ? -ECHILD : walk_start(nd, name, true);                   \
+		if (!__err) {                                                                      \
+			__err = call;                                                              \
+			walk_end(nd);                                                              \
+		}                                                                                  \
+		if (__err == -ECHILD && !(__err = walk_start(nd, name, false))) {                  \
+			__err = call;                                                              \
+			walk_end(nd);                                                              \
+		}                                                                                  \
+		__err;                                                                             \
+	})
+
+static int lookup_result(struct nameidata *nd, const char *name, unsigned flags, struct path *out)
+{
+	int err = walk_all(nd, name, flags);
+	if (err)
+		return err;
+	if (nd->rcu && !unlazy(nd))
+		return -ECHILD;
+	if (!nd->rcu)
+		path_get(&nd->path); /* walk_end drops the walk's own */
+	*out = nd->path;
+	return 0;
+}
+
+int path_lookup(const char *name, unsigned flags, struct path *out)
+{
+	struct nameidata nd;
+	return WALK_RCU_THEN_REF(&nd, name, lookup_result(&nd, name, flags, out));
+}
+
+static int stat_result(struct nameidata *nd, const char *name, unsigned flags, struct stat *st)
+{
+	int err = walk_all(nd, name, flags);
+	if (err)
+		return err;
+	inode_stat(nd->inode, st);
+	/* The fields were read while the dentry still named this inode. */
+	if (nd->rcu && !d_seq_valid(nd->path.dentry, nd->seq))
+		return -ECHILD;
+	return 0;
+}
+
+int path_stat(const char *name, unsigned flags, struct stat *st)
+{
+	struct nameidata nd;
+	return WALK_RCU_THEN_REF(&nd, name, stat_result(&nd, name, flags, st));
+}
+
+static int parent_result(struct nameidata *nd, const char *name, struct parent_lookup *out)
+{
+	int err = walk_to_last(nd, name);
+	if (err)
+		return err;
+	if ((err = may_descend(nd)))
+		return err;
+	if (nd->rcu && !unlazy(nd))
+		return -ECHILD;
+	if (!nd->rcu)
+		path_get(&nd->path);
+	out->dir = nd->path;
+	out->last = nd->last;
+	out->trailing_slash = nd->trailing_slash;
+	out->last_type = nd->last_type;
+	/* The last name may point into the spliced buffer: it goes to the caller. */
+	out->buf = nd->buf;
+	nd->buf = NULL;
+	return 0;
+}
+
+int path_parent(const char *name, struct parent_lookup *out)
+{
+	struct nameidata nd;
+	*out = (struct parent_lookup){0};
+	return WALK_RCU_THEN_REF(&nd, name, parent_result(&nd, name, out));
+}
+
+void path_parent_put(struct parent_lookup *pl)
+{
+	path_put(&pl->dir);
+	kfree(pl->buf);
+	pl->buf = NULL;
+}

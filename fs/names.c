@@ -1,0 +1,200 @@
+/*
+ * The calls on names: make, remove, rename, link and look at them, and the
+ * current directory. Each takes the directory's i_mutex around the change, so
+ * changes in one directory are serialised while other directories go on.
+ */
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/string.h>
+
+#include "internal.h"
+
+int sys_stat(const char *name, struct stat *st)
+{
+	return path_stat(name, LOOKUP_FOLLOW, st);
+}
+
+int sys_lstat(const char *name, struct stat *st)
+{
+	return path_stat(name, 0, st);
+}
+
+/*
+ * Lock the last name's directory and look the name up: the dentry (maybe
+ * negative) with a reference, the directory's i_mutex held; NULL and *err if not.
+ */
+static struct dentry *lock_last(struct parent_lookup *pl, int *err)
+{
+	struct dentry *dir = pl->dir.dentry;
+	mutex_lock(&dir->d_inode->i_mutex);
+	struct dentry *d = lookup_locked(dir, &pl->last, err);
+	if (!d)
+		mutex_unlock(&dir->d_inode->i_mutex);
+	return d;
+}
+
+static void unlock_last(struct parent_lookup *pl, struct dentry *d)
+{
+	mutex_unlock(&pl->dir.dentry->d_inode->i_mutex);
+	dput(d);
+	path_parent_put(pl);
+}
+
+/* Make the last name of path, negative now, as mode (link: a symlink's target). */
+static int create(const char *name, u32 mode, const char *link)
+{
+	struct parent_lookup pl;
+	int err = path_parent(name, &pl);
+	if (err)
+		return err;
+	if (pl.last_type != LAST_NORM || (pl.trailing_slash && !S_ISDIR(mode))) {
+		path_parent_put(&pl);
+		return pl.last_type != LAST_NORM ? -EEXIST : -ENOENT;
+	}
+	struct dentry *d = lock_last(&pl, &err);
+	if (!d) {
+		path_parent_put(&pl);
+		return err;
+	}
+	err = d_is_negative(d) ? ramfs_mknod(pl.dir.dentry, d, mode, link) : -EEXIST;
+	unlock_last(&pl, d);
+	return err;
+}
+
+int sys_mkdir(const char *name, unsigned mode)
+{
+	return create(name, S_IFDIR | (mode & 07777), NULL);
+}
+
+int sys_symlink(const char *target, const char *linkpath)
+{
+	size_t len = strnlen(target, PATH_MAX);
+	if (!len)
+		return -ENOENT;
+	if (len == PATH_MAX)
+		return -ENAMETOOLONG;
+	return create(linkpath, S_IFLNK | 0777, target);
+}
+
+/* Remove the last name of path: a directory (rmdir) or anything else (unlink). */
+static int remove(const char *name, bool dir)
+{
+	struct parent_lookup pl;
+	int err = path_parent(name, &pl);
+	if (err)
+		return err;
+	if (pl.last_type != LAST_NORM) {
+		path_parent_put(&pl);
+		if (!dir)
+			return -EISDIR;
+		return pl.last_type == LAST_ROOT  ? -EBUSY
+		       : pl.last_type == LAST_DOT ? -EINVAL
+						  : -ENOTEMPTY;
+	}
+	struct dentry *d = lock_last(&pl, &err);
+	if (!d) {
+		path_parent_put(&pl);
+		return err;
+	}
+	struct inode *inode = d->d_inode;
+	if (!inode)
+		err = -ENOENT;
+	else if (dir && !S_ISDIR(inode->i_mode))
+		err = -ENOTDIR;
+	else if (!dir && S_ISDIR(inode->i_mode))
+		err = -EISDIR;
+	else if (!dir && pl.trailing_slash)
+		err = -ENOTDIR;
+	if (!err && dir) {
+		/* The child's i_mutex: a create inside it either finishes first or sees it dead. */
+		mutex_lock_nested(&inode->i_mutex, 1);
+		if (!ramfs_dir_empty(inode))
+			err = -ENOTEMPTY;
+		else
+			ramfs_unlink(pl.dir.dentry, d);
+		mutex_unlock(&inode->i_mutex);
+	} else if (!err) {
+		ramfs_unlink(pl.dir.dentry, d);
+	}
+	if (!err)
+		d_delete(d);
+	unlock_last(&pl, d);
+	return err;
+}
+
+int sys_unlink(const char *name)
+{
+	return remove(name, false);
+}
+
+int sys_rmdir(const char *name)
+{
+	return remove(name, true);
+}
+
+int sys_link(const char *oldpath, const char *newpath)
+{
+	struct path old;
+	int err = path_lookup(oldpath, 0, &old);
+	if (err)
+		return err;
+	struct inode *inode = old.dentry->d_inode;
+	struct parent_lookup pl;
+	if (S_ISDIR(inode->i_mode))
+		err = -EPERM;
+	else
+		err = path_parent(newpath, &pl);
+	if (!err) {
+		struct dentry *d = NULL;
+		if (pl.last_type != LAST_NORM)
+			err = -EEXIST;
+		else if (pl.trailing_slash)
+			err = -ENOENT;
+		else if ((d = lock_last(&pl, &err)))
+			err = d_is_negative(d) ? ramfs_link(pl.dir.dentry, d, inode) : -EEXIST;
+		if (d)
+			unlock_last(&pl, d);
+		else
+			path_parent_put(&pl);
+	}
+	path_put(&old);
+	return err;
+}
+
+long sys_readlink(const char *name, char *buf, size_t size)
+{
+	struct path p;
+	int err = path_lookup(name, 0, &p);
+	if (err)
+		return err;
+	struct inode *inode = p.dentry->d_inode;
+	long n = -EINVAL;
+	if (S_ISLNK(inode->i_mode) && size > 0) {
+		n = inode->i_size < (s64)size ? inode->i_size : (s64)size;
+		memcpy(buf, inode->link, n);
+	}
+	path_put(&p);
+	return n;
+}
+
+int sys_chdir(const char *name)
+{
+	struct fs_context *fs = fs_current();
+	struct path p;
+	if (!fs)
+		return -ENOMEM;
+	int err = path_lookup(name, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &p);
+	if (err)
+		return err;
+	path_put(&fs->cwd);
+	fs->cwd = p;
+	return 0;
+}
+
+long sys_getcwd(char *buf, size_t size)
+{
+	struct fs_context *fs = fs_current();
+	if (!fs)
+		return -ENOMEM;
+	return d_path(fs->cwd.dentry, buf, size);
+}

@@ -1,0 +1,284 @@
+/*
+ * The calls on open files: open and what reads, writes, seeks and lists
+ * through a descriptor. Each returns what its system call returns, or -errno.
+ */
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/string.h>
+
+#include "internal.h"
+
+/* O_CREAT: find or make the last name under its directory's i_mutex. */
+static int open_create(const char *name, int flags, unsigned mode, struct path *out)
+{
+	struct parent_lookup pl;
+	int err = path_parent(name, &pl);
+	if (err)
+		return err;
+	if (pl.last_type != LAST_NORM || pl.trailing_slash) {
+		path_parent_put(&pl);
+		return -EISDIR;
+	}
+	struct dentry *dir = pl.dir.dentry, *d;
+	mutex_lock(&dir->d_inode->i_mutex);
+	d = lookup_locked(dir, &pl.last, &err);
+	if (d && d_is_negative(d))
+		err = ramfs_mknod(dir, d, S_IFREG | (mode & 07777), NULL);
+	else if (d && (flags & O_EXCL))
+		err = -EEXIST;
+	mutex_unlock(&dir->d_inode->i_mutex);
+	bool symlink = d && !err && S_ISLNK(d->d_inode->i_mode);
+	if (!err && !symlink)
+		*out = (struct path){pl.dir.mnt, dget(d)};
+	if (d)
+		dput(d);
+	path_parent_put(&pl);
+	/* An existing symlink is followed to what it names, as open without O_CREAT would. */
+	if (symlink)
+		err = (flags & O_NOFOLLOW) ? -ELOOP : path_lookup(name, LOOKUP_FOLLOW, out);
+	return err;
+}
+
+int sys_open(const char *name, int flags, unsigned mode)
+{
+	int acc = flags & O_ACCMODE;
+	struct fs_context *fs = fs_current();
+	struct path p;
+	int err;
+
+	if (acc == O_ACCMODE)
+		return -EINVAL;
+	if (!fs)
+		return -ENOMEM;
+	/* A descriptor first: a call that fails for want of one must have changed nothing. */
+	if ((err = fd_reserve(fs)))
+		return err;
+	if (flags & O_CREAT)
+		err = open_create(name, flags, mode, &p);
+	else
+		err = path_lookup(name,
+				  ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |
+				      ((flags & O_DIRECTORY) ? LOOKUP_DIRECTORY : 0),
+				  &p);
+	if (err)
+		return err;
+	struct inode *inode = p.dentry->d_inode;
+	if (S_ISLNK(inode->i_mode))
+		err = -ELOOP; /* O_NOFOLLOW on a symlink */
+	else if (S_ISDIR(inode->i_mode) && (acc != O_RDONLY || (flags & O_TRUNC)))
+		err = -EISDIR;
+	else if ((flags & O_DIRECTORY) && !S_ISDIR(inode->i_mode))
+		err = -ENOTDIR;
+	struct file *f = err ? NULL : file_open_path(&p, flags);
+	path_put(&p);
+	if (err)
+		return err;
+	if (!f)
+		return -ENOMEM;
+	if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(inode->i_mode))
+		ramfs_truncate(inode, 0); /* to zero: allocates nothing, cannot fail */
+	return fd_install_lowest(fs, f);
+}
+
+static long file_read(struct file *f, void *buf, size_t count, s64 *pos)
+{
+	if (!f->f_read)
+		return -EBADF;
+	if (S_ISDIR(f->f_inode->i_mode))
+		return -EISDIR;
+	if (*pos < 0)
+		return -EINVAL;
+	long n = ramfs_read(f->f_inode, buf, count, *pos);
+	if (n > 0)
+		*pos += n;
+	return n;
+}
+
+static long file_write(struct file *f, const void *buf, size_t count, s64 *pos, bool append)
+{
+	if (!f->f_write)
+		return -EBADF;
+	if (*pos < 0)
+		return -EINVAL;
+	return ramfs_write(f->f_inode, buf, count, pos, append);
+}
+
+long sys_read(int fd, void *buf, size_t count)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_read(f, buf, count, &f->f_pos);
+	fput(f);
+	return n;
+}
+
+long sys_write(int fd, const void *buf, size_t count)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_write(f, buf, count, &f->f_pos, f->f_flags & O_APPEND);
+	fput(f);
+	return n;
+}
+
+long sys_pread(int fd, void *buf, size_t count, s64 offset)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_read(f, buf, count, &offset);
+	fput(f);
+	return n;
+}
+
+long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_write(f, buf, count, &offset, false);
+	fput(f);
+	return n;
+}
+
+s64 sys_lseek(int fd, s64 offset, int whence)
+{
+	struct file *f = fget(fd);
+	s64 base, pos;
+
+	if (!f)
+		return -EBADF;
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = f->f_pos;
+		break;
+	case SEEK_END:
+		base = READ_ONCE(f->f_inode->i_size);
+		break;
+	default:
+		fput(f);
+		return -EINVAL;
+	}
+	pos = base + offset;
+	if ((offset < 0 && pos > base) || (offset > 0 && pos < base))
+		pos = -1; /* overflowed */
+	if (pos < 0) {
+		fput(f);
+		return -EINVAL;
+	}
+	f->f_pos = pos;
+	fput(f);
+	return pos;
+}
+
+int sys_fstat(int fd, struct stat *st)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	inode_stat(f->f_inode, st);
+	fput(f);
+	return 0;
+}
+
+int sys_truncate(const char *name, s64 length)
+{
+	struct path p;
+	int err = path_lookup(name, LOOKUP_FOLLOW, &p);
+	if (err)
+		return err;
+	struct inode *inode = p.dentry->d_inode;
+	err = S_ISDIR(inode->i_mode) ? -EISDIR : ramfs_truncate(inode, length);
+	path_put(&p);
+	return err;
+}
+
+int sys_ftruncate(int fd, s64 length)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	int err = (!f->f_write || !S_ISREG(f->f_inode->i_mode))
+		      ? -EINVAL
+		      : ramfs_truncate(f->f_inode, length);
+	fput(f);
+	return err;
+}
+
+static u8 dirent_type(u32 mode)
+{
+	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : DT_REG;
+}
+
+/* One record at *used if it fits: false if not. */
+static bool dirent_put(void *buf, size_t size, size_t *used, u64 ino, s64 next, u8 type,
+		       const char *name, u32 len)
+{
+	size_t reclen = (offsetof(struct dirent64, d_name) + len + 1 + 7) & ~(size_t)7;
+	if (*used + reclen > size)
+		return false;
+	struct dirent64 *de = (struct dirent64 *)((char *)buf + *used);
+	de->d_ino = ino;
+	de->d_off = next;
+	de->d_reclen = reclen;
+	de->d_type = type;
+	memcpy(de->d_name, name, len);
+	de->d_name[len] = '\0';
+	*used += reclen;
+	return true;
+}
+
+/*
+ * Positions: 0 is ".", 1 is "..", n + 2 the n-th name in the directory's child
+ * list. A name added or removed while a reader is part-way through may shift
+ * the later ones by one, as with any position-based readdir.
+ */
+long sys_getdents(int fd, void *buf, size_t size)
+{
+	struct file *f = fget(fd);
+	size_t used = 0;
+
+	if (!f)
+		return -EBADF;
+	if (!S_ISDIR(f->f_inode->i_mode)) {
+		fput(f);
+		return -ENOTDIR;
+	}
+	struct dentry *dir = f->f_path.dentry, *child;
+	s64 pos = f->f_pos, n = 2;
+	bool full = false;
+	if (pos == 0) {
+		full = !dirent_put(buf, size, &used, dir->d_inode->i_ino, 1, DT_DIR, ".", 1);
+		pos += !full;
+	}
+	if (pos == 1 && !full) {
+		struct dentry *parent = dget_parent(dir);
+		full = !dirent_put(buf, size, &used, parent->d_inode->i_ino, 2, DT_DIR, "..", 2);
+		dput(parent);
+		pos += !full;
+	}
+	d_lock(dir);
+	list_for_each_entry(child, &dir->d_subdirs, d_child) {
+		if (full)
+			break;
+		struct inode *inode = READ_ONCE(child->d_inode);
+		if (!inode || d_unhashed(child))
+			continue;
+		if (n++ < pos)
+			continue;
+		full =
+		    !dirent_put(buf, size, &used, inode->i_ino, pos + 1, dirent_type(inode->i_mode),
+				child->d_name.name, child->d_name.len);
+		pos += !full;
+	}
+	d_unlock(dir);
+	f->f_pos = pos;
+	fput(f);
+	/* Nothing fitted although there was something to give: the buffer is too small. */
+	return used == 0 && full ? -EINVAL : (long)used;
+}

@@ -1,0 +1,198 @@
+/*
+ * The VFS's switches and shared state: the vfs= and inode_free= modes with
+ * vfs=global's two big locks, the per-CPU counters, the root mount with its
+ * per-CPU reference count, and boot-time setup.
+ *
+ * vfs=global adds its locks around the scalable design's own, never instead of
+ * them, so a mode switch while calls are in flight is safe: each call reads the
+ * mode once and takes or skips the big lock as one unit.
+ */
+#include <grace/boot_info.h>
+#include <grace/cmdline.h>
+#include <grace/failslab.h>
+#include <grace/irq.h>
+#include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/slab.h>
+#include <grace/smp.h>
+#include <grace/string.h>
+
+#include "internal.h"
+
+static enum vfs_mode vfs_mode = VFS_SCALABLE;
+static DEFINE_SPINLOCK(dcache_lock);
+static DEFINE_SPINLOCK(inode_lock);
+
+bool vfs_global(void)
+{
+	return READ_ONCE(vfs_mode) == VFS_GLOBAL;
+}
+
+void vfs_set_mode(enum vfs_mode mode)
+{
+	WRITE_ONCE(vfs_mode, mode);
+}
+
+enum vfs_mode vfs_get_mode(void)
+{
+	return READ_ONCE(vfs_mode);
+}
+
+const char *vfs_mode_name(enum vfs_mode mode)
+{
+	return mode == VFS_GLOBAL ? "global" : "scalable";
+}
+
+bool vfs_parse_mode(const char *word, enum vfs_mode *mode)
+{
+	if (!strcmp(word, "scalable"))
+		*mode = VFS_SCALABLE;
+	else if (!strcmp(word, "global"))
+		*mode = VFS_GLOBAL;
+	else
+		return false;
+	return true;
+}
+
+void dcache_global_lock(bool global)
+{
+	if (global)
+		spin_lock(&dcache_lock);
+}
+
+void dcache_global_unlock(bool global)
+{
+	if (global)
+		spin_unlock(&dcache_lock);
+}
+
+void inode_global_lock(bool global)
+{
+	if (global)
+		spin_lock(&inode_lock);
+}
+
+void inode_global_unlock(bool global)
+{
+	if (global)
+		spin_unlock(&inode_lock);
+}
+
+/*
+ * One cache line of counters per CPU. Updates come from threads and from RCU
+ * callbacks (softirq) on the same CPU, so each is made with interrupts off; the
+ * sum is read without a lock and is exact once nothing updates.
+ */
+struct vfs_counters {
+	long v[NR_VFS_COUNTERS];
+};
+static DEFINE_PER_CPU_ALIGNED(struct vfs_counters, vfs_counters);
+
+void vfs_count_add(enum vfs_counter c, long v)
+{
+	unsigned long flags = arch_irq_save();
+	struct vfs_counters *mine = this_cpu_ptr(&vfs_counters);
+	WRITE_ONCE(mine->v[c], mine->v[c] + v);
+	arch_irq_restore(flags);
+}
+
+long vfs_count_slot(enum vfs_counter c, unsigned cpu)
+{
+	return READ_ONCE(per_cpu(vfs_counters, cpu).v[c]);
+}
+
+long vfs_count_sum(enum vfs_counter c)
+{
+	long sum = 0;
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		sum += vfs_count_slot(c, cpu);
+	return sum;
+}
+
+void vfs_counts(struct vfs_counts *c)
+{
+	c->dentries = vfs_count_sum(NR_DENTRY);
+	c->dentries_unused = vfs_count_sum(NR_DENTRY_UNUSED);
+	c->dentries_negative = vfs_count_sum(NR_DENTRY_NEGATIVE);
+	c->inodes = vfs_count_sum(NR_INODE);
+	c->inodes_unused = vfs_count_sum(NR_INODE_UNUSED);
+	c->files = vfs_count_sum(NR_FILE);
+}
+
+struct vfsmount root_mnt;
+static DEFINE_PER_CPU_ALIGNED(long, root_mnt_count);
+
+/* Interrupts off for the same reason as the counters: files are released from RCU callbacks too. */
+void mnt_get(struct vfsmount *mnt)
+{
+	unsigned long flags = arch_irq_save();
+	this_cpu(root_mnt_count)++;
+	arch_irq_restore(flags);
+}
+
+void mnt_put(struct vfsmount *mnt)
+{
+	unsigned long flags = arch_irq_save();
+	this_cpu(root_mnt_count)--;
+	arch_irq_restore(flags);
+}
+
+long mnt_count(struct vfsmount *mnt)
+{
+	long sum = 0;
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		sum += READ_ONCE(per_cpu(root_mnt_count, cpu));
+	return sum;
+}
+
+void path_get(const struct path *p)
+{
+	mnt_get(p->mnt);
+	dget(p->dentry);
+}
+
+void path_put(const struct path *p)
+{
+	dput(p->dentry);
+	mnt_put(p->mnt);
+}
+
+void *fs_alloc(size_t size)
+{
+	return kmalloc_failable(size);
+}
+
+static void vfs_apply_cmdline(void)
+{
+	const char *v;
+	enum vfs_mode mode;
+
+	if ((v = cmdline_get("vfs"))) {
+		if (vfs_parse_mode(v, &mode))
+			vfs_set_mode(mode);
+		else
+			pr_warn("vfs: unknown mode '%s' (scalable|global); keeping scalable\n", v);
+	}
+	if ((v = cmdline_get("inode_free"))) {
+		if (!strcmp(v, "call_rcu"))
+			inode_set_free_mode(INODE_FREE_CALL_RCU);
+		else if (strcmp(v, "typesafe"))
+			pr_warn("vfs: unknown inode_free '%s' (typesafe|call_rcu); keeping %s\n", v,
+				inode_free_mode_name(inode_get_free_mode()));
+	}
+}
+
+void vfs_init(void)
+{
+	vfs_apply_cmdline();
+	dcache_init();
+	inode_init();
+	file_init();
+	struct super_block *sb = ramfs_mount();
+	if (!sb)
+		panic("vfs: cannot mount the root ramfs");
+	root_mnt.mnt_sb = sb;
+	root_mnt.mnt_root = sb->s_root;
+	printk("vfs: ramfs on /, %s dcache, inodes freed %s\n", vfs_mode_name(vfs_get_mode()),
+	       inode_free_mode_name(inode_get_free_mode()));
+}
