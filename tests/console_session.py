@@ -4,8 +4,8 @@ tests/run --input FILE boots Grace without test= or bench=, waits for the
 `grace> ` prompt, and types FILE's lines one at a time, each after the prompt
 that follows the previous command. Lines are written with C escapes (\\x7f, \\x15,
 \\x03, \\x1b[A); blank lines and lines starting with '#' are skipped. A line may end
-in `  #=> TEXT` (the command prints exactly that one line) or `  #=> /REGEX/`
-(every line it prints matches).
+in `  #=> TEXT` (the command prints exactly that one line; `\\n` in TEXT separates
+the lines of a longer output) or `  #=> /REGEX/` (every line it prints matches).
 
 What a line does is worked out here, by replaying the editing keys the way a
 terminal user expects them to work (backspace, ^U, ^C, up and down through
@@ -22,7 +22,8 @@ HISTORY = 16  # SHELL_HISTORY in kernel/shell/shell_internal.h
 LINE_MAX = 127  # SHELL_LINE_MAX - 1
 # Every command the shell must offer; `help` has to list each.
 REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test", "bench", "profile",
-                     "echo", "uptime", "poweroff")
+                     "echo", "uptime", "poweroff") + \
+    ("ls", "cat", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs")  # fs/shell_cmds.c
 KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
 
 
@@ -49,7 +50,7 @@ def parse_script(path):
                 if len(want) > 1 and want.startswith("/") and want.endswith("/"):
                     expect = ("regex", want[1:-1])
                 else:
-                    expect = ("exact", want)
+                    expect = ("exact", want.split("\\n"))
             keys = codecs.decode(text, "unicode_escape")
             if "\x03" in keys[:-1]:
                 raise ValueError(f"{path}:{lineno}: ^C may only end a line")
@@ -128,8 +129,16 @@ def check_uptime(words, out, cfg):
 
 
 def check_echo(words, out, cfg):
+    if len(words) >= 3 and words[-2] in (">", ">>"):
+        return check_silent(words, out, cfg)
     want = " ".join(words[1:])
     return None if out == [want] else f"echo printed {out}, expected [{want!r}]"
+
+
+def check_silent(words, out, cfg):
+    """The file-system commands that change something print nothing when they succeed
+    (a line with an expectation checks their errors)."""
+    return None if not out else f"{words[0]} printed {out}, expected nothing"
 
 
 def check_ps(words, out, cfg):
@@ -213,7 +222,8 @@ def check_locks(words, out, cfg):
 
 CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
           "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
-          "bench": check_bench, "profile": check_profile, "locks": check_locks}
+          "bench": check_bench, "profile": check_profile, "locks": check_locks,
+          **{cmd: check_silent for cmd in ("mkdir", "rmdir", "rm", "mv", "ln", "cd")}}
 
 
 def judge(step, chunk, cfg):
@@ -233,8 +243,8 @@ def judge(step, chunk, cfg):
             return f"unknown command: expected [{want!r}], got {out}"
     if step.expect:
         kind, want = step.expect
-        if kind == "exact" and out != [want]:
-            return f"expected [{want!r}], got {out}"
+        if kind == "exact" and out != want:
+            return f"expected {want}, got {out}"
         if kind == "regex" and (not out or not all(re.search(want, l) for l in out)):
             return f"expected every line to match /{want}/, got {out}"
         return None

@@ -139,17 +139,6 @@ SHELL_CMD(help, "[command]", "list the commands, or show one's usage")
 	return 0;
 }
 
-SHELL_CMD(echo, "[word ...]", "print the words")
-{
-	char out[SHELL_LINE_MAX];
-	size_t len = 0;
-	out[0] = '\0';
-	for (int i = 1; i < argc; i++)
-		len += scnprintf(out + len, sizeof(out) - len, "%s%s", i > 1 ? " " : "", argv[i]);
-	printk("%s\n", out);
-	return 0;
-}
-
 SHELL_CMD(uptime, "", "time since boot, CPUs online, threads")
 {
 	if (argc != 1)
