@@ -31,6 +31,7 @@ static const char *const known_keys[] = {
     "rcu_cpu_stall_timeout",
     "rcu_torture_broken",
     "torture_s",
+    "vfs_rows",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",
