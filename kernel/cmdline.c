@@ -34,6 +34,7 @@ static const char *const known_keys[] = {
     "failslab",
     "vfs",
     "inode_free",
+    "vfs_rows",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",
