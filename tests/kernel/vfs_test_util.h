@@ -24,6 +24,7 @@
 #define TESTS_VFS_TEST_UTIL_H
 
 #include <grace/errno.h>
+#include <grace/failslab.h>
 #include <grace/fs.h>
 #include <grace/kthread.h>
 #include <grace/printk.h>
@@ -32,10 +33,6 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
-/* The fault-injection switch of <grace/failslab.h>. TODO-remove: include that header. */
-void failslab_set_ppm(u32 ppm);
-u32 failslab_get_ppm(void);
-u64 failslab_injected(void);
 
 #define VFS_LISTING_MAX (48 * 1024) /* bytes of a listing: the storms leave about 600 entries */
 #define VFS_LISTING_ENTRIES 1536    /* entries of one listing */
