@@ -97,11 +97,18 @@ int fd_install_lowest(struct fs_context *fs, struct file *f)
 	return i;
 }
 
-struct file *file_open_path(const struct path *p, int flags)
+struct file *file_alloc(void)
 {
-	struct file *f = kmem_cache_alloc(file_cache);
-	if (!f)
-		return NULL;
+	return kmem_cache_alloc(file_cache);
+}
+
+void file_free_unopened(struct file *f)
+{
+	kmem_cache_free(file_cache, f);
+}
+
+void file_open_path(struct file *f, const struct path *p, int flags)
+{
 	atomic_set(&f->f_count, 1);
 	f->f_path = *p;
 	path_get(p);
@@ -117,7 +124,6 @@ struct file *file_open_path(const struct path *p, int flags)
 		spin_unlock(&files_lock);
 	}
 	vfs_count_add(NR_FILE, 1);
-	return f;
 }
 
 struct file *fget(int fd)

@@ -269,7 +269,11 @@ struct fs_context {
 };
 /* The caller's context, made on first use: NULL on ENOMEM. */
 struct fs_context *fs_current(void);
-struct file *file_open_path(const struct path *p, int flags);
+/* A file struct to open later, so that nothing is left to fail once a call has changed the tree. */
+struct file *file_alloc(void);
+void file_free_unopened(struct file *f);
+/* Open f on p (taking references on p) with the open() flags. */
+void file_open_path(struct file *f, const struct path *p, int flags);
 struct file *fget(int fd);
 void fput(struct file *f);
 void file_init(void);

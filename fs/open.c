@@ -50,9 +50,12 @@ int sys_open(const char *name, int flags, unsigned mode)
 		return -EINVAL;
 	if (!fs)
 		return -ENOMEM;
-	/* A descriptor first: a call that fails for want of one must have changed nothing. */
+	/* A descriptor and a file first: a call that fails for want of them must change nothing. */
 	if ((err = fd_reserve(fs)))
 		return err;
+	struct file *f = file_alloc();
+	if (!f)
+		return -ENOMEM;
 	if (flags & O_CREAT)
 		err = open_create(name, flags, mode, &p);
 	else
@@ -60,8 +63,10 @@ int sys_open(const char *name, int flags, unsigned mode)
 				  ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |
 				      ((flags & O_DIRECTORY) ? LOOKUP_DIRECTORY : 0),
 				  &p);
-	if (err)
+	if (err) {
+		file_free_unopened(f);
 		return err;
+	}
 	struct inode *inode = p.dentry->d_inode;
 	if (S_ISLNK(inode->i_mode))
 		err = -ELOOP; /* O_NOFOLLOW on a symlink */
@@ -69,12 +74,13 @@ int sys_open(const char *name, int flags, unsigned mode)
 		err = -EISDIR;
 	else if ((flags & O_DIRECTORY) && !S_ISDIR(inode->i_mode))
 		err = -ENOTDIR;
-	struct file *f = err ? NULL : file_open_path(&p, flags);
+	if (err)
+		file_free_unopened(f);
+	else
+		file_open_path(f, &p, flags);
 	path_put(&p);
 	if (err)
 		return err;
-	if (!f)
-		return -ENOMEM;
 	if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(inode->i_mode))
 		ramfs_truncate(inode, 0); /* to zero: allocates nothing, cannot fail */
 	return fd_install_lowest(fs, f);

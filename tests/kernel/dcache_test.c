@@ -14,6 +14,8 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
+#include <asm/cpu.h>
+
 #include <fs/internal.h>
 
 /* Another online CPU than this one, or -1 on a single CPU. */
@@ -34,6 +36,46 @@ static int run_thread_on(int (*fn)(void *), void *arg, unsigned cpu)
 		return -ENOMEM;
 	wake_up_process(t);
 	return kthread_join(t);
+}
+
+/*
+ * A call on another CPU that the caller releases and waits for without sleeping:
+ * from inside an RCU read-side section, where the caller must not schedule.
+ */
+struct remote_call {
+	int (*fn)(void *);
+	void *arg;
+	u32 go, done;
+	int ret;
+	struct task *t;
+};
+
+static int remote_call_thread(void *arg)
+{
+	struct remote_call *rc = arg;
+	while (!smp_load_acquire(&rc->go))
+		cpu_relax();
+	rc->ret = rc->fn(rc->arg);
+	smp_store_release(&rc->done, 1);
+	return 0;
+}
+
+static bool remote_call_prepare(struct remote_call *rc, unsigned cpu)
+{
+	rc->go = rc->done = 0;
+	rc->t = kthread_create_on_cpu(remote_call_thread, rc, cpu, "dcache_test");
+	if (rc->t)
+		wake_up_process(rc->t);
+	return rc->t != NULL;
+}
+
+/* Run it now and spin until it returned. */
+static int remote_call_run(struct remote_call *rc)
+{
+	smp_store_release(&rc->go, 1);
+	while (!smp_load_acquire(&rc->done))
+		cpu_relax();
+	return rc->ret;
 }
 
 static struct qstr qstr_of(const char *name)
@@ -153,13 +195,15 @@ TEST(dcache, freed_only_after_readers)
 	struct rename_args args = {"/dc-free/a", "/dc-free/b"};
 	u32 seq;
 
+	struct remote_call rc = {.fn = rename_fn, .arg = &args};
+	ASSERT_TRUE(remote_call_prepare(&rc, cpu));
 	rcu_barrier();
 	long before = vfs_count_sum(NR_DENTRY);
 	rcu_read_lock();
 	struct dentry *victim = d_lookup_rcu(dir, &q, &seq);
 	EXPECT_TRUE(victim != NULL);
 	/* The rename unhashes b's dentry and its last dput frees it: after a grace period. */
-	EXPECT_EQ(run_thread_on(rename_fn, &args, cpu), 0);
+	EXPECT_EQ(remote_call_run(&rc), 0);
 	EXPECT_EQ(vfs_count_sum(NR_DENTRY), before);
 	if (victim) {
 		EXPECT_EQ(victim->d_name.len, 1);
@@ -167,6 +211,7 @@ TEST(dcache, freed_only_after_readers)
 		EXPECT_TRUE(victim->d_parent == dir);
 	}
 	rcu_read_unlock();
+	kthread_join(rc.t);
 	rcu_barrier();
 	EXPECT_EQ(vfs_count_sum(NR_DENTRY), before - 1);
 	dput(dir);

@@ -33,7 +33,6 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
-
 #define VFS_LISTING_MAX (48 * 1024) /* bytes of a listing: the storms leave about 600 entries */
 #define VFS_LISTING_ENTRIES 1536    /* entries of one listing */
 #define VFS_LINE_SHOWN 120	    /* bytes of a differing line quoted in a failure */
