@@ -153,8 +153,7 @@ void iput(struct inode *inode)
 	evict(inode, global); /* drops the global lock */
 }
 
-/* Under the bucket's lock or RCU: take a reference if inode is (sb, ino) and alive. */
-static bool inode_take_if(struct inode *inode, struct super_block *sb, u64 ino)
+bool inode_take_if(struct inode *inode, struct super_block *sb, u64 ino)
 {
 	bool ok;
 	spin_lock(&inode->i_lock);

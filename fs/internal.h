@@ -171,6 +171,12 @@ struct inode *igrab(struct inode *inode);
 void iput(struct inode *inode);
 /* The live inode (sb, ino) with a reference, or NULL: a lockless walk, then revalidated. */
 struct inode *ilookup(struct super_block *sb, u64 ino);
+/*
+ * ilookup's revalidation of a candidate found without locks (under RCU or the
+ * bucket's lock): take a reference if inode still is (sb, ino) and alive. With
+ * inode_free=typesafe the memory may be another inode by now, or a freed one.
+ */
+bool inode_take_if(struct inode *inode, struct super_block *sb, u64 ino);
 
 struct super_block {
 	struct dentry *s_root;

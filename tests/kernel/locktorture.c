@@ -459,6 +459,11 @@ u64 lt_cpu_counted_writes(unsigned cpu)
 	return lt.cpu[cpu].counted_writes;
 }
 
+bool lt_only_unfair(const struct lt_result *r)
+{
+	return !r->violations && !r->read_violations && r->counter == r->writes && !r->torn;
+}
+
 const char *lt_verdict(const struct lt_result *r, char *buf, size_t size)
 {
 	const struct lt_ops *ops = &lt_types[r->type];

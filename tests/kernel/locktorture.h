@@ -109,6 +109,8 @@ u64 lt_cpu_counted_writes(unsigned cpu);
  * FIFO fairness past its bound) in buf, or NULL when it passed.
  */
 const char *lt_verdict(const struct lt_result *r, char *buf, size_t size);
+/* Is unfairness all that is wrong with r (or nothing)? Exclusion and lost updates are not. */
+bool lt_only_unfair(const struct lt_result *r);
 
 /* "1.05": max over min with two decimals, "inf" when min is 0. */
 void lt_format_ratio(u64 max, u64 min, char *buf, size_t size);

@@ -6,6 +6,7 @@
  * runs the same writers with no lock and must see them overlap. Long runs: make
  * bench BENCH=locktorture ARGS=torture_s=600.
  */
+#include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/test.h>
 #include <grace/time.h>
@@ -33,6 +34,14 @@
  * CPU; raise this once waiters stop spinning away host time (paravirtual waits).
  */
 #define LT_TEST_CPUS 8
+/*
+ * Runs of a FIFO lock that may be judged unfair before the test fails. A FIFO lock
+ * that leaves a waiter behind does so in every run; a host that stops one vCPU
+ * outside the queue for a whole run (measured once: 1459 acquisitions against 9,
+ * x86_64 SMP=4 spinlock_pv=off, a 95 s configuration) seldom does it twice.
+ * Exclusion violations, lost updates and torn reads fail at once.
+ */
+#define LT_UNFAIR_RUNS 3
 /* The negative control retries until two vCPUs overlapped, for at most this long. */
 #define LT_RACE_RETRY_NS (20 * NSEC_PER_SEC)
 
@@ -44,10 +53,17 @@ static void lt_torture(enum lt_lock_type type)
 	    .run_ns = LT_TEST_RUN_NS, .hard_ns = LT_TEST_HARD_NS, .cpus = LT_TEST_CPUS};
 	char why[160];
 
-	lt_run(type, &p, &lt_result);
-	lt_print_summary(&lt_result);
-	if (lt_verdict(&lt_result, why, sizeof(why)))
-		test_fail(__FILE__, __LINE__, "%s", why);
+	for (unsigned run = 1;; run++) {
+		lt_run(type, &p, &lt_result);
+		lt_print_summary(&lt_result);
+		if (!lt_verdict(&lt_result, why, sizeof(why)))
+			return;
+		if (!lt_only_unfair(&lt_result) || run == LT_UNFAIR_RUNS)
+			break;
+		printk("# locktorture: run %u of %u unfair (%s): again\n", run, LT_UNFAIR_RUNS,
+		       why);
+	}
+	test_fail(__FILE__, __LINE__, "%s", why);
 }
 
 TEST(locktorture, spinlock_with_backoff_excludes_and_serves_cpus_in_turn)
