@@ -19,9 +19,13 @@
 
 #include "internal.h"
 
-static enum vfs_mode vfs_mode = VFS_SCALABLE;
-static DEFINE_SPINLOCK(dcache_lock);
-static DEFINE_SPINLOCK(inode_lock);
+/*
+ * Each on its own line: every call reads the mode, and vfs=global's callers write
+ * the locks; sharing a line would make the mode's reads miss on every lock taken.
+ */
+static enum vfs_mode vfs_mode __cacheline_aligned = VFS_SCALABLE;
+static spinlock_t dcache_lock __cacheline_aligned = SPINLOCK_INIT_NAMED("dcache_lock");
+static spinlock_t inode_lock __cacheline_aligned = SPINLOCK_INIT_NAMED("inode_lock");
 
 bool vfs_global(void)
 {
