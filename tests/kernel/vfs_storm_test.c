@@ -25,6 +25,7 @@
  */
 #include <grace/atomic.h>
 #include <grace/errno.h>
+#include <grace/failslab.h>
 #include <grace/fs.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
@@ -48,7 +49,7 @@
 #define STORM_PATH 192 /* a worker's path: the test's directory and a few short names */
 #define STORM_TEXT 48
 
-static char listing[VFS_LISTING_MAX], expected[VFS_LISTING_MAX];
+static char expected[VFS_LISTING_MAX];
 
 /* The online CPUs, numbered densely: a CPU's records are indexed by its place. */
 static struct {
@@ -158,18 +159,6 @@ static u64 storm_ino(const char *path)
 	return sys_stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
-/* The listing of dir is the lines of t. */
-static bool storm_expect_listing(const char *dir, struct vfs_text *t, const char *storm)
-{
-	vfs_text_sort(t);
-	if (!EXPECT_FALSE(t->overflow))
-		return false;
-	long n = vfs_listing(dir, listing, sizeof(listing));
-	if (!EXPECT_GE(n, 0))
-		return false;
-	return vfs_expect_same_listing(storm, listing, t->buf);
-}
-
 /* Run storm(dir) in mode, and put the mode back however the storm ended. */
 static void storm_in_mode(const char *dir, enum vfs_mode mode, void (*storm)(const char *dir))
 {
@@ -277,7 +266,7 @@ static void cu_storm(const char *dir)
 				vfs_line_file(&t, name, text, strlen(text), 1);
 			}
 	}
-	storm_expect_listing(dir, &t, "create/unlink");
+	vfs_expect_listing("create/unlink", dir, &t);
 	storm_expect_counts(&base, 2L * cpus.n * kept, "create/unlink");
 }
 
@@ -498,7 +487,7 @@ static void rn_storm(const char *dir)
 			vfs_line_file(&t, name, text, strlen(text), 1);
 			EXPECT_EQ(storm_ino(vfs_at(dir, "%s", name)), rn.pair_ino[p][holder]);
 		}
-	storm_expect_listing(dir, &t, "rename");
+	vfs_expect_listing("rename", dir, &t);
 	/* The lookups of others' files found some: they were not all misses. */
 	if (cpus.n > 1)
 		EXPECT_GT(atomic_read(&rn.found), 0);
@@ -699,7 +688,7 @@ static void rc_storm(const char *dir)
 			vfs_line_file(&t, leaf, name, strlen(name), 1);
 			left++;
 		}
-		storm_expect_listing(d, &t, "rmdir/create");
+		vfs_expect_listing("rmdir/create", d, &t);
 	}
 	printk("# vfs_storm: rmdir won %u of %u rounds against %u creators\n", won, RC_ROUNDS,
 	       cpus.n - 1);
@@ -912,7 +901,7 @@ static void fs_storm(const char *dir)
 	/* The tree is what the calls that succeeded made it. */
 	struct vfs_text t;
 	long names = fs_expected(&t);
-	storm_expect_listing(dir, &t, "failslab");
+	vfs_expect_listing("failslab", dir, &t);
 	storm_expect_counts(&base, names, "failslab");
 
 	/* Once the storm's names are gone, every cache is back where it began. */
