@@ -108,6 +108,8 @@ static struct dentry *__d_alloc(struct super_block *sb, const struct qstr *name)
 	}
 	memcpy(buf, name->name, name->len);
 	buf[name->len] = '\0';
+	/* A walker reading a name mid-rename stops at a NUL within the dentry. */
+	d->d_iname[DNAME_INLINE_LEN - 1] = '\0';
 	d->d_name = (struct qstr){name->hash, name->len, buf};
 	lockref_init(&d->d_lockref, 1);
 	d->d_seq = (seqcount_t)SEQCOUNT_INIT;
@@ -133,14 +135,17 @@ struct dentry *d_alloc_root(struct super_block *sb)
 struct dentry *d_alloc(struct dentry *parent, const struct qstr *name)
 {
 	struct dentry *d = __d_alloc(parent->d_sb, name);
+	bool global = vfs_global();
 	if (!d)
 		return NULL;
+	dcache_global_lock(global);
 	d_lock(parent);
 	/* The child's reference on its parent, taken under the lock the list needs anyway. */
 	lockref_set_count(&parent->d_lockref, d_count(parent) + 1);
 	d->d_parent = parent;
 	list_add_tail(&d->d_child, &parent->d_subdirs);
 	d_unlock(parent);
+	dcache_global_unlock(global);
 	return d;
 }
 
@@ -183,11 +188,15 @@ struct dentry *dget_parent(struct dentry *d)
 	return p;
 }
 
+static void d_lru_del(struct dentry *d);
+
+/* A pinned dentry is in use for good: off the LRU, so the unused count stays exact. */
 void d_pin(struct dentry *d)
 {
 	d_lock(d);
 	lockref_set_count(&d->d_lockref, d_count(d) + 1);
 	d->d_flags |= DCACHE_PINNED;
+	d_lru_del(d);
 	d_unlock(d);
 }
 
@@ -422,8 +431,14 @@ struct dentry *d_lookup_rcu(const struct dentry *parent, const struct qstr *name
 		if (READ_ONCE(d->d_name.hash) != name->hash ||
 		    READ_ONCE(d->d_name.len) != name->len)
 			continue;
-		/* A rename may be rewriting the name: compare, then check it was stable. */
+		/*
+		 * A rename may be rewriting the name: compare, then check it was stable.
+		 * A length read before the rename with a pointer read after could run past
+		 * the inline buffer: such a pair is torn anyway, and never compared.
+		 */
 		const char *dname = READ_ONCE(d->d_name.name);
+		if (dname == d->d_iname && name->len >= DNAME_INLINE_LEN)
+			continue;
 		if (memcmp(dname, name->name, name->len))
 			continue;
 		if (!d_seq_valid(d, s))
@@ -519,7 +534,16 @@ int d_move(struct dentry *d, struct dentry *target)
 	dcache_global_lock(global);
 	write_seqlock(&rename_lock);
 	struct dentry *old_parent = d->d_parent, *new_parent = target->d_parent;
-	d_lock_two(old_parent, new_parent, 0);
+	/* Parent before child: of two related parents the ancestor first. */
+	if (old_parent != new_parent && d_is_subdir(old_parent, new_parent)) {
+		lockref_lock_nested(&new_parent->d_lockref, 0);
+		lockref_lock_nested(&old_parent->d_lockref, 1);
+	} else if (old_parent != new_parent && d_is_subdir(new_parent, old_parent)) {
+		lockref_lock_nested(&old_parent->d_lockref, 0);
+		lockref_lock_nested(&new_parent->d_lockref, 1);
+	} else {
+		d_lock_two(old_parent, new_parent, 0);
+	}
 	d_lock_two(d, target, 2);
 	write_seqcount_begin(&d->d_seq);
 	write_seqcount_begin(&target->d_seq);
@@ -604,12 +628,16 @@ long d_path(struct dentry *d, char *buf, size_t size)
 		*--p = '\0';
 		while (!d_is_root(cur)) {
 			u32 n = READ_ONCE(cur->d_name.len);
+			const char *name = READ_ONCE(cur->d_name.name);
+			if (name == cur->d_iname && n >= DNAME_INLINE_LEN)
+				n = DNAME_INLINE_LEN -
+				    1; /* torn by a rename: the retry redoes it */
 			if ((size_t)(p - buf) < n + 1) {
 				len = -ERANGE;
 				break;
 			}
 			p -= n;
-			memcpy(p, READ_ONCE(cur->d_name.name), n);
+			memcpy(p, name, n);
 			*--p = '/';
 			cur = READ_ONCE(cur->d_parent);
 		}

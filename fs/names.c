@@ -47,16 +47,22 @@ static int create(const char *name, u32 mode, const char *link)
 	int err = path_parent(name, &pl);
 	if (err)
 		return err;
-	if (pl.last_type != LAST_NORM || (pl.trailing_slash && !S_ISDIR(mode))) {
+	if (pl.last_type != LAST_NORM) {
 		path_parent_put(&pl);
-		return pl.last_type != LAST_NORM ? -EEXIST : -ENOENT;
+		return -EEXIST;
 	}
 	struct dentry *d = lock_last(&pl, &err);
 	if (!d) {
 		path_parent_put(&pl);
 		return err;
 	}
-	err = d_is_negative(d) ? ramfs_mknod(pl.dir.dentry, d, mode, link) : -EEXIST;
+	/* An existing name first, as Linux: symlink onto an existing "x/" is EEXIST. */
+	if (!d_is_negative(d))
+		err = -EEXIST;
+	else if (pl.trailing_slash && !S_ISDIR(mode))
+		err = -ENOENT;
+	else
+		err = ramfs_mknod(pl.dir.dentry, d, mode, link);
 	unlock_last(&pl, d);
 	return err;
 }
@@ -148,10 +154,10 @@ int sys_link(const char *oldpath, const char *newpath)
 		struct dentry *d = NULL;
 		if (pl.last_type != LAST_NORM)
 			err = -EEXIST;
-		else if (pl.trailing_slash)
-			err = -ENOENT;
 		else if ((d = lock_last(&pl, &err)))
-			err = d_is_negative(d) ? ramfs_link(pl.dir.dentry, d, inode) : -EEXIST;
+			err = !d_is_negative(d)	  ? -EEXIST
+			      : pl.trailing_slash ? -ENOENT
+						  : ramfs_link(pl.dir.dentry, d, inode);
 		if (d)
 			unlock_last(&pl, d);
 		else
@@ -196,5 +202,8 @@ long sys_getcwd(char *buf, size_t size)
 	struct fs_context *fs = fs_current();
 	if (!fs)
 		return -ENOMEM;
+	/* A removed directory has no path, as on Linux. */
+	if (d_unhashed(fs->cwd.dentry) && !d_is_root(fs->cwd.dentry))
+		return -ENOENT;
 	return d_path(fs->cwd.dentry, buf, size);
 }

@@ -8,8 +8,42 @@
 
 #include "internal.h"
 
+/*
+ * An existing symlink at name's last component, with O_CREAT: what it names is
+ * opened, or created if missing (as Linux does), by the same steps on the target
+ * spliced onto name's directory. links counts the symlinks followed so far.
+ */
+static int open_create(const char *name, int flags, unsigned mode, struct path *out,
+		       unsigned links);
+
+static int open_create_through(const char *name, struct inode *link, int flags, unsigned mode,
+			       struct path *out, unsigned links)
+{
+	if (links >= SYMLOOP_MAX)
+		return -ELOOP;
+	char *buf = fs_alloc(PATH_MAX);
+	if (!buf)
+		return -ENOMEM;
+	size_t dlen = 0, tlen = strlen(link->link);
+	if (*link->link != '/') {
+		const char *slash = NULL;
+		for (const char *p = name; *p; p++)
+			if (*p == '/')
+				slash = p;
+		dlen = slash ? (size_t)(slash - name) + 1 : 0;
+	}
+	int err = -ENAMETOOLONG;
+	if (dlen + tlen < PATH_MAX) {
+		memcpy(buf, name, dlen);
+		memcpy(buf + dlen, link->link, tlen + 1);
+		err = open_create(buf, flags, mode, out, links + 1);
+	}
+	kfree(buf);
+	return err;
+}
+
 /* O_CREAT: find or make the last name under its directory's i_mutex. */
-static int open_create(const char *name, int flags, unsigned mode, struct path *out)
+static int open_create(const char *name, int flags, unsigned mode, struct path *out, unsigned links)
 {
 	struct parent_lookup pl;
 	int err = path_parent(name, &pl);
@@ -26,16 +60,21 @@ static int open_create(const char *name, int flags, unsigned mode, struct path *
 		err = ramfs_mknod(dir, d, S_IFREG | (mode & 07777), NULL);
 	else if (d && (flags & O_EXCL))
 		err = -EEXIST;
+	else if (d && S_ISDIR(d->d_inode->i_mode))
+		err = -EISDIR;
 	mutex_unlock(&dir->d_inode->i_mutex);
-	bool symlink = d && !err && S_ISLNK(d->d_inode->i_mode);
-	if (!err && !symlink)
-		*out = (struct path){pl.dir.mnt, dget(d)};
+	struct inode *link = d && !err && S_ISLNK(d->d_inode->i_mode) ? d->d_inode : NULL;
+	if (!err && !link) {
+		*out = (struct path){pl.dir.mnt, d};
+		path_get(out);
+	}
+	if (link)
+		err = (flags & O_NOFOLLOW)
+			  ? -ELOOP
+			  : open_create_through(name, link, flags, mode, out, links);
 	if (d)
-		dput(d);
+		dput(d); /* after the target is read: the reference keeps the link's inode */
 	path_parent_put(&pl);
-	/* An existing symlink is followed to what it names, as open without O_CREAT would. */
-	if (symlink)
-		err = (flags & O_NOFOLLOW) ? -ELOOP : path_lookup(name, LOOKUP_FOLLOW, out);
 	return err;
 }
 
@@ -46,7 +85,9 @@ int sys_open(const char *name, int flags, unsigned mode)
 	struct path p;
 	int err;
 
-	if (acc == O_ACCMODE)
+	/* Access mode 3 (Linux's ioctl-only mode) is not supported; O_CREAT | O_DIRECTORY is
+	 * refused as by Linux 6.4. */
+	if (acc == O_ACCMODE || (flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
 		return -EINVAL;
 	if (!fs)
 		return -ENOMEM;
@@ -57,7 +98,7 @@ int sys_open(const char *name, int flags, unsigned mode)
 	if (!f)
 		return -ENOMEM;
 	if (flags & O_CREAT)
-		err = open_create(name, flags, mode, &p);
+		err = open_create(name, flags, mode, &p, 0);
 	else
 		err = path_lookup(name,
 				  ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |
@@ -81,8 +122,9 @@ int sys_open(const char *name, int flags, unsigned mode)
 	path_put(&p);
 	if (err)
 		return err;
-	if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(inode->i_mode))
-		ramfs_truncate(inode, 0); /* to zero: allocates nothing, cannot fail */
+	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
+	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
+		ramfs_truncate(inode, 0);
 	return fd_install_lowest(fs, f);
 }
 
@@ -170,10 +212,7 @@ s64 sys_lseek(int fd, s64 offset, int whence)
 		fput(f);
 		return -EINVAL;
 	}
-	pos = base + offset;
-	if ((offset < 0 && pos > base) || (offset > 0 && pos < base))
-		pos = -1; /* overflowed */
-	if (pos < 0) {
+	if (__builtin_add_overflow(base, offset, &pos) || pos < 0) {
 		fput(f);
 		return -EINVAL;
 	}
@@ -255,9 +294,13 @@ long sys_getdents(int fd, void *buf, size_t size)
 		fput(f);
 		return -ENOTDIR;
 	}
+	if (f->f_inode->i_state & I_DEADDIR) {
+		fput(f);
+		return -ENOENT;
+	}
 	struct dentry *dir = f->f_path.dentry, *child;
 	s64 pos = f->f_pos, n = 2;
-	bool full = false;
+	bool full = false, global = vfs_global();
 	if (pos == 0) {
 		full = !dirent_put(buf, size, &used, dir->d_inode->i_ino, 1, DT_DIR, ".", 1);
 		pos += !full;
@@ -268,21 +311,24 @@ long sys_getdents(int fd, void *buf, size_t size)
 		dput(parent);
 		pos += !full;
 	}
+	dcache_global_lock(global);
 	d_lock(dir);
 	list_for_each_entry(child, &dir->d_subdirs, d_child) {
 		if (full)
 			break;
-		struct inode *inode = READ_ONCE(child->d_inode);
-		if (!inode || d_unhashed(child))
-			continue;
-		if (n++ < pos)
-			continue;
-		full =
-		    !dirent_put(buf, size, &used, inode->i_ino, pos + 1, dirent_type(inode->i_mode),
-				child->d_name.name, child->d_name.len);
-		pos += !full;
+		/* The child's lock: an unlink clears d_inode and frees the inode under it. */
+		d_lock_nested(child);
+		struct inode *inode = child->d_inode;
+		if (inode && !d_unhashed(child) && n++ >= pos) {
+			full = !dirent_put(buf, size, &used, inode->i_ino, pos + 1,
+					   dirent_type(inode->i_mode), child->d_name.name,
+					   child->d_name.len);
+			pos += !full;
+		}
+		d_unlock(child);
 	}
 	d_unlock(dir);
+	dcache_global_unlock(global);
 	f->f_pos = pos;
 	fput(f);
 	/* Nothing fitted although there was something to give: the buffer is too small. */

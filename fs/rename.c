@@ -39,23 +39,26 @@ static int rename_check(const struct parent_lookup *po, const struct parent_look
 			struct dentry *old, struct dentry *new, unsigned flags)
 {
 	struct inode *iold = old->d_inode, *inew = new->d_inode;
+	/* Within one directory neither can be the other's ancestor (and no mutex holds the shape).
+	 */
+	bool across = po->dir.dentry != pn->dir.dentry;
 	if (!iold)
 		return -ENOENT;
+	if (inew && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
 	bool isdir = S_ISDIR(iold->i_mode);
 	if ((po->trailing_slash || pn->trailing_slash) && !isdir)
 		return -ENOTDIR;
-	if (isdir && d_is_subdir(pn->dir.dentry, old))
+	if (across && isdir && d_is_subdir(pn->dir.dentry, old))
 		return -EINVAL; /* into its own subtree */
 	if (!inew)
 		return 0;
-	if (flags & RENAME_NOREPLACE)
-		return -EEXIST;
+	if (across && d_is_subdir(po->dir.dentry, new))
+		return -ENOTEMPTY; /* the target holds the source */
 	if (isdir && !S_ISDIR(inew->i_mode))
 		return -ENOTDIR;
 	if (!isdir && S_ISDIR(inew->i_mode))
 		return -EISDIR;
-	if (d_is_subdir(po->dir.dentry, new))
-		return -ENOTEMPTY; /* the target holds the source */
 	return 0;
 }
 

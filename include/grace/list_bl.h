@@ -103,7 +103,7 @@ static inline void hlist_bl_add_head_rcu(struct hlist_bl_node *n, struct hlist_b
 	struct hlist_bl_node *locked = READ_ONCE(h->first);
 	BUG_ON(!((uintptr_t)locked & HLIST_BL_LOCK_MASK)); /* the bucket is not locked */
 	struct hlist_bl_node *first = hlist_bl_unmask(locked);
-	n->next = first;
+	WRITE_ONCE(n->next, first); /* n may be visible already: a rename re-adds it */
 	WRITE_ONCE(n->pprev, &h->first);
 	if (first)
 		first->pprev = &n->next;
