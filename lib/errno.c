@@ -60,6 +60,14 @@ const char *errno_name(int err)
 		return "ENODATA";
 	case EOVERFLOW:
 		return "EOVERFLOW";
+	case EMSGSIZE:
+		return "EMSGSIZE";
+	case EADDRINUSE:
+		return "EADDRINUSE";
+	case ENETUNREACH:
+		return "ENETUNREACH";
+	case ENOBUFS:
+		return "ENOBUFS";
 	case EILSEQ:
 		return "EILSEQ";
 	case ETIMEDOUT:
@@ -128,6 +136,14 @@ const char *strerror(int err)
 		return "No data available";
 	case EOVERFLOW:
 		return "Value too large for defined data type";
+	case EMSGSIZE:
+		return "Message too long";
+	case EADDRINUSE:
+		return "Address already in use";
+	case ENETUNREACH:
+		return "Network is unreachable";
+	case ENOBUFS:
+		return "No buffer space available";
 	case EILSEQ:
 		return "Invalid or incomplete multibyte or wide character";
 	case ETIMEDOUT:

@@ -31,6 +31,10 @@
 #define ENODATA 61
 #define EOVERFLOW 75
 #define EILSEQ 84
+#define EMSGSIZE 90
+#define EADDRINUSE 98
+#define ENETUNREACH 101
+#define ENOBUFS 105
 #define ETIMEDOUT 110
 
 /* "ENOENT" for ENOENT or -ENOENT. */

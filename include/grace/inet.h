@@ -1,0 +1,128 @@
+/*
+ * IPv4 and what runs on it here: ARP, ICMP echo, UDP sockets. Wire formats are
+ * in network byte order (htons/htonl); addresses are u32 in network order.
+ *
+ * Receive runs in the NET_RX softirq (net_rx_handler): every malformed,
+ * truncated, oversized, wrong-checksum, wrong-version or wrong-length packet,
+ * every ARP reply nobody asked for, and every datagram for a full socket queue
+ * is dropped and counted by reason (inet_drops).
+ */
+#ifndef GRACE_INET_H
+#define GRACE_INET_H
+
+#include <grace/netdevice.h>
+#include <grace/types.h>
+#include <grace/wait.h>
+
+#define ETH_P_IP 0x0800
+#define ETH_P_ARP 0x0806
+#define IPPROTO_ICMP 1
+#define IPPROTO_UDP 17
+
+static inline u16 htons(u16 v)
+{
+	return __builtin_bswap16(v);
+}
+static inline u32 htonl(u32 v)
+{
+	return __builtin_bswap32(v);
+}
+#define ntohs htons
+#define ntohl htonl
+/* a.b.c.d in network order */
+#define IPV4(a, b, c, d) htonl(((u32)(a) << 24) | ((u32)(b) << 16) | ((u32)(c) << 8) | (d))
+
+struct ethhdr {
+	u8 h_dest[ETH_ALEN], h_source[ETH_ALEN];
+	u16 h_proto;
+} __attribute__((packed));
+
+struct iphdr {
+	u8 ihl_version; /* version 4 in the high nibble, header words in the low */
+	u8 tos;
+	u16 tot_len, id, frag_off;
+	u8 ttl, protocol;
+	u16 check;
+	u32 saddr, daddr;
+} __attribute__((packed));
+
+struct udphdr {
+	u16 source, dest, len, check;
+} __attribute__((packed));
+
+struct icmphdr {
+	u8 type, code;
+	u16 checksum, id, sequence;
+} __attribute__((packed));
+
+struct arphdr {
+	u16 ar_hrd, ar_pro;
+	u8 ar_hln, ar_pln;
+	u16 ar_op;
+	u8 ar_sha[ETH_ALEN];
+	u32 ar_sip;
+	u8 ar_tha[ETH_ALEN];
+	u32 ar_tip;
+} __attribute__((packed));
+
+/* The Internet checksum (RFC 1071) of len bytes, folded, not inverted, added to sum. */
+u32 csum_partial(const void *data, size_t len, u32 sum);
+u16 csum_fold(u32 sum);
+/* The UDP checksum of a datagram (header and payload, len bytes) from saddr to daddr. */
+u16 udp_checksum(u32 saddr, u32 daddr, const void *udp, size_t len);
+
+/* Send skb (data at the transport header) as an IPv4 packet of protocol to daddr. 0 or -errno. */
+int ip_output(struct sk_buff *skb, u32 daddr, u8 protocol, u8 tos);
+
+/* Why a received packet was dropped; inet_drops(reason) counts them. */
+enum inet_drop {
+	DROP_ETH_SHORT,	      /* shorter than an Ethernet header */
+	DROP_ETH_PROTO,	      /* neither IPv4 nor ARP */
+	DROP_IP_SHORT,	      /* truncated IPv4 header */
+	DROP_IP_VERSION,      /* not version 4 */
+	DROP_IP_HDR_LEN,      /* header length below 20 or past the packet */
+	DROP_IP_LEN,	      /* total length past the packet or below the header */
+	DROP_IP_CSUM,	      /* bad header checksum */
+	DROP_IP_FRAGMENT,     /* fragments are not reassembled */
+	DROP_IP_NOT_OURS,     /* for another address */
+	DROP_IP_PROTO,	      /* no handler for the protocol */
+	DROP_UDP_SHORT,	      /* truncated UDP header */
+	DROP_UDP_LEN,	      /* UDP length disagrees with the IP payload */
+	DROP_UDP_CSUM,	      /* bad UDP checksum */
+	DROP_UDP_NO_PORT,     /* nobody bound the port */
+	DROP_UDP_QUEUE_FULL,  /* the socket's receive queue is full */
+	DROP_ICMP_SHORT,      /* truncated ICMP */
+	DROP_ICMP_CSUM,	      /* bad ICMP checksum */
+	DROP_ARP_SHORT,	      /* truncated ARP */
+	DROP_ARP_BAD,	      /* not Ethernet/IPv4, or a bad opcode */
+	DROP_ARP_UNSOLICITED, /* a reply nobody asked for */
+	DROP_TX_OVERSIZE,     /* a datagram too big for one frame (no fragmentation) */
+	NR_INET_DROPS
+};
+u64 inet_drops(enum inet_drop reason);
+const char *inet_drop_name(enum inet_drop reason);
+
+/* UDP sockets, shaped like the calls of the same names; -errno on failure. */
+struct udp_sock;
+struct udp_sock *udp_socket(void);
+/* Bind to port (host order; 0: an ephemeral one) on any address. */
+int udp_bind(struct udp_sock *s, u16 port);
+u16 udp_port(const struct udp_sock *s);
+/* Send len bytes to daddr:dport (host-order port). The bytes sent, or -errno. */
+long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport);
+/* Receive one datagram, waiting up to timeout_ns (0: none): its length (cut to len), or -EAGAIN. */
+long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport,
+		  u64 timeout_ns);
+void udp_close(struct udp_sock *s);
+#define UDP_RCVQ_MAX 64 /* datagrams a socket queues before it drops */
+
+/* The UDP echo service (RFC 862) on port 7, started once networking is up. */
+#define UDP_ECHO_PORT 7
+
+/* ICMP echo: send one request to daddr and wait for the reply; its round trip in ns, or -errno. */
+s64 icmp_ping(u32 daddr, u16 seq, u64 timeout_ns);
+
+/* Bring networking up: loopback, the sink, the drivers' devices, the echo service. */
+void net_init(void);
+
+#endif

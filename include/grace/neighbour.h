@@ -1,0 +1,30 @@
+/*
+ * The neighbour table: IPv4 address to MAC (the ARP cache), per device. An
+ * entry is INCOMPLETE while its ARP request is out (packets wait on it, a few
+ * at most), REACHABLE once a reply came. A timer-driven gc frees entries unused
+ * for gc_stale_ns every gc_interval; an insert that finds more than gc_thresh
+ * entries forces a gc first, as the 2002 thread's "gc" rows (boot arguments and
+ * runtime settings neigh_gc_thresh, neigh_gc_interval).
+ */
+#ifndef GRACE_NEIGHBOUR_H
+#define GRACE_NEIGHBOUR_H
+
+#include <grace/netdevice.h>
+#include <grace/types.h>
+
+/*
+ * Send skb (an IPv4 packet, skb->dev set) to next hop ip: with the MAC known,
+ * the Ethernet header is pushed and it goes to dev_queue_xmit(); else it waits
+ * for the ARP reply (an ARP request is sent). 0 or -errno (skb freed).
+ */
+int neigh_output(struct sk_buff *skb, u32 ip);
+/* An ARP reply or request told us ip is at mac on dev: update (or create, if asked). */
+void neigh_update(struct net_device *dev, u32 ip, const u8 *mac, bool create);
+/* Copy the MAC of ip on dev into mac: true if known. */
+bool neigh_lookup(struct net_device *dev, u32 ip, u8 *mac);
+/* Call fn on every entry (the shell's arp). */
+void neigh_for_each(void (*fn)(struct net_device *dev, u32 ip, const u8 *mac, bool complete,
+			       void *arg),
+		    void *arg);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * IPv4 routing: the FIB, a table of prefixes searched by longest match (the slow
+ * path), under a route cache keyed by (daddr, saddr, tos, oif) that answers the
+ * common case.
+ *
+ * rtcache=rcu (default): lookups walk a bucket under rcu_read_lock(), take no
+ * lock and write no shared line; the entry they return is valid until
+ * rcu_read_unlock() (no reference is taken). Inserts and deletes take the
+ * bucket's lock; a removed entry is freed with call_rcu().
+ * rtcache=rwlock: the 2002 baseline, the same table read under a reader-writer
+ * lock per bucket (read_lock on every lookup: a store to a shared line).
+ *
+ * A timer-driven garbage collector expires entries idle for rt_gc_timeout and,
+ * when the cache holds more than rt_gc_thresh entries, trims chains longer than
+ * rt_gc_elasticity, every rt_gc_interval (boot arguments and runtime settings
+ * of those names, as in the 2002 thread's tuned runs).
+ */
+#ifndef GRACE_ROUTE_H
+#define GRACE_ROUTE_H
+
+#include <grace/types.h>
+
+struct net_device;
+
+struct rtable {
+	u32 daddr, saddr; /* network order */
+	u8 tos;
+	u32 oif;     /* output interface asked for, 0: any */
+	u32 gateway; /* next hop (network order): daddr when on-link */
+	struct net_device *dev;
+	u64 lastuse_ns; /* written only when it moved by more than a tick: no line per lookup */
+};
+
+/* Add a route: prefix/len via gateway (0: on-link) out of dev. 0 or -errno (-EEXIST, -ENOMEM). */
+int fib_add(u32 prefix, unsigned len, u32 gateway, struct net_device *dev);
+int fib_del(u32 prefix, unsigned len);
+/* The longest match for daddr: 0 with *gateway, *dev set, or -ENETUNREACH. */
+int fib_lookup(u32 daddr, u32 *gateway, struct net_device **dev);
+
+/*
+ * The route for (daddr, saddr, tos, oif), from the cache or, on a miss, from the
+ * FIB (then cached). Call inside rcu_read_lock(): the entry lasts until
+ * rcu_read_unlock(). 0 with *rt set, or -errno (-ENETUNREACH, -ENOMEM).
+ */
+int ip_route_output(u32 daddr, u32 saddr, u8 tos, u32 oif, struct rtable **rt);
+/* Empty the cache (after a FIB change). */
+void rt_cache_flush(void);
+
+enum rtcache_mode { RTCACHE_RCU, RTCACHE_RWLOCK };
+void rtcache_set_mode(enum rtcache_mode mode);
+enum rtcache_mode rtcache_get_mode(void);
+
+struct rt_cache_stats {
+	u64 entries, hits, misses, gc_runs, gc_freed, inserts;
+};
+void rt_cache_stats(struct rt_cache_stats *s);
+
+#endif
