@@ -201,20 +201,20 @@ struct path {
 void path_get(const struct path *p);
 void path_put(const struct path *p);
 
-/* vfs=global's locks (fs/mode.c); each is a no-op in the scalable mode. */
+/* vfs=global's locks (fs/vfs.c); each is a no-op when called with global false. */
 bool vfs_global(void);
 void dcache_global_lock(bool global);
 void dcache_global_unlock(bool global);
 void inode_global_lock(bool global);
 void inode_global_unlock(bool global);
 
-/* Per-CPU counters (fs/counters.c): this CPU's slot, interrupts off, summed by vfs_counts(). */
+/* Per-CPU counters (fs/vfs.c): this CPU's slot, interrupts off, summed by vfs_counts(). */
 enum vfs_counter {
 	NR_DENTRY,
 	NR_DENTRY_UNUSED,
 	NR_DENTRY_NEGATIVE,
 	NR_INODE,
-	NR_INODE_UNUSED,
+	NR_INODE_UNUSED, /* none on ramfs: a name's dentry holds every inode (docs/vfs.md) */
 	NR_FILE,
 	NR_VFS_COUNTERS
 };
