@@ -63,8 +63,17 @@ static void boot_apply_cmdline(void)
 			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n",
 				v);
 	}
-	printk("spinlock: ticket locks with %s\n",
-	       spinlock_backoff ? "proportional backoff" : "plain spinning");
+	if ((v = cmdline_get("spinlock_delay"))) {
+		if (!strcmp(v, "single"))
+			spin_delay_set_single(true);
+		else if (strcmp(v, "hashed"))
+			pr_warn("spinlock: unknown spinlock_delay '%s' (hashed|single); keeping "
+				"hashed\n",
+				v);
+	}
+	printk("spinlock: ticket locks with %s%s\n",
+	       spinlock_backoff ? "proportional backoff" : "plain spinning",
+	       spinlock_backoff && spinlock_delay_single ? ", one delay per CPU" : "");
 	spin_pv_init(cmdline_get("spinlock_pv"));
 }
 
