@@ -12,6 +12,7 @@
 #include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/kthread.h>
+#include <grace/netdevice.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
@@ -115,6 +116,7 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
+	net_core_init();
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */
