@@ -178,19 +178,21 @@ static bool udp_bench_row(struct net_device *dev, unsigned cpus, unsigned sender
 	u64 drops = dev->qdisc->drops, pkts = netdev_stat(dev, NETDEV_TX_PACKETS);
 
 	snprintf(phase, sizeof(phase), "senders=%u/mode=%s", senders, mode_names[mode]);
-	bench_phase_begin(phase, cpus);
+	/* Made before the phase, started inside it: thread creation is not what it measures. */
 	for (unsigned i = 0; i < senders; i++) {
 		ub.tasks[i] = kthread_create_on_cpu(udp_bench_sender, dev, cpu_ids[i % nr],
 						    "udp_stream/%u", i);
 		if (!ub.tasks[i]) {
-			/* The ones made wait at the start line for all: let them through. */
+			/* Run the ones made, so they can be joined; the row reports an error. */
 			ub.nr_senders = i;
 			senders = i;
 			atomic_inc(&ub.errors);
 			break;
 		}
-		wake_up_process(ub.tasks[i]);
 	}
+	bench_phase_begin(phase, cpus);
+	for (unsigned i = 0; i < senders; i++)
+		wake_up_process(ub.tasks[i]);
 	for (unsigned i = 0; i < senders; i++)
 		kthread_join(ub.tasks[i]);
 	u64 end = arch_clock_ns();
