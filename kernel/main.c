@@ -12,12 +12,14 @@
 #include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/kthread.h>
+#include <grace/neighbour.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
+#include <grace/route.h>
 #include <grace/fs.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
@@ -106,6 +108,8 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
+	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
+	neigh_init();
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */
