@@ -22,20 +22,24 @@
 /*
  * Shifts, not __builtin_bswap*: without Zbb, riscv64 GCC turns a byte swap of a
  * variable into a call to libgcc's __bswapsi2, which a freestanding kernel lacks.
- * The shifts fold to a constant for constants and to a bswap where one exists.
+ * The shifts fold to a constant for constants (static initializers included) and
+ * to a bswap where the CPU has one. Both arches are little-endian.
  */
+#define INET_SWAB32(v)                                                                             \
+	((u32)(((u32)(v) << 24) | (((u32)(v)&0xff00) << 8) | (((u32)(v) >> 8) & 0xff00) |          \
+	       ((u32)(v) >> 24)))
 static inline u16 htons(u16 v)
 {
 	return (u16)(v << 8 | v >> 8);
 }
 static inline u32 htonl(u32 v)
 {
-	return v << 24 | (v & 0xff00) << 8 | (v >> 8 & 0xff00) | v >> 24;
+	return INET_SWAB32(v);
 }
 #define ntohs htons
 #define ntohl htonl
 /* a.b.c.d in network order */
-#define IPV4(a, b, c, d) htonl(((u32)(a) << 24) | ((u32)(b) << 16) | ((u32)(c) << 8) | (d))
+#define IPV4(a, b, c, d) INET_SWAB32(((u32)(a) << 24) | ((u32)(b) << 16) | ((u32)(c) << 8) | (d))
 
 struct ethhdr {
 	u8 h_dest[ETH_ALEN], h_source[ETH_ALEN];
