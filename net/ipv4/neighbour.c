@@ -146,6 +146,7 @@ static int neigh_xmit(struct sk_buff *skb, const u8 *mac)
 	memcpy(eth->h_dest, mac, ETH_ALEN);
 	memcpy(eth->h_source, dev->mac, ETH_ALEN);
 	eth->h_proto = htons(ETH_P_IP);
+	skb->protocol = ETH_P_IP;
 	return dev_queue_xmit(skb);
 }
 
@@ -175,9 +176,9 @@ static void neigh_drop_queue(struct sk_buff *q, enum neigh_stat why)
 static bool neigh_expired(const struct neighbour *n, u64 now, bool forced)
 {
 	if (n->state == NEIGH_INCOMPLETE)
-		return now - n->updated_ns > READ_ONCE(neigh_resolve_timeout_ns);
+		return (s64)(now - n->updated_ns) > (s64)READ_ONCE(neigh_resolve_timeout_ns);
 	u64 last = MAX(n->used_ns, n->updated_ns);
-	return forced || now - last > READ_ONCE(neigh_gc_stale_ns);
+	return forced || (s64)(now - last) > (s64)READ_ONCE(neigh_gc_stale_ns);
 }
 
 static void neigh_gc_pass(bool forced)

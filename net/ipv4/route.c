@@ -198,7 +198,7 @@ static struct rtable *rt_find(unsigned b, u32 daddr, u32 saddr, u8 tos, u32 oif)
 static inline void rt_touch(struct rtable *rt)
 {
 	u64 now = arch_clock_ns();
-	if (now - READ_ONCE(rt->lastuse_ns) > TICK_NSEC)
+	if ((s64)(now - READ_ONCE(rt->lastuse_ns)) > (s64)TICK_NSEC)
 		WRITE_ONCE(rt->lastuse_ns, now);
 }
 
@@ -284,7 +284,8 @@ static void rt_gc_bucket(unsigned b, enum rtcache_mode mode, u64 now, bool flush
 	for (; n; n = next) {
 		struct rtable *rt = container_of(n, struct rtable, hash);
 		next = n->next;
-		if (flush || now - READ_ONCE(rt->lastuse_ns) > timeout ||
+		/* Signed: a lookup since `now` was read may have moved lastuse past it. */
+		if (flush || (s64)(now - READ_ONCE(rt->lastuse_ns)) > (s64)timeout ||
 		    (trim && kept >= elasticity))
 			rt_remove_locked(b, rt, batch);
 		else
