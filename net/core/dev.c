@@ -167,6 +167,8 @@ u64 netdev_stat(const struct net_device *dev, enum netdev_stat s)
 
 int dev_queue_xmit(struct sk_buff *skb)
 {
+	if (!skb)
+		return -EINVAL;
 	struct net_device *dev = skb->dev;
 	if (!dev || !dev->qdisc) {
 		kfree_skb(skb);
