@@ -51,6 +51,10 @@ int fib_del(u32 prefix, unsigned len);
  * and *dev set, or -ENETUNREACH. Any context.
  */
 int fib_lookup(u32 daddr, u32 *gateway, struct net_device **dev);
+/* Call fn on every route, longest prefix first, inside rcu_read_lock() (fn must not sleep). */
+void fib_for_each(void (*fn)(u32 prefix, unsigned len, u32 gateway, struct net_device *dev,
+			     void *arg),
+		  void *arg);
 
 /*
  * The route for (daddr, saddr, tos, oif), from the cache or, on a miss, from the

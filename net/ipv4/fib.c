@@ -156,3 +156,14 @@ int fib_lookup(u32 daddr, u32 *gateway, struct net_device **dev)
 {
 	return fib_lookup_oif(daddr, 0, gateway, dev);
 }
+
+void fib_for_each(void (*fn)(u32 prefix, unsigned len, u32 gateway, struct net_device *dev,
+			     void *arg),
+		  void *arg)
+{
+	rcu_read_lock();
+	const struct fib_table *t = rcu_dereference(fib_current);
+	for (unsigned i = 0; t && i < t->nr; i++)
+		fn(t->e[i].prefix, t->e[i].len, t->e[i].gateway, t->e[i].dev, arg);
+	rcu_read_unlock();
+}
