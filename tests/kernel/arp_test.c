@@ -225,3 +225,33 @@ TEST(arp, a_packet_waits_for_the_reply_and_leaves_with_its_mac)
 	arp_test_forget_frames();
 	arp_test_clear_neigh();
 }
+
+TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
+{
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 10);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+	long outstanding = skb_outstanding();
+	u64 queued = neigh_stat(NEIGH_QUEUED), over = neigh_stat(NEIGH_QUEUE_OVERFLOWS),
+	    unres = neigh_stat(NEIGH_UNRESOLVED_DROPS);
+
+	for (unsigned i = 0; i < 5; i++) {
+		struct sk_buff *skb = skb_alloc();
+		ASSERT_TRUE(skb != NULL);
+		ASSERT_TRUE(skb_put(skb, sizeof(struct iphdr)) != NULL);
+		skb->dev = dev;
+		EXPECT_EQ(neigh_output(skb, peer), 0);
+	}
+	EXPECT_EQ(neigh_stat(NEIGH_QUEUED) - queued, 5);
+	EXPECT_EQ(neigh_stat(NEIGH_QUEUE_OVERFLOWS) - over, 2); /* 3 wait, the 2 oldest went */
+	EXPECT_EQ(arp_test_frames(), 1); /* one request: the others came within a second */
+	arp_test_forget_frames();
+	EXPECT_EQ(skb_outstanding(), outstanding + 3);
+	arp_test_clear_neigh(); /* a resolve timeout of 0: the entry has waited too long */
+	EXPECT_EQ(neigh_stat(NEIGH_UNRESOLVED_DROPS) - unres, 3);
+	EXPECT_EQ(skb_outstanding(), outstanding);
+	u8 mac[ETH_ALEN];
+	EXPECT_FALSE(neigh_lookup(dev, peer, mac));
+}

@@ -225,6 +225,7 @@ TEST(route, gc_expires_idle_entries_only)
 	rt_gc_get_params(&saved);
 	p = saved;
 	p.timeout_ns = 200 * NSEC_PER_MSEC;
+	p.interval_ns = 3600 * NSEC_PER_SEC; /* only this test's passes, not the timer's */
 	ASSERT_EQ(rt_gc_set_params(&p), 0);
 	ASSERT_EQ(rt_test_fill(100), 0);
 	rt_cache_stats(&a);
@@ -258,6 +259,7 @@ TEST(route, gc_trims_chains_only_over_the_threshold)
 	rt_gc_get_params(&saved);
 	p = saved;
 	p.timeout_ns = 3600 * NSEC_PER_SEC;
+	p.interval_ns = 3600 * NSEC_PER_SEC; /* only this test's passes, not the timer's */
 	p.thresh = 2 * RT_TRIM_FILL;
 	p.elasticity = 0;
 	ASSERT_EQ(rt_gc_set_params(&p), 0);
@@ -281,6 +283,28 @@ TEST(route, gc_trims_chains_only_over_the_threshold)
 	rt_gc_run();
 	rt_cache_stats(&s);
 	EXPECT_EQ(s.entries, 0);
+	EXPECT_EQ(rt_gc_set_params(&saved), 0);
+	rt_test_del_routes();
+}
+
+/* Nobody calls rt_gc_run(): the timer does, every interval, and idle entries go. */
+TEST(route, gc_timer_runs_every_interval)
+{
+	struct rt_gc_params saved, p;
+	struct rt_cache_stats a, b;
+	ASSERT_EQ(rt_test_add_routes(), 0);
+	rt_cache_flush();
+	rt_gc_get_params(&saved);
+	p = saved;
+	p.interval_ns = 50 * NSEC_PER_MSEC;
+	p.timeout_ns = 20 * NSEC_PER_MSEC;
+	ASSERT_EQ(rt_gc_set_params(&p), 0);
+	ASSERT_EQ(rt_test_fill(200), 0);
+	rt_cache_stats(&a);
+	msleep(400);
+	rt_cache_stats(&b);
+	EXPECT_GE(b.gc_runs - a.gc_runs, 3);
+	EXPECT_EQ(b.entries, 0);
 	EXPECT_EQ(rt_gc_set_params(&saved), 0);
 	rt_test_del_routes();
 }
