@@ -323,7 +323,6 @@ TEST(spinlock, backoff_adapts_per_lock)
 		adapt_round(&t);
 	while (adapt_max_peak(&t) == SPIN_DELAY_MIN && arch_clock_ns() < deadline);
 	spinlock_backoff = saved;
-	spin_delay_set_single(saved_single);
 	u32 tuned, plain;
 	watched_waits_sum(&tuned, &plain);
 	spin_delay_watch(NULL);
@@ -350,6 +349,8 @@ TEST(spinlock, backoff_adapts_per_lock)
 		EXPECT_GT(untouched, 0);
 	}
 	EXPECT_GT(adapt_max_peak(&t), SPIN_DELAY_MIN);
+	/* Only now: the reads above name the hashed slots. */
+	spin_delay_set_single(saved_single);
 	spin_delay_reset();
 }
 
