@@ -12,6 +12,7 @@
 #include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/kthread.h>
+#include <grace/neighbour.h>
 #include <grace/netdevice.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
@@ -19,6 +20,7 @@
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
+#include <grace/route.h>
 #include <grace/fs.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
@@ -117,6 +119,8 @@ void __noreturn kernel_main(void)
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
 	net_core_init();
+	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
+	neigh_init();
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */
