@@ -24,6 +24,7 @@
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
+#include <grace/virtio.h>
 #include <asm/irq.h>
 
 struct boot_info boot_info;
@@ -106,6 +107,7 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
+	virtio_init(); /* after the allocators and interrupts: the drivers need both */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */
