@@ -22,6 +22,7 @@ static const char *const known_keys[] = {
     "bench",
     "spinlock",
     "spinlock_pv",
+    "spinlock_delay",
     "quiet",
     "bench_ms",
     "profile",
@@ -35,6 +36,7 @@ static const char *const known_keys[] = {
     "vfs",
     "inode_free",
     "vfs_rows",
+    "sink_cost_ns",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",

@@ -12,6 +12,7 @@
 #include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/kthread.h>
+#include <grace/netdevice.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
@@ -64,8 +65,17 @@ static void boot_apply_cmdline(void)
 			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n",
 				v);
 	}
-	printk("spinlock: ticket locks with %s\n",
-	       spinlock_backoff ? "proportional backoff" : "plain spinning");
+	if ((v = cmdline_get("spinlock_delay"))) {
+		if (!strcmp(v, "single"))
+			spin_delay_set_single(true);
+		else if (strcmp(v, "hashed"))
+			pr_warn("spinlock: unknown spinlock_delay '%s' (hashed|single); keeping "
+				"hashed\n",
+				v);
+	}
+	printk("spinlock: ticket locks with %s%s\n",
+	       spinlock_backoff ? "proportional backoff" : "plain spinning",
+	       spinlock_backoff && spinlock_delay_single ? ", one delay per CPU" : "");
 	spin_pv_init(cmdline_get("spinlock_pv"));
 }
 
@@ -107,7 +117,8 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
-	virtio_init(); /* after the allocators and interrupts: the drivers need both */
+	net_core_init();
+	virtio_init(); /* after net_core_init: virtio-net registers its device there */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */
