@@ -564,19 +564,25 @@ static int scan_finish(struct scan *s)
 		}
 	}
 
-	/* Lines are numbered on the primary PLIC (plic.c): the console's, else the first. */
+	/*
+	 * Lines are numbered on the primary PLIC (plic.c): the console's, else the first.
+	 * QEMU's multi-socket virt wires virtio-mmio to the second socket's PLIC; those
+	 * devices get no line, and the virtio core polls them.
+	 */
 	int primary = m->console_plic >= 0 ? m->console_plic : (m->nr_plics ? 0 : -1);
+	unsigned dropped = 0;
 	for (unsigned i = 0; i < m->nr_virtio_mmio; i++) {
 		struct mmio_device_desc *d = &m->virtio_mmio[i];
 		if (d->irq &&
 		    (primary < 0 || m->plics[primary].phandle != s->virtio_irq_parent[i] ||
 		     d->irq > m->plics[primary].ndev)) {
-			pr_warn(
-			    "fdt: virtio-mmio at %llx: interrupt %u is not on the primary PLIC\n",
-			    (unsigned long long)d->base, d->irq);
 			d->irq = 0;
+			dropped++;
 		}
 	}
+	if (dropped)
+		pr_warn("fdt: %u of %u virtio-mmio interrupts are not on the primary PLIC\n",
+			dropped, m->nr_virtio_mmio);
 
 	if (m->nr_mem == 0) {
 		pr_err("fdt: no memory described (no /memory node with a usable reg)\n");

@@ -5,11 +5,21 @@
  * device it found, at boot, from one thread; nothing here is reentered after that
  * except virtio_interrupt().
  */
+#include <grace/arch.h>
+#include <grace/compiler.h>
 #include <grace/errno.h>
 #include <asm/irq.h>
 #include <grace/irq.h>
 #include <grace/printk.h>
 #include <grace/virtio.h>
+
+/*
+ * How often a device without a usable interrupt line is looked at: QEMU's multi-socket
+ * riscv64 virt machine wires virtio-mmio to the second socket's PLIC, whose lines
+ * plic.c does not deliver. 10 ms is the tick's period (HZ), so the poll costs what
+ * one more ticking CPU would, and a ping round trip stays under a few periods.
+ */
+#define VIRTIO_POLL_NS (10 * 1000 * 1000ull)
 
 static unsigned nr_devices; /* written at boot only (virtio_init runs on one thread) */
 
@@ -93,6 +103,14 @@ static void virtio_interrupt(void *arg)
 	}
 }
 
+/* The poll timer: hard irq on the CPU that probed the device, as the line would be. */
+static void virtio_poll(struct timer *t)
+{
+	struct virtio_device *vdev = container_of(t, struct virtio_device, poll);
+	virtio_interrupt(vdev);
+	timer_add(t, arch_clock_ns() + VIRTIO_POLL_NS);
+}
+
 int virtio_add_device(struct virtio_device *vdev)
 {
 	int err;
@@ -117,11 +135,13 @@ int virtio_add_device(struct virtio_device *vdev)
 	 * which reads the interrupt status and lowers the line, and the next use raises it
 	 * afresh.
 	 */
-	if (vdev->irq) {
-		err = irq_register(vdev->irq, virtio_interrupt, vdev);
-		if (err)
-			pr_warn("virtio: %s: interrupt %u: %s; the device will not be serviced\n",
-				vdev->name, vdev->irq, errno_name(err));
+	err = vdev->irq ? irq_register(vdev->irq, virtio_interrupt, vdev) : -ENODEV;
+	if (err) {
+		printk("virtio: %s: no usable interrupt line (%s); polling every %llu ms\n",
+		       vdev->name, errno_name(err), VIRTIO_POLL_NS / 1000000);
+		timer_init(&vdev->poll, virtio_poll);
+		timer_add(&vdev->poll, arch_clock_ns() + VIRTIO_POLL_NS);
+	} else {
 		unsigned long flags = arch_irq_save();
 		virtio_interrupt(vdev);
 		arch_irq_restore(flags);

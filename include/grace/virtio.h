@@ -17,6 +17,7 @@
 #define GRACE_VIRTIO_H
 
 #include <grace/spinlock.h>
+#include <grace/timer.h>
 #include <grace/types.h>
 
 /* Device ids (spec 5). */
@@ -154,8 +155,9 @@ struct virtio_device {
 	char name[32];	 /* where it was found, for messages: "virtio-mmio@10008000" */
 	struct virtqueue *vqs[VIRTIO_MAX_VQS];
 	unsigned nr_vqs;
-	void *priv;	/* the driver's */
-	u64 interrupts; /* taken, for the tests */
+	void *priv;	   /* the driver's */
+	u64 interrupts;	   /* taken (or polls run), for the tests */
+	struct timer poll; /* without a usable line: runs the handler every VIRTIO_POLL_NS */
 };
 
 /*

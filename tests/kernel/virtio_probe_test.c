@@ -30,8 +30,15 @@ TEST(virtio_probe, dt_virtio_mmio_slots_match_the_host)
 	ASSERT_EQ(m.nr_virtio_mmio, boot_info.nr_virtio_mmio);
 	for (unsigned i = 0; i < m.nr_virtio_mmio; i++) {
 		const struct mmio_device_desc *d = &m.virtio_mmio[i];
-		/* QEMU wires every slot to the one PLIC: no line may have been dropped. */
-		EXPECT_NE(d->irq, 0);
+		/*
+		 * With one PLIC QEMU wires every slot to it, so no line may have been dropped;
+		 * with one per socket the slots are on the second, whose lines plic.c does
+		 * not deliver, so every line must have been dropped (the device is polled).
+		 */
+		if (m.nr_plics == 1)
+			EXPECT_NE(d->irq, 0);
+		else
+			EXPECT_EQ(d->irq, 0);
 		EXPECT_GE(d->size, VIRTIO_MMIO_MIN_SIZE);
 		EXPECT_EQ(d->base, boot_info.virtio_mmio[i].base);
 		EXPECT_EQ(d->irq, boot_info.virtio_mmio[i].irq);
