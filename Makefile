@@ -87,9 +87,10 @@ CFLAGS = -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(CC_INCLUDE)
 ASFLAGS = -D__ASSEMBLY__ $(filter-out -std=gnu11,$(CFLAGS))
 LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments $(ARCH_LDFLAGS)
 
-# Drivers every machine may have (parsers, the UART); the machine-specific ones
-# (interrupt controllers, power-off devices) are named by the arch's ARCH_DRIVERS.
-COMMON_DRIVERS := acpi fdt firmware uart
+# Drivers every machine may have (parsers, the UART, PCI, virtio and its devices: each
+# finds nothing on a machine without them); the machine-specific ones (interrupt
+# controllers, power-off devices) are named by the arch's ARCH_DRIVERS.
+COMMON_DRIVERS := acpi fdt firmware uart pci virtio net
 DRIVER_SRCS := $(wildcard $(COMMON_DRIVERS:%=drivers/%/*.c)) $(ARCH_DRIVERS)
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c net/*.c net/*/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
 TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)

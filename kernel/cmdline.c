@@ -50,6 +50,9 @@ static const char *const known_keys[] = {
     "expect_hwids",
     "expect_mem_mib",
     "expect_nodes",
+    "expect_virtio_mmio",
+    /* The host runner's UDP listener at the slirp gateway (tests/kernel/virtio_net_test.c). */
+    "net_host_port",
 };
 
 static bool cmdline_known(const char *key)

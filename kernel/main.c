@@ -27,6 +27,7 @@
 #include <grace/smp.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
+#include <grace/virtio.h>
 #include <asm/irq.h>
 
 struct boot_info boot_info;
@@ -121,6 +122,7 @@ void __noreturn kernel_main(void)
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();
+	virtio_init(); /* after net_core_init: virtio-net registers its device there */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */

@@ -137,6 +137,8 @@ static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 
 	strlcpy(boot_info.cmdline, m->bootargs, CMDLINE_MAX);
 	boot_info.console = m->console;
 	boot_info.timer_hz = m->timebase_hz;
+	memcpy(boot_info.virtio_mmio, m->virtio_mmio, sizeof(m->virtio_mmio));
+	boot_info.nr_virtio_mmio = m->nr_virtio_mmio;
 	boot_info.kernel_start = virt_to_phys(_start_image);
 	boot_info.kernel_end = virt_to_phys(_end);
 	boot_info.fw_blob = phys_to_virt(dtb_pa);

@@ -33,6 +33,7 @@ struct scan {
 	int path[FDT_MAX_DEPTH + 1];   /* path[d]: the current node's ancestor at depth d */
 	int plic_nodes[FDT_MAX_PLICS]; /* PLIC and SSWI nodes, resolved after the walk */
 	int sswi_nodes[FDT_MAX_SSWIS];
+	u32 virtio_irq_parent[MAX_VIRTIO_MMIO]; /* phandle of each virtio-mmio line's controller */
 };
 
 static u32 node_cells(const struct fdt *fdt, int node, const char *name, u32 dflt)
@@ -328,6 +329,34 @@ static void scan_test_dev(struct scan *s, int depth, int node)
 		pr_warn("fdt: %s: no usable reg, power-off device skipped\n", node_name(s, node));
 }
 
+/* A virtio-mmio transport (QEMU's virt has 8 slots; an empty one reads device id 0). */
+static void scan_virtio_mmio(struct scan *s, int depth, int node)
+{
+	struct fdt_machine *m = s->m;
+	struct mmio_device_desc d = {0};
+	u32 len;
+	if (scan_reg(s, depth, node, 0, &d.base, &d.size) || d.size == 0) {
+		pr_warn("fdt: %s: no usable reg, virtio-mmio skipped\n", node_name(s, node));
+		return;
+	}
+	if (m->nr_virtio_mmio == MAX_VIRTIO_MMIO) {
+		pr_warn("fdt: more than %u virtio-mmio nodes, %s skipped\n", MAX_VIRTIO_MMIO,
+			node_name(s, node));
+		return;
+	}
+	u32 parent = NO_PHANDLE;
+	const u8 *irq = fdt_prop(s->fdt, node, "interrupts-extended", &len);
+	if (irq && len >= 8) {
+		parent = (u32)fdt_cells(irq, 1);
+		d.irq = (u32)fdt_cells(irq + 4, 1);
+	} else if ((irq = fdt_prop(s->fdt, node, "interrupts", &len)) && len >= 4) {
+		parent = scan_interrupt_parent(s, depth);
+		d.irq = (u32)fdt_cells(irq, 1);
+	}
+	s->virtio_irq_parent[m->nr_virtio_mmio] = parent;
+	m->virtio_mmio[m->nr_virtio_mmio++] = d;
+}
+
 /*
  * /distance-map (binding numa-distance-map-v1): distance-matrix is (from, to,
  * distance) triplets of cells. A pair given one way only holds both ways. Whether
@@ -402,6 +431,8 @@ static void scan_node(struct scan *s, int depth, int node)
 	else if (fdt_prop_has_string(fdt, node, "compatible", "sifive,test0") ||
 		 fdt_prop_has_string(fdt, node, "compatible", "sifive,test1"))
 		scan_test_dev(s, depth, node);
+	else if (fdt_prop_has_string(fdt, node, "compatible", "virtio,mmio"))
+		scan_virtio_mmio(s, depth, node);
 }
 
 static struct fdt_hart *hart_by_intc(struct fdt_machine *m, u32 phandle)
@@ -532,6 +563,26 @@ static int scan_finish(struct scan *s)
 			m->console_plic = -1;
 		}
 	}
+
+	/*
+	 * Lines are numbered on the primary PLIC (plic.c): the console's, else the first.
+	 * QEMU's multi-socket virt wires virtio-mmio to the second socket's PLIC; those
+	 * devices get no line, and the virtio core polls them.
+	 */
+	int primary = m->console_plic >= 0 ? m->console_plic : (m->nr_plics ? 0 : -1);
+	unsigned dropped = 0;
+	for (unsigned i = 0; i < m->nr_virtio_mmio; i++) {
+		struct mmio_device_desc *d = &m->virtio_mmio[i];
+		if (d->irq &&
+		    (primary < 0 || m->plics[primary].phandle != s->virtio_irq_parent[i] ||
+		     d->irq > m->plics[primary].ndev)) {
+			d->irq = 0;
+			dropped++;
+		}
+	}
+	if (dropped)
+		pr_warn("fdt: %u of %u virtio-mmio interrupts are not on the primary PLIC\n",
+			dropped, m->nr_virtio_mmio);
 
 	if (m->nr_mem == 0) {
 		pr_err("fdt: no memory described (no /memory node with a usable reg)\n");

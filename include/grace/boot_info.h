@@ -14,6 +14,7 @@
 #define MAX_RESERVED 32
 #define MAX_NODES 8
 #define CMDLINE_MAX 256
+#define MAX_VIRTIO_MMIO 16 /* QEMU's virt machine has 8 virtio-mmio slots */
 
 struct mem_range {
 	phys_addr_t base;
@@ -36,6 +37,13 @@ struct console_desc {
 	u32 irq;	  /* interrupt line at the interrupt controller, 0 if none */
 };
 
+/* A memory-mapped device and its interrupt line (0: none usable). */
+struct mmio_device_desc {
+	phys_addr_t base;
+	u64 size;
+	u32 irq; /* on the primary interrupt controller (the PLIC irq numbers name) */
+};
+
 struct boot_info {
 	struct mem_range mem[MAX_MEM_RANGES]; /* usable RAM as the firmware describes it */
 	unsigned nr_mem;
@@ -54,6 +62,10 @@ struct boot_info {
 	char cmdline[CMDLINE_MAX];
 	struct console_desc console;
 	u64 timer_hz; /* riscv64 timebase; x86_64: calibrated TSC rate */
+
+	/* "virtio,mmio" nodes of the DT, empty slots included (the driver reads the ids). */
+	struct mmio_device_desc virtio_mmio[MAX_VIRTIO_MMIO];
+	unsigned nr_virtio_mmio;
 
 	phys_addr_t kernel_start, kernel_end; /* the loaded image, physical */
 

@@ -9,8 +9,9 @@
  *
  * fdt_scan_machine() reads what Grace needs from a RISC-V style tree (memory,
  * reserved memory, harts, console UART, PLICs, ACLINT SSWI, the test/power-off
- * device, timebase, bootargs, the root's model and compatible) into one struct fdt_machine. The
- * code is generic C that works on any buffer, so the selftests run it on both arches.
+ * device, virtio-mmio slots, timebase, bootargs, the root's model and compatible) into one struct
+ * fdt_machine. The code is generic C that works on any buffer, so the selftests run it on both
+ * arches.
  */
 #ifndef GRACE_FDT_H
 #define GRACE_FDT_H
@@ -116,6 +117,9 @@ struct fdt_machine {
 	struct fdt_mmio sswis[FDT_MAX_SSWIS];
 	unsigned nr_sswis;
 	struct fdt_mmio test_dev; /* sifive,test: power-off with an exit status */
+	/* virtio,mmio nodes; irq 0 where the line is not on the primary PLIC (plic.c). */
+	struct mmio_device_desc virtio_mmio[MAX_VIRTIO_MMIO];
+	unsigned nr_virtio_mmio;
 
 	char bootargs[CMDLINE_MAX];
 	/* The root's model and compatible list (NUL-separated strings, compatible_len bytes). */

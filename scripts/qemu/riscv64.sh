@@ -6,7 +6,9 @@
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line, /chosen bootargs), QEMUFLAGS (appended last, e.g.
 # "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234),
-# TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks).
+# TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks),
+# GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded to the guest's
+# echo service, 10.0.2.15:7, through QEMU's user networking).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -39,8 +41,17 @@ mem_mib() {
 	esac
 }
 
+ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
+
+# The network: a virtio-net device on one of the virt machine's virtio-mmio slots, behind
+# QEMU's user networking (slirp). virtio-mmio is the legacy version 1 unless told
+# otherwise; Grace drives only version 2 (virtio 1.x). No IPv6: slirp would send router
+# advertisements every few minutes, traffic in the middle of tests that count pages.
 set -- -machine virt -bios default -nographic -no-reboot \
-	-smp "$SMP" -m "$MEM" -kernel "$IMAGE"
+	-smp "$SMP" -m "$MEM" -kernel "$IMAGE" \
+	-global virtio-mmio.force-legacy=false \
+	-netdev "user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7" \
+	-device virtio-net-device,netdev=net0
 
 if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 	if [ "$NUMA" -gt "$SMP" ]; then

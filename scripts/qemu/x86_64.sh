@@ -5,7 +5,8 @@
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
 # on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
-# and benchmarks).
+# and benchmarks), GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded
+# to the guest's echo service, 10.0.2.15:7, through QEMU's user networking).
 #
 # QEMU's exit status (isa-debug-exit at port 0xf4; see drivers/power/isa_debug_exit.c):
 #   33  the kernel powered off with success (arch_shutdown(0))
@@ -89,6 +90,15 @@ fi
 gdb_args=""
 [ "$GDB" = 1 ] && gdb_args="-s -S"
 
+# The network: a modern-only virtio-net PCI device (no legacy I/O BAR) behind QEMU's user
+# networking (slirp), the echo service's port forwarded from the host's loopback. No
+# option ROM (romfile=): SeaBIOS boots the ISO, and iPXE would only slow the boot. No IPv6:
+# slirp would send router advertisements every few minutes, traffic in the middle of tests
+# that count pages.
+ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
+net_args="-netdev user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7 \
+	-device virtio-net-pci,netdev=net0,disable-legacy=on,romfile="
+
 # shellcheck disable=SC2086
 exec qemu-system-x86_64 \
 	-cdrom "$iso" \
@@ -98,4 +108,4 @@ exec qemu-system-x86_64 \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-smp "$SMP" \
 	-m "$MEM" \
-	$numa_args $gdb_args $QEMUFLAGS
+	$net_args $numa_args $gdb_args $QEMUFLAGS

@@ -1,0 +1,154 @@
+/*
+ * Selftests for virtio-net (drivers/net/virtio_net.c) under QEMU's user networking
+ * (slirp: we are 10.0.2.15, the gateway 10.0.2.2 is the host's loopback).
+ *
+ * The exchanges with the host need the test runner: it listens on 127.0.0.1:Q and
+ * passes net_host_port=Q; it answers each datagram there with the same bytes, and it
+ * sends datagrams to the echo service through QEMU's forwarded port once the line
+ * VIRTIO_NET_ECHO_READY appears (tests/run, NET_ECHO_READY, checks the replies). Without
+ * the runner, eth0 or UDP (net/ipv4 not linked in), those tests skip.
+ */
+#include <grace/arch.h>
+#include <grace/cmdline.h>
+#include <grace/errno.h>
+#include <grace/inet.h>
+#include <grace/netdevice.h>
+#include <grace/printk.h>
+#include <grace/sched.h>
+#include <grace/string.h>
+#include <grace/test.h>
+#include <grace/time.h>
+#include <grace/virtio.h>
+
+#define SLIRP_GATEWAY IPV4(10, 0, 2, 2)
+/* What tests/run's listener looks for (HOST_PAYLOAD there). */
+#define HOST_PAYLOAD "grace virtio-net to the host"
+/* tests/run waits for this line before it sends to the echo port (NET_ECHO_READY there). */
+#define VIRTIO_NET_ECHO_READY "# virtio_net: echo service ready for the host"
+#define HOST_REPLY_TIMEOUT_NS (5 * NSEC_PER_SEC)
+/* The host resends every half second; this covers a slow TCG boot's scheduling too. */
+#define ECHO_WAIT_MS 20000
+#define PING_TIMEOUT_NS (2 * NSEC_PER_SEC)
+
+/*
+ * UDP and ICMP come from net/ipv4, which a kernel may be built without: weak references
+ * are 0 then, and the tests that need them skip.
+ */
+extern struct udp_sock *udp_socket(void) __attribute__((weak));
+extern int udp_bind(struct udp_sock *s, u16 port) __attribute__((weak));
+extern long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport)
+    __attribute__((weak));
+extern long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport,
+			 u64 timeout_ns) __attribute__((weak));
+extern void udp_close(struct udp_sock *s) __attribute__((weak));
+extern s64 icmp_ping(u32 daddr, u16 seq, u64 timeout_ns) __attribute__((weak));
+
+static bool have_udp(void)
+{
+	return udp_socket && udp_bind && udp_sendto && udp_recvfrom && udp_close;
+}
+
+/* eth0, or NULL with the test skipped. */
+static struct net_device *eth0_or_skip(void)
+{
+	struct net_device *dev = dev_get_by_name("eth0");
+	if (!dev)
+		test_skip(virtio_nr_devices() ? "no eth0 among the virtio devices"
+					      : "no virtio-net device on this machine");
+	return dev;
+}
+
+/* The host port the runner listens on, or 0 with the test skipped. */
+static u16 host_port_or_skip(void)
+{
+	const char *v = cmdline_get("net_host_port");
+	u64 port;
+	if (!v || parse_u64(v, &port) || port == 0 || port > 0xffff) {
+		test_skip("no net_host_port= (the host runner's UDP listener)");
+		return 0;
+	}
+	return (u16)port;
+}
+
+TEST(virtio_net, eth0_has_a_plausible_mac)
+{
+	struct net_device *dev = eth0_or_skip();
+	if (!dev)
+		return;
+	static const u8 zero[ETH_ALEN];
+	EXPECT_NE(memcmp(dev->mac, zero, ETH_ALEN), 0);
+	EXPECT_EQ(dev->mac[0] & 1, 0); /* unicast: the group bit is clear */
+	EXPECT_EQ(dev->mtu, ETH_DATA_LEN);
+	EXPECT_TRUE(dev->flags & IFF_UP);
+	EXPECT_FALSE(dev->flags & IFF_LOOPBACK);
+}
+
+TEST(virtio_net, gateway_answers_arp_and_ping)
+{
+	struct net_device *dev = eth0_or_skip();
+	if (!dev)
+		return;
+	if (!icmp_ping) {
+		test_skip("no ICMP (net/ipv4 not linked in)");
+		return;
+	}
+	u64 rx = netdev_stat(dev, NETDEV_RX_PACKETS), tx = netdev_stat(dev, NETDEV_TX_PACKETS);
+	/* The first ping waits for ARP to resolve the gateway; slirp answers both. */
+	s64 rtt = icmp_ping(SLIRP_GATEWAY, 1, PING_TIMEOUT_NS);
+	EXPECT_GE(rtt, 0);
+	EXPECT_GE(netdev_stat(dev, NETDEV_RX_PACKETS), rx + 1);
+	EXPECT_GE(netdev_stat(dev, NETDEV_TX_PACKETS), tx + 1);
+}
+
+TEST(virtio_net, udp_round_trip_through_the_host)
+{
+	struct net_device *dev = eth0_or_skip();
+	if (!dev)
+		return;
+	if (!have_udp()) {
+		test_skip("no UDP (net/ipv4 not linked in)");
+		return;
+	}
+	u16 port = host_port_or_skip();
+	if (!port)
+		return;
+	struct udp_sock *s = udp_socket();
+	ASSERT_TRUE(s != NULL);
+	EXPECT_EQ(udp_bind(s, 0), 0);
+	EXPECT_EQ(udp_sendto(s, HOST_PAYLOAD, sizeof(HOST_PAYLOAD) - 1, SLIRP_GATEWAY, port),
+		  (long)sizeof(HOST_PAYLOAD) - 1);
+	char buf[64] = {0};
+	u32 from = 0;
+	u16 sport = 0;
+	long n = udp_recvfrom(s, buf, sizeof(buf) - 1, &from, &sport, HOST_REPLY_TIMEOUT_NS);
+	EXPECT_EQ(n, (long)sizeof(HOST_PAYLOAD) - 1);
+	EXPECT_EQ(memcmp(buf, HOST_PAYLOAD, sizeof(HOST_PAYLOAD) - 1), 0);
+	EXPECT_EQ(from, SLIRP_GATEWAY);
+	EXPECT_EQ(sport, port);
+	udp_close(s);
+}
+
+TEST(virtio_net, host_datagrams_reach_the_echo_service)
+{
+	struct net_device *dev = eth0_or_skip();
+	if (!dev)
+		return;
+	if (!have_udp()) {
+		test_skip("no UDP (net/ipv4 not linked in)");
+		return;
+	}
+	if (!host_port_or_skip())
+		return;
+	u64 rx = netdev_stat(dev, NETDEV_RX_PACKETS), tx = netdev_stat(dev, NETDEV_TX_PACKETS);
+	printk_raw(VIRTIO_NET_ECHO_READY "\n");
+	/* A datagram from the host in, its echo out; tests/run checks the echo's bytes. */
+	unsigned waited = 0;
+	while ((netdev_stat(dev, NETDEV_RX_PACKETS) == rx ||
+		netdev_stat(dev, NETDEV_TX_PACKETS) == tx) &&
+	       waited < ECHO_WAIT_MS) {
+		msleep(50);
+		waited += 50;
+	}
+	EXPECT_GT(netdev_stat(dev, NETDEV_RX_PACKETS), rx);
+	EXPECT_GT(netdev_stat(dev, NETDEV_TX_PACKETS), tx);
+}
