@@ -91,7 +91,7 @@ LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-
 # (interrupt controllers, power-off devices) are named by the arch's ARCH_DRIVERS.
 COMMON_DRIVERS := acpi fdt firmware uart
 DRIVER_SRCS := $(wildcard $(COMMON_DRIVERS:%=drivers/%/*.c)) $(ARCH_DRIVERS)
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c net/*.c net/*/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
 TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)
 objs_of = $(patsubst %,$(BUILD)/%.o,$(basename $(1)))
 KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
@@ -210,7 +210,7 @@ plugin: $(PLUGIN)
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
 FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \
-	fs kernel kernel/* lib mm tests/kernel tests/bench tools/profile)))
+	fs net net/* kernel kernel/* lib mm tests/kernel tests/bench tools/profile)))
 format-check: | $(DEPS_STAMP)
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 format: | $(DEPS_STAMP)

@@ -36,6 +36,10 @@ int fib_add(u32 prefix, unsigned len, u32 gateway, struct net_device *dev);
 int fib_del(u32 prefix, unsigned len);
 /* The longest match for daddr: 0 with *gateway, *dev set, or -ENETUNREACH. */
 int fib_lookup(u32 daddr, u32 *gateway, struct net_device **dev);
+/* Call fn on every route of the FIB (the shell's route), longest prefixes first. */
+void fib_for_each(void (*fn)(u32 prefix, unsigned len, u32 gateway, struct net_device *dev,
+			     void *arg),
+		  void *arg);
 
 /*
  * The route for (daddr, saddr, tos, oif), from the cache or, on a miss, from the
@@ -45,6 +49,8 @@ int fib_lookup(u32 daddr, u32 *gateway, struct net_device **dev);
 int ip_route_output(u32 daddr, u32 saddr, u8 tos, u32 oif, struct rtable **rt);
 /* Empty the cache (after a FIB change). */
 void rt_cache_flush(void);
+/* Call fn on every cached route, under the cache's read side: fn must not sleep. */
+void rt_cache_for_each(void (*fn)(const struct rtable *rt, void *arg), void *arg);
 
 enum rtcache_mode { RTCACHE_RCU, RTCACHE_RWLOCK };
 void rtcache_set_mode(enum rtcache_mode mode);
