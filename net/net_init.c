@@ -36,7 +36,7 @@ void net_init(void)
 {
 	int err;
 
-	net_rx_handler = inet_rcv;
+	WRITE_ONCE(net_rx_handler, inet_rcv);
 	net_init_dev("lo", NET_LO_ADDR, NET_LO_MASK);
 	net_init_dev("sink0", NET_SINK_ADDR, NET_SINK_MASK);
 	err = udp_echo_start();

@@ -86,7 +86,12 @@ void icmp_rcv(struct sk_buff *skb)
 	if (csum_fold(csum_partial(ich, skb_len(skb), 0)))
 		return inet_drop(skb, DROP_ICMP_CSUM);
 	inet_stat_inc(INET_RX_ICMP);
-	if (ich->type == ICMP_ECHO && ich->code == 0)
+	/*
+	 * Not to a broadcast: one request would draw an answer from every host of a
+	 * subnet (the smurf attack; Linux's icmp_echo_ignore_broadcasts, RFC 1122 3.2.2.6).
+	 */
+	if (ich->type == ICMP_ECHO && ich->code == 0 &&
+	    (inet_addr_is_local(iph->daddr) || ((const u8 *)&iph->daddr)[0] == 127))
 		icmp_echo(skb, iph);
 	else if (ich->type == ICMP_ECHOREPLY)
 		icmp_echo_reply(ich);
