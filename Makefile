@@ -210,7 +210,7 @@ plugin: $(PLUGIN)
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
 FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \
-	fs net net/* kernel kernel/* lib mm tests/kernel tests/bench tools/profile)))
+	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tools/profile)))
 format-check: | $(DEPS_STAMP)
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 format: | $(DEPS_STAMP)

@@ -12,13 +12,17 @@
 #include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/kthread.h>
+#include <grace/neighbour.h>
+#include <grace/netdevice.h>
 #include <grace/sched.h>
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/rcupdate.h>
+#include <grace/route.h>
 #include <grace/fs.h>
+#include <grace/inet.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
 #include <grace/smp.h>
@@ -63,8 +67,17 @@ static void boot_apply_cmdline(void)
 			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n",
 				v);
 	}
-	printk("spinlock: ticket locks with %s\n",
-	       spinlock_backoff ? "proportional backoff" : "plain spinning");
+	if ((v = cmdline_get("spinlock_delay"))) {
+		if (!strcmp(v, "single"))
+			spin_delay_set_single(true);
+		else if (strcmp(v, "hashed"))
+			pr_warn("spinlock: unknown spinlock_delay '%s' (hashed|single); keeping "
+				"hashed\n",
+				v);
+	}
+	printk("spinlock: ticket locks with %s%s\n",
+	       spinlock_backoff ? "proportional backoff" : "plain spinning",
+	       spinlock_backoff && spinlock_delay_single ? ", one delay per CPU" : "");
 	spin_pv_init(cmdline_get("spinlock_pv"));
 }
 
@@ -106,6 +119,10 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
+	net_core_init();
+	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
+	neigh_init();
+	net_init(); /* the protocols: its routes need the FIB and the route cache */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */

@@ -26,6 +26,8 @@ REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test",
     ("ls", "cat", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs") + \
     ("ifconfig", "route", "arp", "ping", "udpsend", "netstat")  # net/shell_cmds.c
 KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
+KNOWN_COMMANDS += ("route", "rtcache", "arp", "rt_gc_interval", "rt_gc_timeout", "rt_gc_thresh",
+                   "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh")  # net/ipv4/shell_cmds.c
 
 
 class Step:

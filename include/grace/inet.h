@@ -19,18 +19,27 @@
 #define IPPROTO_ICMP 1
 #define IPPROTO_UDP 17
 
+/*
+ * Shifts, not __builtin_bswap*: without Zbb, riscv64 GCC turns a byte swap of a
+ * variable into a call to libgcc's __bswapsi2, which a freestanding kernel lacks.
+ * The shifts fold to a constant for constants (static initializers included) and
+ * to a bswap where the CPU has one. Both arches are little-endian.
+ */
+#define INET_SWAB32(v)                                                                             \
+	((u32)(((u32)(v) << 24) | (((u32)(v)&0xff00) << 8) | (((u32)(v) >> 8) & 0xff00) |          \
+	       ((u32)(v) >> 24)))
 static inline u16 htons(u16 v)
 {
-	return __builtin_bswap16(v);
+	return (u16)(v << 8 | v >> 8);
 }
 static inline u32 htonl(u32 v)
 {
-	return __builtin_bswap32(v);
+	return INET_SWAB32(v);
 }
 #define ntohs htons
 #define ntohl htonl
 /* a.b.c.d in network order */
-#define IPV4(a, b, c, d) htonl(((u32)(a) << 24) | ((u32)(b) << 16) | ((u32)(c) << 8) | (d))
+#define IPV4(a, b, c, d) INET_SWAB32(((u32)(a) << 24) | ((u32)(b) << 16) | ((u32)(c) << 8) | (d))
 
 struct ethhdr {
 	u8 h_dest[ETH_ALEN], h_source[ETH_ALEN];
@@ -125,7 +134,17 @@ enum inet_drop {
 };
 u64 inet_drops(enum inet_drop reason);
 const char *inet_drop_name(enum inet_drop reason);
+/* Count one drop for reason, on this CPU. Any context. */
 void inet_drop_count(enum inet_drop reason);
+
+/* ARP (RFC 826) over Ethernet: who has ip? Broadcast on dev from dev->ipv4_addr. */
+void arp_send_request(struct net_device *dev, u32 ip);
+/*
+ * A received ARP packet (skb->dev set, skb->data at the ARP header); it owns skb.
+ * Answers requests for dev->ipv4_addr, completes the neighbour entries that
+ * asked, and counts what it drops (DROP_ARP_*).
+ */
+void arp_rcv(struct sk_buff *skb);
 
 /*
  * What the receive path did with the frames it was not dropping, per CPU and

@@ -27,4 +27,32 @@ void neigh_for_each(void (*fn)(struct net_device *dev, u32 ip, const u8 *mac, bo
 			       void *arg),
 		    void *arg);
 
+/* Counters, per CPU and summed (NEIGH_ENTRIES: the entries now). */
+enum neigh_stat {
+	NEIGH_ENTRIES,
+	NEIGH_GC_RUNS,		/* timer-driven (and neigh_gc_run) passes */
+	NEIGH_FORCED_GC_RUNS,	/* passes forced by an insert at gc_thresh */
+	NEIGH_GC_FREED,		/* entries either pass freed */
+	NEIGH_QUEUED,		/* packets that waited for a reply */
+	NEIGH_QUEUE_OVERFLOWS,	/* ... dropped because more came before it */
+	NEIGH_UNRESOLVED_DROPS, /* ... dropped with their entry: no reply in time */
+	NR_NEIGH_STATS
+};
+u64 neigh_stat(enum neigh_stat s);
+
+/*
+ * The gc's knobs: boot arguments neigh_gc_interval=<ms> neigh_gc_thresh=<n>, and
+ * these (the stale time and the resolve timeout too). -EINVAL for a zero interval.
+ */
+struct neigh_gc_params {
+	u64 interval_ns, thresh, stale_ns, resolve_timeout_ns;
+};
+void neigh_gc_get_params(struct neigh_gc_params *p);
+int neigh_gc_set_params(const struct neigh_gc_params *p);
+/* One timer-style gc pass now (thread context). */
+void neigh_gc_run(void);
+
+/* Boot: the table, the boot arguments, the gc timer. */
+void neigh_init(void);
+
 #endif

@@ -31,8 +31,10 @@
 struct net_device;
 
 struct net_device_ops {
-	/* Send skb (the driver owns it from here: frees it when done); 0 or -errno (then freed
-	 * too). */
+	/*
+	 * Send skb (the driver owns it from here: frees it when done); 0 or -errno (then freed
+	 * too). The driver counts its own tx (and rx) packets and bytes.
+	 */
 	int (*xmit)(struct sk_buff *skb, struct net_device *dev);
 };
 
@@ -45,6 +47,9 @@ enum netdev_stat {
 	NETDEV_TX_DROPPED, /* by the qdisc (full) or the driver */
 	NR_NETDEV_STATS
 };
+/* u64s per CPU's row: NR_NETDEV_STATS padded to a 64-byte line, so no two CPUs share one. */
+#define NETDEV_STATS_ROW 8
+_Static_assert(NR_NETDEV_STATS <= NETDEV_STATS_ROW, "a stats row outgrew its line");
 
 struct net_device {
 	char name[IFNAMSIZ];
@@ -57,7 +62,7 @@ struct net_device {
 	struct Qdisc *qdisc; /* the root: pfifo unless set otherwise */
 	void *priv;	     /* the driver's */
 	struct list_head list;
-	u64 (*stats)[NR_NETDEV_STATS]; /* one row per possible CPU, each on its own line */
+	u64 (*stats)[NETDEV_STATS_ROW]; /* one row per possible CPU, each on its own line */
 };
 
 /* Allocate a device with priv_size bytes for the driver (zeroed); NULL on ENOMEM. */
@@ -78,6 +83,11 @@ int dev_queue_xmit(struct sk_buff *skb);
 void netif_rx(struct sk_buff *skb);
 /* What NET_RX calls for each received frame (the protocols, net/ipv4); it owns skb. */
 extern void (*net_rx_handler)(struct sk_buff *skb);
+/* Free a frame no protocol takes and count it NETDEV_RX_DROPPED: net_rx_handler's default. */
+void net_rx_drop(struct sk_buff *skb);
+
+/* At boot, after vfs_init(): the sk_buff caches, NET_RX/NET_TX, and the lo and sink0 devices. */
+void net_core_init(void);
 
 /* Queue disciplines (net/sched). */
 struct Qdisc;

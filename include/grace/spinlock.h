@@ -11,6 +11,8 @@
  * one delay per CPU lost 13% on a contended qdisc, a delay per hashed lock
  * address gained 45%).
  *
+ * One delay per CPU for every lock (the thread's first patch) is spinlock_delay=single.
+ *
  * Plain ticket spinning (no backoff) is a runtime choice: per lock (spin_lock_set_plain)
  * or for every lock (spinlock_backoff = false; boot argument spinlock=plain).
  *
@@ -52,6 +54,14 @@ typedef struct {
 
 /* Global switch read on every contended acquisition; benchmarks flip it between phases. */
 extern bool spinlock_backoff;
+/*
+ * spinlock_delay=single (boot argument; spin_delay_set_single() at run time): every
+ * lock tunes slot 0 of the CPU's delay table, one delay per CPU as in the 2012
+ * thread's first patch, instead of the slot its address hashes to (hashed, the
+ * default). In Eric Dumazet's HTB test that single delay lost 13% to plain spinning.
+ */
+extern bool spinlock_delay_single;
+void spin_delay_set_single(bool single);
 
 void spin_lock_wait(spinlock_t *lock, u32 ticket);
 

@@ -1,6 +1,7 @@
 /*
  * The contended path of the ticket spinlock: proportional backoff with a delay
- * auto-tuned per CPU and per hashed lock address, or plain spinning (see
+ * auto-tuned per CPU and per hashed lock address (or, spinlock_delay=single, one
+ * delay per CPU for every lock), or plain spinning (see
  * include/grace/spinlock.h); either bounded, under paravirtual waits, by
  * SPIN_PV_THRESHOLD loops before the waiter halts (spinlock_pv.c).
  */
@@ -12,6 +13,7 @@
 #include "spinlock_internal.h"
 
 bool spinlock_backoff = true;
+bool spinlock_delay_single;
 
 /*
  * Per CPU, so tuning writes no shared line; indexed by spin_delay_slot(). Starts
@@ -33,14 +35,28 @@ static unsigned spin_delay_get(u16 *slot)
 	return *slot < SPIN_DELAY_MIN ? SPIN_DELAY_MIN : *slot;
 }
 
+/*
+ * The slot a wait for lock tunes: its hash, or, under spinlock_delay=single, slot 0
+ * for every lock, the one delay per CPU of Rik van Riel's first patch.
+ */
+static unsigned spin_delay_index(const spinlock_t *lock)
+{
+	return READ_ONCE(spinlock_delay_single) ? 0 : spin_delay_slot(lock);
+}
+
+void spin_delay_set_single(bool single)
+{
+	WRITE_ONCE(spinlock_delay_single, single);
+}
+
 unsigned spin_delay_of_cpu(unsigned cpu, const spinlock_t *lock)
 {
-	return spin_delay_get(&per_cpu(spin_delay, cpu)[spin_delay_slot(lock)]);
+	return spin_delay_get(&per_cpu(spin_delay, cpu)[spin_delay_index(lock)]);
 }
 
 unsigned spin_delay_peak_of_cpu(unsigned cpu, const spinlock_t *lock)
 {
-	return spin_delay_get(&per_cpu(spin_delay_peak, cpu)[spin_delay_slot(lock)]);
+	return spin_delay_get(&per_cpu(spin_delay_peak, cpu)[spin_delay_index(lock)]);
 }
 
 unsigned spin_delay_next(unsigned delay, bool acquired, u32 owner)
@@ -117,7 +133,7 @@ static bool spin_wait_plain(spinlock_t *lock, u32 ticket, u64 budget)
 static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 {
 	/* Preemption is off (spin_lock disabled it), so this CPU's table stays ours. */
-	unsigned index = spin_delay_slot(lock);
+	unsigned index = spin_delay_index(lock);
 	u16 *slot = &this_cpu(spin_delay)[index];
 	u16 *peak = &this_cpu(spin_delay_peak)[index];
 	unsigned delay = spin_delay_get(slot);

@@ -50,8 +50,6 @@ int ip_output_dev(struct sk_buff *skb, struct net_device *dev, u32 gateway, u32 
 /* The protocols' receive entries: data at their header, network_header set; they own skb. */
 void icmp_rcv(struct sk_buff *skb);
 void udp_rcv(struct sk_buff *skb);
-/* ARP's (net/ipv4/arp.c): data at the ARP header; it owns skb and counts its drops. */
-void arp_rcv(struct sk_buff *skb);
 
 /* The device whose address addr is, or NULL. */
 struct net_device *inet_addr_dev(u32 addr);

@@ -313,8 +313,9 @@ TEST(spinlock, backoff_adapts_per_lock)
 
 	if (!adapt_init(&t, MAX_CPUS))
 		return;
-	bool saved = spinlock_backoff;
+	bool saved = spinlock_backoff, saved_single = spinlock_delay_single;
 	spinlock_backoff = true;
+	spin_delay_set_single(false); /* what this test is about, whatever the boot chose */
 	spin_delay_watch(t.hot);
 	/* Waiting only happens while holder and waiter run at once: retry until it did. */
 	u64 deadline = arch_clock_ns() + RACE_RETRY_NS;
@@ -348,7 +349,50 @@ TEST(spinlock, backoff_adapts_per_lock)
 		EXPECT_GT(untouched, 0);
 	}
 	EXPECT_GT(adapt_max_peak(&t), SPIN_DELAY_MIN);
+	/* Only now: the reads above name the hashed slots. */
+	spin_delay_set_single(saved_single);
 	spin_delay_reset();
+}
+
+/*
+ * spinlock_delay=single, the 2012 thread's first patch: one delay per CPU for every
+ * lock, so the hot lock's tuning shows in the delay of a lock that was never
+ * contended and hashes to another slot. (Per lock address, as in
+ * backoff_adapts_per_lock, it would not.) Retried until the hot lock's delay rose.
+ */
+TEST(spinlock, single_delay_is_shared_by_every_lock)
+{
+	static struct adapt_test t;
+	unsigned cpu;
+
+	if (!adapt_init(&t, MAX_CPUS))
+		return;
+	spinlock_t *other = NULL;
+	for (unsigned i = 1; i < ARRAY_SIZE(t.locks) && !other; i++)
+		if (spin_delay_slot(&t.locks[i]) != spin_delay_slot(t.hot))
+			other = &t.locks[i];
+	ASSERT_TRUE(other != NULL);
+	bool saved = spinlock_backoff, saved_single = spinlock_delay_single;
+	spinlock_backoff = true;
+	spin_delay_set_single(true);
+	u64 deadline = arch_clock_ns() + RACE_RETRY_NS;
+	do
+		adapt_round(&t);
+	while (adapt_max_peak(&t) == SPIN_DELAY_MIN && arch_clock_ns() < deadline);
+	unsigned max_other = 0;
+	for_each_online_cpu(cpu)
+		max_other = MAX(max_other, spin_delay_peak_of_cpu(cpu, other));
+	EXPECT_GT(adapt_max_peak(&t), SPIN_DELAY_MIN);
+	EXPECT_GT(max_other, SPIN_DELAY_MIN);
+	spinlock_backoff = saved;
+	spin_delay_set_single(saved_single);
+	spin_delay_reset();
+}
+
+TEST(spinlock, delay_mode_follows_cmdline)
+{
+	const char *v = cmdline_get("spinlock_delay");
+	EXPECT_EQ(READ_ONCE(spinlock_delay_single), v && !strcmp(v, "single"));
 }
 
 /*

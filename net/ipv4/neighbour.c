@@ -1,0 +1,443 @@
+/*
+ * The neighbour table: for each (device, IPv4 address) a next hop was sent to,
+ * its MAC (the ARP cache). An entry is born INCOMPLETE when neigh_output() first
+ * needs it: an ARP request goes out and up to NEIGH_QUEUE_MAX packets wait on the
+ * entry; the reply (neigh_resolve, from arp_rcv) makes it REACHABLE and sends
+ * them. An entry that stays INCOMPLETE past the resolve timeout is freed with its
+ * packets, which are counted as dropped.
+ *
+ * A hash of NEIGH_HASH_SIZE chains, each under its own spinlock: the table is
+ * consulted once per packet sent, by whatever CPU sends it, and small (a host's
+ * neighbours), so a lock per chain keeps CPUs sending to different neighbours
+ * apart without RCU's deferred frees. Entries are freed under no lock, after
+ * being unlinked under their chain's, and only the chain's lock holder touches
+ * them, so there is nothing for a reader to be left holding.
+ *
+ * The gc (a timer that queues a work item every neigh_gc_interval: gc takes the
+ * chain locks, which threads hold) frees REACHABLE entries unused for the stale
+ * time and INCOMPLETE ones past the resolve timeout. An insert that finds
+ * neigh_gc_thresh entries or more first runs a forced gc, which, as Linux's
+ * neigh_forced_gc, frees every entry but the INCOMPLETE ones still resolving:
+ * the cost the 2002 thread's "gc" runs (thresh and interval raised to 31048576
+ * and 60 s) took out of the random-destination tests.
+ *
+ * Lock order: one chain lock at a time; none is held across dev_queue_xmit(),
+ * arp_send_request() or kfree_skb().
+ */
+#include <grace/atomic.h>
+#include <grace/boot_info.h>
+#include <grace/errno.h>
+#include <grace/inet.h>
+#include <grace/mutex.h>
+#include <grace/neighbour.h>
+#include <grace/printk.h>
+#include <grace/slab.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <grace/time.h>
+#include <grace/timer.h>
+#include <grace/workqueue.h>
+
+#include "internal.h"
+
+/* 256 chains: a host talks to tens of neighbours; the gc keeps the table near its thresh. */
+#define NEIGH_HASH_BITS 8
+#define NEIGH_HASH_SIZE (1u << NEIGH_HASH_BITS)
+
+/*
+ * Linux's defaults (net/ipv4/arp.c arp_tbl, 2.4 to now): gc every 30 s, gc_thresh
+ * 1024 (its gc_thresh3, past which an insert forces a gc), stale after 60 s,
+ * unres_qlen 3 packets queued, a request re-sent after retrans_time 1 s and the
+ * entry given up after mcast_probes 3 of them.
+ */
+#define NEIGH_GC_INTERVAL_NS_DEFAULT (30 * NSEC_PER_SEC)
+#define NEIGH_GC_THRESH_DEFAULT 1024
+#define NEIGH_GC_STALE_NS_DEFAULT (60 * NSEC_PER_SEC)
+#define NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT (3 * NSEC_PER_SEC)
+#define NEIGH_RETRANS_NS NSEC_PER_SEC
+#define NEIGH_QUEUE_MAX 3
+
+enum neigh_state { NEIGH_INCOMPLETE, NEIGH_REACHABLE };
+
+struct neighbour {
+	struct neighbour *next; /* these fields: under the chain's lock */
+	struct net_device *dev;
+	u32 ip; /* network order */
+	u8 mac[ETH_ALEN];
+	u8 state;	    /* enum neigh_state */
+	u64 updated_ns;	    /* born, or confirmed by a reply */
+	u64 used_ns;	    /* the last packet sent through it */
+	u64 probe_ns;	    /* the last ARP request for it */
+	struct sk_buff *qh; /* INCOMPLETE: packets waiting, oldest first (skb->next) */
+	struct sk_buff *qt;
+	u32 qlen;
+};
+
+struct neigh_bucket {
+	spinlock_t lock;
+	struct neighbour *first;
+};
+
+static struct neigh_bucket neigh_hash[NEIGH_HASH_SIZE];
+static atomic_t neigh_entries; /* every insert and free: rare next to lookups */
+
+static u64 neigh_gc_interval_ns = NEIGH_GC_INTERVAL_NS_DEFAULT;
+static u64 neigh_gc_thresh = NEIGH_GC_THRESH_DEFAULT;
+static u64 neigh_gc_stale_ns = NEIGH_GC_STALE_NS_DEFAULT;
+static u64 neigh_resolve_timeout_ns = NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT;
+
+static void neigh_gc_timer_fn(struct timer *t);
+static void neigh_gc_work_fn(struct work *w);
+static struct timer neigh_gc_timer = TIMER_INITIALIZER(neigh_gc_timer_fn);
+static struct work neigh_gc_work = WORK_INIT(neigh_gc_work, neigh_gc_work_fn);
+static DEFINE_MUTEX(neigh_gc_mutex); /* the gc work against interval changes: who re-arms */
+static bool neigh_ready;	     /* neigh_init() ran: the timer exists */
+
+/* Per CPU, a line each; updated with interrupts off (any thread on the CPU may count). */
+struct neigh_pcpu_stats {
+	u64 v[NR_NEIGH_STATS];
+};
+static DEFINE_PER_CPU_ALIGNED(struct neigh_pcpu_stats, neigh_stats_pcpu);
+
+static void neigh_stat_add(enum neigh_stat s, u64 v)
+{
+	unsigned long flags = arch_irq_save();
+	struct neigh_pcpu_stats *mine = this_cpu_ptr(&neigh_stats_pcpu);
+	WRITE_ONCE(mine->v[s], mine->v[s] + v);
+	arch_irq_restore(flags);
+}
+
+u64 neigh_stat(enum neigh_stat s)
+{
+	u64 sum = 0;
+	if (s == NEIGH_ENTRIES)
+		return (u64)atomic_read(&neigh_entries);
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		sum += READ_ONCE(per_cpu(neigh_stats_pcpu, cpu).v[s]);
+	return sum;
+}
+
+static struct neigh_bucket *neigh_bucket_of(const struct net_device *dev, u32 ip)
+{
+	u64 k = ((uintptr_t)dev >> 4) ^ ((u64)ip << 16);
+	return &neigh_hash[(k * 0x9e3779b97f4a7c15ull) >> (64 - NEIGH_HASH_BITS)];
+}
+
+/* Under b's lock. */
+static struct neighbour *neigh_find_locked(struct neigh_bucket *b, const struct net_device *dev,
+					   u32 ip)
+{
+	BUG_ON(!spin_is_locked(&b->lock));
+	for (struct neighbour *n = b->first; n; n = n->next)
+		if (n->dev == dev && n->ip == ip)
+			return n;
+	return NULL;
+}
+
+/* Push the Ethernet header for mac and hand skb to its device's qdisc. */
+static int neigh_xmit(struct sk_buff *skb, const u8 *mac)
+{
+	struct net_device *dev = skb->dev;
+	struct ethhdr *eth = skb_push(skb, ETH_HLEN);
+	if (!eth) {
+		kfree_skb(skb);
+		return -EINVAL; /* no headroom: the sender did not reserve it */
+	}
+	memcpy(eth->h_dest, mac, ETH_ALEN);
+	memcpy(eth->h_source, dev->mac, ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	skb->protocol = ETH_P_IP;
+	return dev_queue_xmit(skb);
+}
+
+/* Send a chain of packets that waited for mac (they are ours now: unlinked, no lock held). */
+static void neigh_send_queue(struct sk_buff *q, const u8 *mac)
+{
+	while (q) {
+		struct sk_buff *next = q->next;
+		q->next = NULL;
+		neigh_xmit(q, mac);
+		q = next;
+	}
+}
+
+static void neigh_drop_queue(struct sk_buff *q, enum neigh_stat why)
+{
+	while (q) {
+		struct sk_buff *next = q->next;
+		q->next = NULL;
+		kfree_skb(q);
+		neigh_stat_add(why, 1);
+		q = next;
+	}
+}
+
+/* Is n to go? INCOMPLETE ones past the resolve timeout always; forced: all the others. */
+static bool neigh_expired(const struct neighbour *n, u64 now, bool forced)
+{
+	if (n->state == NEIGH_INCOMPLETE)
+		return (s64)(now - n->updated_ns) > (s64)READ_ONCE(neigh_resolve_timeout_ns);
+	u64 last = MAX(n->used_ns, n->updated_ns);
+	return forced || (s64)(now - last) > (s64)READ_ONCE(neigh_gc_stale_ns);
+}
+
+static void neigh_gc_pass(bool forced)
+{
+	u64 now = arch_clock_ns(), freed = 0;
+	for (unsigned i = 0; i < NEIGH_HASH_SIZE; i++) {
+		struct neigh_bucket *b = &neigh_hash[i];
+		struct neighbour *dead = NULL;
+		if (!READ_ONCE(b->first))
+			continue;
+		spin_lock(&b->lock);
+		for (struct neighbour **pp = &b->first, *n; (n = *pp);) {
+			if (neigh_expired(n, now, forced)) {
+				*pp = n->next;
+				n->next = dead;
+				dead = n;
+			} else {
+				pp = &n->next;
+			}
+		}
+		spin_unlock(&b->lock);
+		while (dead) {
+			struct neighbour *next = dead->next;
+			neigh_drop_queue(dead->qh, NEIGH_UNRESOLVED_DROPS);
+			kfree(dead);
+			atomic_dec(&neigh_entries);
+			freed++;
+			dead = next;
+		}
+	}
+	neigh_stat_add(forced ? NEIGH_FORCED_GC_RUNS : NEIGH_GC_RUNS, 1);
+	neigh_stat_add(NEIGH_GC_FREED, freed);
+}
+
+void neigh_gc_run(void)
+{
+	neigh_gc_pass(false);
+}
+
+/*
+ * Find (dev, ip) or make it, forcing a gc first when the table is full. Returns
+ * with the entry's chain locked; *created says whether it is new (its state is
+ * then the caller's to set). NULL (nothing locked) on ENOMEM.
+ */
+static struct neighbour *neigh_find_or_create(struct net_device *dev, u32 ip, bool *created)
+{
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	struct neighbour *n, *fresh;
+	*created = false;
+	spin_lock(&b->lock);
+	n = neigh_find_locked(b, dev, ip);
+	if (n)
+		return n;
+	spin_unlock(&b->lock);
+
+	if ((u64)atomic_read(&neigh_entries) >= READ_ONCE(neigh_gc_thresh))
+		neigh_gc_pass(true);
+	fresh = kzalloc(sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	fresh->dev = dev;
+	fresh->ip = ip;
+	fresh->updated_ns = fresh->used_ns = arch_clock_ns();
+	spin_lock(&b->lock);
+	n = neigh_find_locked(b, dev, ip); /* another CPU's insert of the same key won the race */
+	if (n) {
+		kfree(fresh);
+		return n;
+	}
+	fresh->next = b->first;
+	b->first = fresh;
+	atomic_inc(&neigh_entries);
+	*created = true;
+	return fresh;
+}
+
+int neigh_output(struct sk_buff *skb, u32 ip)
+{
+	static const u8 zero_mac[ETH_ALEN];
+	struct net_device *dev = skb->dev;
+	u8 mac[ETH_ALEN];
+	bool created, probe;
+
+	if (!dev) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
+	if (dev->flags & IFF_NOARP)
+		return neigh_xmit(skb, zero_mac);
+
+	struct neighbour *n = neigh_find_or_create(dev, ip, &created);
+	if (!n) {
+		kfree_skb(skb);
+		return -ENOMEM;
+	}
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	u64 now = arch_clock_ns();
+	if (n->state == NEIGH_REACHABLE) {
+		memcpy(mac, n->mac, ETH_ALEN);
+		if (now - n->used_ns > TICK_NSEC)
+			n->used_ns = now;
+		spin_unlock(&b->lock);
+		return neigh_xmit(skb, mac);
+	}
+	/* INCOMPLETE: wait for the reply, dropping the oldest waiter when full (as Linux). */
+	struct sk_buff *old = NULL;
+	if (n->qlen == NEIGH_QUEUE_MAX) {
+		old = n->qh;
+		n->qh = old->next;
+		old->next = NULL;
+		n->qlen--;
+	}
+	skb->next = NULL;
+	if (n->qh)
+		n->qt->next = skb;
+	else
+		n->qh = skb;
+	n->qt = skb;
+	n->qlen++;
+	probe = created || now - n->probe_ns > NEIGH_RETRANS_NS;
+	if (probe)
+		n->probe_ns = now;
+	spin_unlock(&b->lock);
+	neigh_stat_add(NEIGH_QUEUED, 1);
+	neigh_drop_queue(old, NEIGH_QUEUE_OVERFLOWS);
+	if (probe)
+		arp_send_request(dev, ip);
+	return 0;
+}
+
+/* Under n's chain lock: n is at mac now. Returns its waiting packets, for the caller to send. */
+static struct sk_buff *neigh_confirm_locked(struct neighbour *n, const u8 *mac)
+{
+	struct sk_buff *q = n->qh;
+	memcpy(n->mac, mac, ETH_ALEN);
+	n->state = NEIGH_REACHABLE;
+	n->updated_ns = arch_clock_ns();
+	n->qh = n->qt = NULL;
+	n->qlen = 0;
+	return q;
+}
+
+void neigh_update(struct net_device *dev, u32 ip, const u8 *mac, bool create)
+{
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	struct neighbour *n;
+	bool created;
+
+	if (create) {
+		n = neigh_find_or_create(dev, ip, &created);
+		if (!n)
+			return; /* ENOMEM: the next request or reply tries again */
+	} else {
+		spin_lock(&b->lock);
+		n = neigh_find_locked(b, dev, ip);
+		if (!n) {
+			spin_unlock(&b->lock);
+			return;
+		}
+	}
+	struct sk_buff *q = neigh_confirm_locked(n, mac);
+	spin_unlock(&b->lock);
+	neigh_send_queue(q, mac);
+}
+
+bool neigh_resolve(struct net_device *dev, u32 ip, const u8 *mac)
+{
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	spin_lock(&b->lock);
+	struct neighbour *n = neigh_find_locked(b, dev, ip);
+	if (!n || n->state != NEIGH_INCOMPLETE) {
+		spin_unlock(&b->lock);
+		return false;
+	}
+	struct sk_buff *q = neigh_confirm_locked(n, mac);
+	spin_unlock(&b->lock);
+	neigh_send_queue(q, mac);
+	return true;
+}
+
+bool neigh_lookup(struct net_device *dev, u32 ip, u8 *mac)
+{
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	spin_lock(&b->lock);
+	struct neighbour *n = neigh_find_locked(b, dev, ip);
+	bool known = n && n->state == NEIGH_REACHABLE;
+	if (known)
+		memcpy(mac, n->mac, ETH_ALEN);
+	spin_unlock(&b->lock);
+	return known;
+}
+
+void neigh_for_each(void (*fn)(struct net_device *dev, u32 ip, const u8 *mac, bool complete,
+			       void *arg),
+		    void *arg)
+{
+	for (unsigned i = 0; i < NEIGH_HASH_SIZE; i++) {
+		struct neigh_bucket *b = &neigh_hash[i];
+		spin_lock(&b->lock);
+		for (struct neighbour *n = b->first; n; n = n->next)
+			fn(n->dev, n->ip, n->mac, n->state == NEIGH_REACHABLE, arg);
+		spin_unlock(&b->lock);
+	}
+}
+
+static void neigh_gc_timer_fn(struct timer *t)
+{
+	(void)t;
+	queue_work(&neigh_gc_work);
+}
+
+static void neigh_gc_work_fn(struct work *w)
+{
+	(void)w;
+	neigh_gc_run();
+	mutex_lock(&neigh_gc_mutex);
+	timer_modify(&neigh_gc_timer, arch_clock_ns() + READ_ONCE(neigh_gc_interval_ns));
+	mutex_unlock(&neigh_gc_mutex);
+}
+
+void neigh_gc_get_params(struct neigh_gc_params *p)
+{
+	p->interval_ns = READ_ONCE(neigh_gc_interval_ns);
+	p->thresh = READ_ONCE(neigh_gc_thresh);
+	p->stale_ns = READ_ONCE(neigh_gc_stale_ns);
+	p->resolve_timeout_ns = READ_ONCE(neigh_resolve_timeout_ns);
+}
+
+int neigh_gc_set_params(const struct neigh_gc_params *p)
+{
+	if (!p->interval_ns)
+		return -EINVAL;
+	WRITE_ONCE(neigh_gc_thresh, p->thresh);
+	WRITE_ONCE(neigh_gc_stale_ns, p->stale_ns);
+	WRITE_ONCE(neigh_resolve_timeout_ns, p->resolve_timeout_ns);
+	mutex_lock(&neigh_gc_mutex);
+	if (p->interval_ns != READ_ONCE(neigh_gc_interval_ns)) {
+		WRITE_ONCE(neigh_gc_interval_ns, p->interval_ns);
+		/* A shorter interval takes effect now, not after the old one ran out. */
+		if (neigh_ready)
+			timer_modify(&neigh_gc_timer, arch_clock_ns() + p->interval_ns);
+	}
+	mutex_unlock(&neigh_gc_mutex);
+	return 0;
+}
+
+void neigh_init(void)
+{
+	struct neigh_gc_params p;
+	for (unsigned i = 0; i < NEIGH_HASH_SIZE; i++) {
+		spin_lock_init_named(&neigh_hash[i].lock, "neigh_hash");
+		neigh_hash[i].first = NULL;
+	}
+	neigh_gc_get_params(&p);
+	net_cmdline_ms("neigh_gc_interval", &p.interval_ns);
+	net_cmdline_u64("neigh_gc_thresh", &p.thresh);
+	if (neigh_gc_set_params(&p))
+		pr_warn("neighbour: neigh_gc_interval must be above 0; keeping %llu ms\n",
+			(unsigned long long)(neigh_gc_interval_ns / NSEC_PER_MSEC));
+	timer_add(&neigh_gc_timer, arch_clock_ns() + READ_ONCE(neigh_gc_interval_ns));
+	neigh_ready = true;
+}

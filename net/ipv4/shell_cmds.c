@@ -1,0 +1,209 @@
+/*
+ * The routing and neighbour shell commands: the FIB (`route`), the route cache's
+ * mode and counts (`rtcache`), the neighbour table (`arp`), and each gc knob under
+ * its boot argument's name, so that what a boot can set a prompt can too.
+ */
+#include <grace/errno.h>
+#include <grace/inet.h>
+#include <grace/neighbour.h>
+#include <grace/netdevice.h>
+#include <grace/printk.h>
+#include <grace/route.h>
+#include <grace/shell.h>
+#include <grace/string.h>
+#include <grace/time.h>
+
+#define IP_STR_MAX 16 /* "255.255.255.255" */
+
+static void ip_str(char *buf, u32 ip)
+{
+	u32 h = ntohl(ip);
+	snprintf(buf, IP_STR_MAX, "%u.%u.%u.%u", h >> 24, (h >> 16) & 0xff, (h >> 8) & 0xff,
+		 h & 0xff);
+}
+
+/* "a.b.c.d" into *ip (network order); with len, also an optional "/n" into *len (else 32). */
+static bool ip_parse(const char *s, u32 *ip, unsigned *len)
+{
+	u32 h = 0;
+	for (unsigned part = 0; part < 4; part++) {
+		u32 v = 0;
+		unsigned digits = 0;
+		while (*s >= '0' && *s <= '9' && digits < 4) {
+			v = v * 10 + (u32)(*s++ - '0');
+			digits++;
+		}
+		if (!digits || v > 255 || (part < 3 && *s++ != '.'))
+			return false;
+		h = h << 8 | v;
+	}
+	if (len) {
+		*len = 32;
+		if (*s == '/') {
+			u64 n;
+			if (parse_u64(s + 1, &n) || n > 32)
+				return false;
+			*len = n;
+			s += strlen(s);
+		}
+	}
+	if (*s)
+		return false;
+	*ip = htonl(h);
+	return true;
+}
+
+static void route_show_one(u32 prefix, unsigned len, u32 gateway, struct net_device *dev, void *arg)
+{
+	char p[IP_STR_MAX], g[IP_STR_MAX];
+	(void)arg;
+	ip_str(p, prefix);
+	ip_str(g, gateway);
+	if (gateway)
+		printk("%s/%u via %s dev %s\n", p, len, g, dev->name);
+	else
+		printk("%s/%u dev %s\n", p, len, dev->name);
+}
+
+SHELL_CMD(route, "[add <a.b.c.d/n> [via <a.b.c.d>] dev <name> | del <a.b.c.d/n>]",
+	  "show, add or delete IPv4 routes (the route cache is flushed after a change)")
+{
+	u32 prefix, gateway = 0;
+	unsigned len;
+	struct net_device *dev = NULL;
+	int err;
+
+	if (argc == 1) {
+		fib_for_each(route_show_one, NULL);
+		return 0;
+	}
+	if (argc < 3 || !ip_parse(argv[2], &prefix, &len))
+		return SHELL_USAGE;
+	if (!strcmp(argv[1], "del") && argc == 3) {
+		err = fib_del(prefix, len);
+	} else if (!strcmp(argv[1], "add")) {
+		for (int i = 3; i + 1 < argc; i += 2) {
+			if (!strcmp(argv[i], "via") && ip_parse(argv[i + 1], &gateway, NULL))
+				continue;
+			if (!strcmp(argv[i], "dev") && (dev = dev_get_by_name(argv[i + 1])))
+				continue;
+			printk("route: %s %s: not a gateway address or a device\n", argv[i],
+			       argv[i + 1]);
+			return 1;
+		}
+		if (!dev || argc % 2 == 0)
+			return SHELL_USAGE;
+		err = fib_add(prefix, len, gateway, dev);
+	} else {
+		return SHELL_USAGE;
+	}
+	if (err) {
+		printk("route: %s %s: %s\n", argv[1], argv[2], errno_name(err));
+		return 1;
+	}
+	rt_cache_flush();
+	return 0;
+}
+
+SHELL_CMD(rtcache, "[rcu|rwlock|flush]",
+	  "the route cache's counts; switch its lookups (boot argument rtcache=), or empty it")
+{
+	struct rt_cache_stats s;
+	if (argc > 2)
+		return SHELL_USAGE;
+	if (argc == 2) {
+		if (!strcmp(argv[1], "rcu"))
+			rtcache_set_mode(RTCACHE_RCU);
+		else if (!strcmp(argv[1], "rwlock"))
+			rtcache_set_mode(RTCACHE_RWLOCK);
+		else if (!strcmp(argv[1], "flush"))
+			rt_cache_flush();
+		else
+			return SHELL_USAGE;
+	}
+	rt_cache_stats(&s);
+	printk("rtcache: %s entries=%llu hits=%llu misses=%llu inserts=%llu gc_runs=%llu "
+	       "gc_freed=%llu\n",
+	       rtcache_mode_name(rtcache_get_mode()), s.entries, s.hits, s.misses, s.inserts,
+	       s.gc_runs, s.gc_freed);
+	return 0;
+}
+
+static void arp_show_one(struct net_device *dev, u32 ip, const u8 *mac, bool complete, void *arg)
+{
+	char a[IP_STR_MAX];
+	(void)arg;
+	ip_str(a, ip);
+	if (complete)
+		printk("%s at %02x:%02x:%02x:%02x:%02x:%02x on %s\n", a, mac[0], mac[1], mac[2],
+		       mac[3], mac[4], mac[5], dev->name);
+	else
+		printk("%s (incomplete) on %s\n", a, dev->name);
+}
+
+SHELL_CMD(arp, "", "the neighbour table: each address, its MAC or (incomplete), its device")
+{
+	if (argc != 1)
+		return SHELL_USAGE;
+	neigh_for_each(arp_show_one, NULL);
+	printk("arp: entries=%llu forced_gc=%llu queued=%llu unresolved_drops=%llu\n",
+	       neigh_stat(NEIGH_ENTRIES), neigh_stat(NEIGH_FORCED_GC_RUNS),
+	       neigh_stat(NEIGH_QUEUED), neigh_stat(NEIGH_UNRESOLVED_DROPS));
+	return 0;
+}
+
+/* A knob of either table: its name (the boot argument's), where it lives, its unit. */
+enum knob_table { KNOB_RT, KNOB_NEIGH };
+struct net_knob {
+	enum knob_table table;
+	size_t offset; /* of the u64 in struct rt_gc_params or struct neigh_gc_params */
+	bool ms;       /* shown and set in ms, kept in ns */
+};
+
+static int net_knob_cmd(const struct net_knob *k, int argc, char **argv)
+{
+	struct rt_gc_params rp;
+	struct neigh_gc_params np;
+	void *params = k->table == KNOB_RT ? (void *)&rp : (void *)&np;
+	u64 *v, n;
+
+	if (argc > 2)
+		return SHELL_USAGE;
+	rt_gc_get_params(&rp);
+	neigh_gc_get_params(&np);
+	v = (u64 *)((char *)params + k->offset);
+	if (argc == 2) {
+		if (parse_u64(argv[1], &n) || (k->ms && n > ~0ull / NSEC_PER_MSEC)) {
+			printk("%s: %s: not a number\n", argv[0], argv[1]);
+			return 1;
+		}
+		*v = k->ms ? n * NSEC_PER_MSEC : n;
+		int err = k->table == KNOB_RT ? rt_gc_set_params(&rp) : neigh_gc_set_params(&np);
+		if (err) {
+			printk("%s: %s: %s\n", argv[0], argv[1], errno_name(err));
+			return 1;
+		}
+	}
+	printk("%s: %llu%s\n", argv[0], k->ms ? *v / NSEC_PER_MSEC : *v, k->ms ? " ms" : "");
+	return 0;
+}
+
+#define NET_KNOB_CMD(name, tbl, type, field, is_ms, help)                                          \
+	SHELL_CMD(name, is_ms ? "[<ms>]" : "[<n>]", help)                                          \
+	{                                                                                          \
+		static const struct net_knob k = {tbl, offsetof(type, field), is_ms};              \
+		return net_knob_cmd(&k, argc, argv);                                               \
+	}
+
+NET_KNOB_CMD(rt_gc_interval, KNOB_RT, struct rt_gc_params, interval_ns, true,
+	     "show or set how often the route cache's gc runs")
+NET_KNOB_CMD(rt_gc_timeout, KNOB_RT, struct rt_gc_params, timeout_ns, true,
+	     "show or set how long a route-cache entry may sit idle")
+NET_KNOB_CMD(rt_gc_thresh, KNOB_RT, struct rt_gc_params, thresh, false,
+	     "show or set the entries above which the route cache's gc trims chains")
+NET_KNOB_CMD(rt_gc_elasticity, KNOB_RT, struct rt_gc_params, elasticity, false,
+	     "show or set the entries a trimmed route-cache chain keeps")
+NET_KNOB_CMD(neigh_gc_interval, KNOB_NEIGH, struct neigh_gc_params, interval_ns, true,
+	     "show or set how often the neighbour table's gc runs")
+NET_KNOB_CMD(neigh_gc_thresh, KNOB_NEIGH, struct neigh_gc_params, thresh, false,
+	     "show or set the entries at which an insert forces a neighbour gc")

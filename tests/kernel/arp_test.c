@@ -1,0 +1,257 @@
+/*
+ * ARP: what arp_rcv() drops and counts (short, not Ethernet/IPv4, a bad opcode,
+ * a reply nobody asked for), the answer to a request for our address and what it
+ * teaches the neighbour table, and the resolution path end to end: a packet for
+ * an unknown next hop waits on an INCOMPLETE entry while the request goes out,
+ * and leaves with the right MAC once the reply comes. The device is the test's
+ * own, registered once, whose driver keeps every frame for the test to read.
+ */
+#include <grace/errno.h>
+#include <grace/inet.h>
+#include <grace/neighbour.h>
+#include <grace/netdevice.h>
+#include <grace/skbuff.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <grace/test.h>
+
+#define ARP_TEST_FRAMES 8
+
+static DEFINE_SPINLOCK(arp_test_lock);
+static struct sk_buff *arp_test_sent[ARP_TEST_FRAMES]; /* under arp_test_lock */
+static unsigned arp_test_nsent;
+
+static int arp_test_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	(void)dev;
+	spin_lock(&arp_test_lock);
+	if (arp_test_nsent < ARP_TEST_FRAMES) {
+		arp_test_sent[arp_test_nsent++] = skb;
+		skb = NULL;
+	}
+	spin_unlock(&arp_test_lock);
+	if (skb)
+		kfree_skb(skb);
+	return 0;
+}
+
+static const struct net_device_ops arp_test_ops = {.xmit = arp_test_xmit};
+static struct net_device *arp_test_dev;
+
+static struct net_device *arp_test_device(void)
+{
+	static const u8 mac[ETH_ALEN] = {0x02, 0, 0, 0, 0xd0, 1};
+	if (arp_test_dev)
+		return arp_test_dev;
+	struct net_device *dev = alloc_netdev("arp-test0", 0);
+	if (!dev)
+		return NULL;
+	memcpy(dev->mac, mac, ETH_ALEN);
+	dev->mtu = ETH_DATA_LEN;
+	dev->flags = IFF_UP;
+	dev->ipv4_addr = IPV4(198, 18, 9, 1);
+	dev->ipv4_mask = IPV4(255, 255, 255, 0);
+	dev->ops = &arp_test_ops;
+	if (register_netdev(dev))
+		return NULL;
+	return arp_test_dev = dev;
+}
+
+static void arp_test_forget_frames(void)
+{
+	spin_lock(&arp_test_lock);
+	unsigned n = arp_test_nsent;
+	arp_test_nsent = 0;
+	spin_unlock(&arp_test_lock);
+	for (unsigned i = 0; i < n; i++)
+		kfree_skb(arp_test_sent[i]);
+}
+
+static unsigned arp_test_frames(void)
+{
+	spin_lock(&arp_test_lock);
+	unsigned n = arp_test_nsent;
+	spin_unlock(&arp_test_lock);
+	return n;
+}
+
+/* Every stale entry out: the table as the test found it, less the test's entries. */
+static void arp_test_clear_neigh(void)
+{
+	struct neigh_gc_params saved, p;
+	neigh_gc_get_params(&saved);
+	p = saved;
+	p.stale_ns = p.resolve_timeout_ns = 0;
+	neigh_gc_set_params(&p);
+	neigh_gc_run();
+	neigh_gc_set_params(&saved);
+}
+
+static struct sk_buff *arp_test_packet(struct net_device *dev, u16 op, const u8 *sha, u32 sip,
+				       u32 tip, u32 len)
+{
+	struct sk_buff *skb = skb_alloc();
+	if (!skb)
+		return NULL;
+	struct arphdr *arp = skb_put(skb, sizeof(*arp));
+	if (!arp) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	memset(arp, 0, sizeof(*arp));
+	arp->ar_hrd = htons(1);
+	arp->ar_pro = htons(ETH_P_IP);
+	arp->ar_hln = ETH_ALEN;
+	arp->ar_pln = 4;
+	arp->ar_op = htons(op);
+	memcpy(arp->ar_sha, sha, ETH_ALEN);
+	arp->ar_sip = sip;
+	arp->ar_tip = tip;
+	skb_trim(skb, len);
+	skb->dev = dev;
+	skb->protocol = ETH_P_ARP;
+	return skb;
+}
+
+TEST(arp, bad_and_unsolicited_packets_are_dropped_and_counted)
+{
+	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 7};
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	long outstanding = skb_outstanding();
+	u64 shorts = inet_drops(DROP_ARP_SHORT), bad = inet_drops(DROP_ARP_BAD),
+	    unsol = inet_drops(DROP_ARP_UNSOLICITED);
+	u32 us = dev->ipv4_addr, peer = IPV4(198, 18, 9, 7);
+
+	arp_rcv(arp_test_packet(dev, 1, them, peer, us, sizeof(struct arphdr) - 1));
+	struct sk_buff *skb = arp_test_packet(dev, 1, them, peer, us, sizeof(struct arphdr));
+	ASSERT_TRUE(skb != NULL);
+	((struct arphdr *)skb->data)->ar_hrd = htons(6); /* IEEE 802, not Ethernet */
+	arp_rcv(skb);
+	skb = arp_test_packet(dev, 1, them, peer, us, sizeof(struct arphdr));
+	ASSERT_TRUE(skb != NULL);
+	((struct arphdr *)skb->data)->ar_pln = 16; /* an IPv6 length */
+	arp_rcv(skb);
+	arp_rcv(arp_test_packet(dev, 3, them, peer, us, sizeof(struct arphdr))); /* RARP's op */
+	arp_rcv(arp_test_packet(dev, 2, them, peer, us, sizeof(struct arphdr))); /* unasked */
+
+	EXPECT_EQ(inet_drops(DROP_ARP_SHORT) - shorts, 1);
+	EXPECT_EQ(inet_drops(DROP_ARP_BAD) - bad, 3);
+	EXPECT_EQ(inet_drops(DROP_ARP_UNSOLICITED) - unsol, 1);
+	u8 mac[ETH_ALEN];
+	EXPECT_FALSE(neigh_lookup(dev, peer, mac)); /* the unasked reply planted nothing */
+	EXPECT_EQ(arp_test_frames(), 0);
+	EXPECT_EQ(skb_outstanding(), outstanding);
+	EXPECT_TRUE(inet_drop_name(DROP_ARP_UNSOLICITED) != NULL);
+	EXPECT_EQ(strcmp(inet_drop_name(NR_INET_DROPS), "unknown"), 0);
+}
+
+TEST(arp, a_request_for_us_is_answered_and_teaches_the_asker)
+{
+	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 8};
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 8);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+
+	/* For another address: no answer. */
+	arp_rcv(arp_test_packet(dev, 1, them, peer, IPV4(198, 18, 9, 2), sizeof(struct arphdr)));
+	EXPECT_EQ(arp_test_frames(), 0);
+	arp_rcv(arp_test_packet(dev, 1, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	ASSERT_EQ(arp_test_frames(), 1);
+	struct sk_buff *r = arp_test_sent[0];
+	ASSERT_EQ(skb_len(r), ETH_HLEN + sizeof(struct arphdr));
+	struct ethhdr *eth = (struct ethhdr *)r->data;
+	struct arphdr *arp = (struct arphdr *)(r->data + ETH_HLEN);
+	EXPECT_EQ(memcmp(eth->h_dest, them, ETH_ALEN), 0);
+	EXPECT_EQ(memcmp(eth->h_source, dev->mac, ETH_ALEN), 0);
+	EXPECT_EQ(ntohs(eth->h_proto), ETH_P_ARP);
+	EXPECT_EQ(ntohs(arp->ar_op), 2);
+	EXPECT_EQ(memcmp(arp->ar_sha, dev->mac, ETH_ALEN), 0);
+	EXPECT_EQ(arp->ar_sip, dev->ipv4_addr);
+	EXPECT_EQ(memcmp(arp->ar_tha, them, ETH_ALEN), 0);
+	EXPECT_EQ(arp->ar_tip, peer);
+	u8 mac[ETH_ALEN];
+	EXPECT_TRUE(neigh_lookup(dev, peer, mac) && !memcmp(mac, them, ETH_ALEN));
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+}
+
+TEST(arp, a_packet_waits_for_the_reply_and_leaves_with_its_mac)
+{
+	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 9};
+	static const u8 bcast[ETH_ALEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 9);
+	u64 queued = neigh_stat(NEIGH_QUEUED);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+
+	struct sk_buff *skb = skb_alloc();
+	ASSERT_TRUE(skb != NULL);
+	struct iphdr *ip = skb_put(skb, sizeof(*ip));
+	ASSERT_TRUE(ip != NULL);
+	memset(ip, 0, sizeof(*ip));
+	ip->ihl_version = 0x45;
+	ip->daddr = peer;
+	skb->dev = dev;
+	EXPECT_EQ(neigh_output(skb, peer), 0);
+	EXPECT_EQ(neigh_stat(NEIGH_QUEUED) - queued, 1);
+	ASSERT_EQ(arp_test_frames(), 1); /* the request, and the packet still waiting */
+	struct sk_buff *req = arp_test_sent[0];
+	struct ethhdr *eth = (struct ethhdr *)req->data;
+	struct arphdr *arp = (struct arphdr *)(req->data + ETH_HLEN);
+	EXPECT_EQ(memcmp(eth->h_dest, bcast, ETH_ALEN), 0);
+	EXPECT_EQ(ntohs(arp->ar_op), 1);
+	EXPECT_EQ(arp->ar_tip, peer);
+	EXPECT_EQ(arp->ar_sip, dev->ipv4_addr);
+
+	u64 unsol = inet_drops(DROP_ARP_UNSOLICITED);
+	arp_rcv(arp_test_packet(dev, 2, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	EXPECT_EQ(inet_drops(DROP_ARP_UNSOLICITED), unsol);
+	ASSERT_EQ(arp_test_frames(), 2);
+	struct sk_buff *out = arp_test_sent[1];
+	eth = (struct ethhdr *)out->data;
+	EXPECT_EQ(memcmp(eth->h_dest, them, ETH_ALEN), 0);
+	EXPECT_EQ(ntohs(eth->h_proto), ETH_P_IP);
+	EXPECT_EQ(((struct iphdr *)(out->data + ETH_HLEN))->daddr, peer);
+	u8 mac[ETH_ALEN];
+	EXPECT_TRUE(neigh_lookup(dev, peer, mac) && !memcmp(mac, them, ETH_ALEN));
+	/* A second reply finds no INCOMPLETE entry: unsolicited. */
+	arp_rcv(arp_test_packet(dev, 2, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	EXPECT_EQ(inet_drops(DROP_ARP_UNSOLICITED) - unsol, 1);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+}
+
+TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
+{
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 10);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+	long outstanding = skb_outstanding();
+	u64 queued = neigh_stat(NEIGH_QUEUED), over = neigh_stat(NEIGH_QUEUE_OVERFLOWS),
+	    unres = neigh_stat(NEIGH_UNRESOLVED_DROPS);
+
+	for (unsigned i = 0; i < 5; i++) {
+		struct sk_buff *skb = skb_alloc();
+		ASSERT_TRUE(skb != NULL);
+		ASSERT_TRUE(skb_put(skb, sizeof(struct iphdr)) != NULL);
+		skb->dev = dev;
+		EXPECT_EQ(neigh_output(skb, peer), 0);
+	}
+	EXPECT_EQ(neigh_stat(NEIGH_QUEUED) - queued, 5);
+	EXPECT_EQ(neigh_stat(NEIGH_QUEUE_OVERFLOWS) - over, 2); /* 3 wait, the 2 oldest went */
+	EXPECT_EQ(arp_test_frames(), 1); /* one request: the others came within a second */
+	arp_test_forget_frames();
+	EXPECT_EQ(skb_outstanding(), outstanding + 3);
+	arp_test_clear_neigh(); /* a resolve timeout of 0: the entry has waited too long */
+	EXPECT_EQ(neigh_stat(NEIGH_UNRESOLVED_DROPS) - unres, 3);
+	EXPECT_EQ(skb_outstanding(), outstanding);
+	u8 mac[ETH_ALEN];
+	EXPECT_FALSE(neigh_lookup(dev, peer, mac));
+}
