@@ -104,8 +104,8 @@ SHELL_CMD(route, "", "the FIB, then the route cache's entries and counters")
 	rt_cache_stats(&st);
 	printk("rtcache=%s entries=%llu hits=%llu misses=%llu inserts=%llu gc_runs=%llu "
 	       "gc_freed=%llu\n",
-	       rtcache_get_mode() == RTCACHE_RCU ? "rcu" : "rwlock", st.entries, st.hits, st.misses,
-	       st.inserts, st.gc_runs, st.gc_freed);
+	       rtcache_mode_name(rtcache_get_mode()), st.entries, st.hits, st.misses, st.inserts,
+	       st.gc_runs, st.gc_freed);
 	return 0;
 }
 

@@ -42,11 +42,10 @@ static void rx_expect(const char *what, const struct net_frame *f, u32 len, stru
 		test_fail(__FILE__, __LINE__, "%s: no buffer", what);
 		return;
 	}
-	a.skbs++; /* that one; inet_rcv() must free it or queue it */
-	inet_rcv(skb);
+	inet_rcv(skb); /* which must free it, or queue it on rx */
 	net_counts_read(&b);
 	if (stat == INET_RX_UDP) {
-		b.skbs--; /* queued on rx */
+		b.skbs--; /* the one queued on rx */
 		EXPECT_EQ(udp_rcvq_len(rx), q + 1);
 	} else {
 		EXPECT_EQ(udp_rcvq_len(rx), q);
