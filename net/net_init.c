@@ -1,6 +1,7 @@
 /*
  * net_init(): the protocols' half of bringing networking up, after
- * net_core_init() has registered the loopback and sink devices. It installs
+ * net_core_init() has registered the loopback and sink devices and
+ * ip_rt_init() has made the route cache (inet_add_device flushes it). It installs
  * the receive path, gives both devices their addresses and routes, and starts
  * the echo service. A driver's device (eth0) joins later, through
  * inet_add_device(), when its driver has found it.
