@@ -22,6 +22,7 @@
 #include <grace/rcupdate.h>
 #include <grace/route.h>
 #include <grace/fs.h>
+#include <grace/inet.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
 #include <grace/smp.h>
@@ -122,6 +123,7 @@ void __noreturn kernel_main(void)
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();
+	net_init();    /* the protocols: its routes need the FIB and the route cache */
 	virtio_init(); /* after net_core_init: virtio-net registers its device there */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {

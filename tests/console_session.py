@@ -23,7 +23,8 @@ LINE_MAX = 127  # SHELL_LINE_MAX - 1
 # Every command the shell must offer; `help` has to list each.
 REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test", "bench", "profile",
                      "echo", "uptime", "poweroff") + \
-    ("ls", "cat", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs")  # fs/shell_cmds.c
+    ("ls", "cat", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs") + \
+    ("ifconfig", "route", "arp", "ping", "udpsend", "netstat")  # net/shell_cmds.c
 KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
 KNOWN_COMMANDS += ("route", "rtcache", "arp", "rt_gc_interval", "rt_gc_timeout", "rt_gc_thresh",
                    "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh")  # net/ipv4/shell_cmds.c
@@ -222,9 +223,55 @@ def check_locks(words, out, cfg):
     return None
 
 
+def check_ifconfig(words, out, cfg):
+    """Every device: its line, then indented counter lines; lo and sink0 with their addresses."""
+    heads = [l for l in out if not l.startswith("  ")]
+    if len(words) == 1:
+        for want in (r"lo: .* inet=127\.0\.0\.1 mask=255\.0\.0\.0$",
+                     r"sink0: .* inet=10\.99\.0\.1 mask=255\.255\.255\.0$"):
+            if not any(re.match(want, l) for l in heads):
+                return f"ifconfig shows no line matching /{want}/: {heads}"
+    bad = [l for l in heads if not re.match(r"\S+: index=\d+ flags=(UP|DOWN)\S* mtu=\d+ mac=", l)]
+    return f"ifconfig device lines not understood: {bad}" if bad else None
+
+
+def check_route(words, out, cfg):
+    """The FIB has lo's and the sink's subnets; the last line is the cache's counters."""
+    for want in (r"fib 127\.0\.0\.0/8 via 0\.0\.0\.0 dev lo$", r"fib 10\.99\.0\.0/24 via 0\.0\.0\.0 dev sink0$"):
+        if not any(re.match(want, l) for l in out):
+            return f"route shows no line matching /{want}/: {out}"
+    if not out or not re.match(r"rtcache=(rcu|rwlock) entries=\d+ hits=\d+ ", out[-1]):
+        return f"route does not end with the cache's counters: {out[-1:]}"
+    bad = [l for l in out[:-1] if not re.match(r"(fib|cache) \d+\.\d+\.\d+\.\d+", l)]
+    return f"route lines not understood: {bad}" if bad else None
+
+
+def check_ping(words, out, cfg):
+    """A ping that needs no error expectation: every request answered (three unless counted)."""
+    n = int(words[2]) if len(words) == 3 and words[2].isdigit() else 3
+    want = f"{n} sent, {n} received"
+    replies = [l for l in out if re.match(r"reply from \S+: icmp_seq=\d+ time=\d+ us$", l)]
+    if out[-1:] != [want] or len(replies) != n:
+        return f"expected {n} replies and '{want}', got {out}"
+    return None
+
+
+def check_netstat(words, out, cfg):
+    """The counters line, nonzero drops by name, then the sockets (the echo service's on port 7)."""
+    if not out or not re.match(r"ip rx_frames=\d+ ", out[0]):
+        return f"netstat starts with {out[:1]}"
+    bad = [l for l in out[1:] if not re.match(r"drop [a-z_]+=[1-9]\d*$|udp port=\d+ rcvq=\d+ drops=\d+$", l)]
+    if bad:
+        return f"netstat lines not understood: {bad}"
+    if not any(re.match(r"udp port=7 rcvq=\d+ drops=\d+$", l) for l in out):
+        return "netstat lists no echo service on port 7"
+    return None
+
+
 CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
           "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
           "bench": check_bench, "profile": check_profile, "locks": check_locks,
+          "ifconfig": check_ifconfig, "route": check_route, "ping": check_ping, "netstat": check_netstat,
           **{cmd: check_silent for cmd in ("mkdir", "rmdir", "rm", "mv", "ln", "cd")}}
 
 

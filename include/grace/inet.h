@@ -80,8 +80,32 @@ u16 csum_fold(u32 sum);
 /* The UDP checksum of a datagram (header and payload, len bytes) from saddr to daddr. */
 u16 udp_checksum(u32 saddr, u32 daddr, const void *udp, size_t len);
 
-/* Send skb (data at the transport header) as an IPv4 packet of protocol to daddr. 0 or -errno. */
+/*
+ * Send skb (data at the transport header) as an IPv4 packet of protocol to daddr,
+ * from the address of the device its route leaves by. 0 or -errno (-ENETUNREACH,
+ * -EMSGSIZE past the device's MTU: no fragmentation); skb is consumed either way.
+ */
 int ip_output(struct sk_buff *skb, u32 daddr, u8 protocol, u8 tos);
+
+/*
+ * The receive path: a frame (skb->dev set, data at the Ethernet header), consumed.
+ * It is what net_init() installs as net_rx_handler; any thread may call it too.
+ */
+void inet_rcv(struct sk_buff *skb);
+
+/*
+ * Give dev the address addr/mask (network order), add the on-link route to its
+ * subnet and, if gateway is not 0, a default route through gateway. 0 or -errno
+ * (-EINVAL for a zero address or a mask that is not a prefix, -EEXIST, -ENOMEM).
+ */
+int inet_add_device(struct net_device *dev, u32 addr, u32 mask, u32 gateway);
+/* Is addr (network order) one a device of ours has? */
+bool inet_addr_is_local(u32 addr);
+/* Dotted quad "a.b.c.d" (each 0-255, decimal) into *addr, network order: 0 or -EINVAL. */
+int inet_parse_addr(const char *s, u32 *addr);
+#define INET_ADDRSTRLEN 16
+/* addr as "a.b.c.d" in buf (INET_ADDRSTRLEN bytes); returns buf. */
+char *inet_format_addr(u32 addr, char *buf);
 
 /* Why a received packet was dropped; inet_drops(reason) counts them. */
 enum inet_drop {
@@ -122,6 +146,24 @@ void arp_send_request(struct net_device *dev, u32 ip);
  */
 void arp_rcv(struct sk_buff *skb);
 
+/*
+ * What the receive path did with the frames it was not dropping, per CPU and
+ * summed on read: every frame into inet_rcv() ends as exactly one drop (of a
+ * reason other than the DROP_ARP_* ones, which arp_rcv() counts among the
+ * frames handed to it) or one of INET_RX_ARP, INET_RX_UDP, INET_RX_ICMP.
+ */
+enum inet_stat {
+	INET_RX_FRAMES,	      /* into inet_rcv() */
+	INET_RX_ARP,	      /* handed to arp_rcv() */
+	INET_RX_UDP,	      /* queued to a socket */
+	INET_RX_ICMP,	      /* taken by ICMP: an echo request answered, any other message read */
+	INET_TX_PACKETS,      /* IPv4 packets ip_output() handed to the neighbour layer */
+	INET_TX_ICMP_REPLIES, /* echo replies sent */
+	NR_INET_STATS
+};
+u64 inet_stat(enum inet_stat s);
+const char *inet_stat_name(enum inet_stat s);
+
 /* UDP sockets, shaped like the calls of the same names; -errno on failure. */
 struct udp_sock;
 struct udp_sock *udp_socket(void);
@@ -130,14 +172,23 @@ int udp_bind(struct udp_sock *s, u16 port);
 u16 udp_port(const struct udp_sock *s);
 /* Send len bytes to daddr:dport (host-order port). The bytes sent, or -errno. */
 long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport);
-/* Receive one datagram, waiting up to timeout_ns (0: none): its length (cut to len), or -EAGAIN. */
+/*
+ * Receive one datagram, waiting up to timeout_ns (0: not at all; UINT64_MAX: for ever): its
+ * length (cut to len), or -EAGAIN. *saddr and *sport, if not NULL, say who sent it.
+ */
 long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport,
 		  u64 timeout_ns);
 void udp_close(struct udp_sock *s);
 #define UDP_RCVQ_MAX 64 /* datagrams a socket queues before it drops */
+/* Datagrams waiting on s now. */
+u32 udp_rcvq_len(struct udp_sock *s);
+/* Call fn on every bound socket (netstat), under the port table's lock: fn must not sleep. */
+void udp_for_each(void (*fn)(u16 port, u32 rcvq, u64 drops, void *arg), void *arg);
 
 /* The UDP echo service (RFC 862) on port 7, started once networking is up. */
 #define UDP_ECHO_PORT 7
+/* Datagrams the echo service sent back since boot. */
+u64 udp_echo_count(void);
 
 /* ICMP echo: send one request to daddr and wait for the reply; its round trip in ns, or -errno. */
 s64 icmp_ping(u32 daddr, u16 seq, u64 timeout_ns);
