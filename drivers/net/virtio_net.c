@@ -72,14 +72,6 @@ struct virtio_net {
 	spinlock_t tx_lock; /* the transmit queue */
 };
 
-/*
- * Networking's IPv4 side may not be linked in (a kernel built without net/ipv4): the
- * address is then left unset and the device still moves frames. A weak reference is 0
- * when no definition exists.
- */
-extern int inet_add_device(struct net_device *dev, u32 addr, u32 mask, u32 gateway)
-    __attribute__((weak));
-
 static unsigned nr_virtio_net; /* devices made, for their names; boot only */
 
 /* Post empty buffers until the queue is full or memory runs out. rx_lock held. */
@@ -314,7 +306,7 @@ int virtio_net_probe(struct virtio_device *vdev)
 	       dev->name, vdev->name, m[0], m[1], m[2], m[3], m[4], m[5], vn->rx->num, vn->tx->num,
 	       posted);
 
-	if (nr_virtio_net == 1 && inet_add_device) {
+	if (nr_virtio_net == 1) {
 		err = inet_add_device(dev, SLIRP_GUEST_ADDR, SLIRP_NETMASK, SLIRP_GATEWAY);
 		if (err)
 			pr_warn("virtio-net: %s: no IPv4 address: %s\n", dev->name,

@@ -193,13 +193,6 @@ u64 udp_echo_count(void);
 /* ICMP echo: send one request to daddr and wait for the reply; its round trip in ns, or -errno. */
 s64 icmp_ping(u32 daddr, u16 seq, u64 timeout_ns);
 
-/*
- * Give a driver's device its IPv4 address and netmask (network order) and, when gateway
- * is not 0, a default route through it. 0 or -errno. Declared here for the drivers
- * (drivers/net/virtio_net.c); net/ipv4 defines it.
- */
-int inet_add_device(struct net_device *dev, u32 addr, u32 mask, u32 gateway);
-
 /* Bring networking up: loopback, the sink, the drivers' devices, the echo service. */
 void net_init(void);
 
