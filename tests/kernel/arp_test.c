@@ -15,6 +15,8 @@
 #include <grace/string.h>
 #include <grace/test.h>
 
+#include "net_test_util.h"
+
 #define ARP_TEST_FRAMES 8
 
 static DEFINE_SPINLOCK(arp_test_lock);
@@ -87,28 +89,17 @@ static void arp_test_clear_neigh(void)
 	neigh_gc_set_params(&saved);
 }
 
+/* An ARP packet as arp_rcv() gets it (data at the ARP header), cut to len bytes. */
 static struct sk_buff *arp_test_packet(struct net_device *dev, u16 op, const u8 *sha, u32 sip,
 				       u32 tip, u32 len)
 {
-	struct sk_buff *skb = skb_alloc();
+	static struct net_frame f; /* the tests run one at a time */
+	net_frame_arp(&f, op, sha, sip, tip);
+	struct sk_buff *skb = net_frame_skb(&f, f.len, dev);
 	if (!skb)
 		return NULL;
-	struct arphdr *arp = skb_put(skb, sizeof(*arp));
-	if (!arp) {
-		kfree_skb(skb);
-		return NULL;
-	}
-	memset(arp, 0, sizeof(*arp));
-	arp->ar_hrd = htons(1);
-	arp->ar_pro = htons(ETH_P_IP);
-	arp->ar_hln = ETH_ALEN;
-	arp->ar_pln = 4;
-	arp->ar_op = htons(op);
-	memcpy(arp->ar_sha, sha, ETH_ALEN);
-	arp->ar_sip = sip;
-	arp->ar_tip = tip;
+	skb_pull(skb, ETH_HLEN);
 	skb_trim(skb, len);
-	skb->dev = dev;
 	skb->protocol = ETH_P_ARP;
 	return skb;
 }
