@@ -6,7 +6,8 @@
  * (skb_pull). Every helper checks its bounds and returns NULL (changing
  * nothing) rather than run past the buffer.
  *
- * Buffers come from a slab cache with a per-CPU cache of free sk_buffs in front,
+ * Buffers come from two slab caches (the sk_buff, its 2048-byte data: two to a page),
+ * paired for life, with a per-CPU cache of free pairs in front,
  * so a CPU that allocates and frees its own packets touches no shared line.
  * There are no clones: a buffer has one owner, who frees it with kfree_skb()
  * (or hands it on: to dev_queue_xmit(), netif_rx(), a socket's queue).
