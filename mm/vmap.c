@@ -219,7 +219,12 @@ void stack_free(void *stack)
 	spin_lock(&vmap_lock);
 	u64 bit = 1ULL << (slot % 64);
 	bool live = (slot_used[slot / 64] & bit) && !(slot_pending[slot / 64] & bit);
-	slot_pending[slot / 64] |= bit;
+	/*
+	 * Only a live stack becomes pending: a second free of a slot already purged
+	 * and free must leave it clean, or its next owner's free would be refused.
+	 */
+	if (live)
+		slot_pending[slot / 64] |= bit;
 	spin_unlock(&vmap_lock);
 	if (!live) {
 		pr_err("vmap: stack_free(%p): not allocated (double free?)\n", stack);

@@ -194,6 +194,40 @@ TEST(wx, stack_guard_page)
 	EXPECT_EQ(mm_free_bytes(), before);
 }
 
+/*
+ * Freed stacks' slots wait for a TLB purge before reuse; a purge comes at the
+ * latest after this many frees (mm/vmap.c's batch, 32, with room to spare).
+ */
+#define WX_PURGE_FREES 40
+
+/* A second free of a slot already purged and free changes nothing: its next owner frees it. */
+TEST(wx, double_free_of_a_purged_stack_leaves_its_slot_usable)
+{
+	test_expect_message("vmap: stack_free(");
+	static u8 *s[WX_PURGE_FREES];
+	u8 *first = stack_alloc();
+	ASSERT_TRUE(first != NULL);
+	stack_free(first);
+	/* Enough frees behind it that a purge puts first's slot back, free. */
+	for (unsigned i = 0; i < WX_PURGE_FREES; i++)
+		ASSERT_TRUE((s[i] = stack_alloc()) != NULL);
+	for (unsigned i = 0; i < WX_PURGE_FREES; i++)
+		stack_free(s[i]);
+	stack_free(first); /* refused: not allocated */
+	/* Lowest free slot first: these include first's slot again. */
+	bool reused = false;
+	for (unsigned i = 0; i < WX_PURGE_FREES; i++) {
+		ASSERT_TRUE((s[i] = stack_alloc()) != NULL);
+		reused |= s[i] == first;
+	}
+	EXPECT_TRUE(reused);
+	u64 before = mm_free_bytes();
+	for (unsigned i = 0; i < WX_PURGE_FREES; i++)
+		stack_free(s[i]);
+	/* Every one was taken back: its pages are free again. */
+	EXPECT_EQ(mm_free_bytes() - before, (u64)WX_PURGE_FREES * KERNEL_STACK_SIZE);
+}
+
 struct storm {
 	unsigned per_cpu;
 };
