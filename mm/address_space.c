@@ -11,6 +11,7 @@
  * the user half), then bit cleared. mm_switch() gives the calling thread an mm and
  * loads it; the scheduler calls mm_load() when it switches to a thread with an mm.
  */
+#include <grace/boot_info.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
@@ -63,52 +64,114 @@ bool mm_inject_fail(void)
 	return fail;
 }
 
-/* -1 until the first mm_create reads the command line; then a ptlock_mode. */
-static int ptlock_default = -1;
+/*
+ * The value of key on the command line as an index into names[0..n) (names[0]
+ * when absent or unknown; an unknown one is reported). The result is cached in
+ * *cache (-1 until the first call); two CPUs racing here compute the same value.
+ */
+static int cmdline_mode(int *cache, const char *key, const char *const *names, unsigned n,
+			const char *what)
+{
+	int mode = READ_ONCE(*cache);
+
+	if (mode >= 0)
+		return mode;
+	const char *v = cmdline_get(key);
+	mode = 0;
+	for (unsigned i = 0; v && i < n; i++)
+		if (!strcmp(v, names[i]))
+			mode = (int)i;
+	if (v && strcmp(v, names[mode]))
+		pr_warn("mm: unknown %s='%s'; using %s\n", key, v, names[0]);
+	if (xchg_relaxed(cache, mode) < 0)
+		printk("mm: address spaces use %s by default (%s=%s)\n", what, key, names[mode]);
+	return mode;
+}
+
+static const char *const ptlock_names[] = {[PTLOCK_SPLIT] = "split", [PTLOCK_MM] = "mm"};
+static const char *const vma_lookup_names[] = {
+    [VMA_LOOKUP_RCU] = "rcu", [VMA_LOOKUP_LOCKED] = "locked"};
+static int ptlock_default = -1, vma_lookup_default = -1;
 
 const char *ptlock_mode_name(enum ptlock_mode mode)
 {
-	return mode == PTLOCK_MM ? "mm" : "split";
+	return ptlock_names[mode == PTLOCK_MM];
+}
+
+const char *vma_lookup_name(enum vma_lookup mode)
+{
+	return vma_lookup_names[mode == VMA_LOOKUP_LOCKED];
 }
 
 enum ptlock_mode mm_default_ptlock(void)
 {
-	int mode = READ_ONCE(ptlock_default);
-
-	if (mode >= 0)
-		return mode;
-	/* Idempotent: two CPUs racing here compute and store the same value. */
-	const char *v = cmdline_get("ptlock");
-	mode = PTLOCK_SPLIT;
-	if (v && !strcmp(v, "mm"))
-		mode = PTLOCK_MM;
-	else if (v && strcmp(v, "split"))
-		pr_warn("mm: unknown ptlock='%s' (split|mm); using split\n", v);
-	if (xchg_relaxed(&ptlock_default, mode) < 0)
-		printk("mm: address spaces use %s page-table locks by default\n",
-		       mode == PTLOCK_MM ? "one mm-wide" : "split (per-table)");
-	return mode;
+	return cmdline_mode(&ptlock_default, "ptlock", ptlock_names, ARRAY_SIZE(ptlock_names),
+			    "per-table (split) or mm-wide page-table locks");
 }
 
-struct mm *mm_create_ptlock(enum ptlock_mode mode)
+enum vma_lookup mm_default_vma_lookup(void)
 {
-	if (mode != PTLOCK_SPLIT && mode != PTLOCK_MM)
+	return cmdline_mode(&vma_lookup_default, "vma_lookup", vma_lookup_names,
+			    ARRAY_SIZE(vma_lookup_names),
+			    "VMA lookups under RCU or under vma_lock");
+}
+
+static unsigned rss_order(void)
+{
+	return pages_order(boot_info.nr_cpus * sizeof(struct mm_rss));
+}
+
+void mm_rss_add(struct mm *mm, int level, long delta)
+{
+	preempt_disable();
+	struct mm_rss *r = &mm->rss[smp_processor_id()];
+	if (level == PT_LEVEL_PMD)
+		WRITE_ONCE(r->pages_huge, r->pages_huge + delta);
+	else
+		WRITE_ONCE(r->pages_4k, r->pages_4k + delta);
+	preempt_enable();
+}
+
+void mm_rss(struct mm *mm, struct mm_rss_sum *out)
+{
+	long small = 0, huge = 0;
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
+		small += READ_ONCE(mm->rss[cpu].pages_4k);
+		huge += READ_ONCE(mm->rss[cpu].pages_huge);
+	}
+	out->pages_4k = (u64)small;
+	out->pages_huge = (u64)huge;
+}
+
+struct mm *mm_create_modes(enum ptlock_mode ptlock, enum vma_lookup lookup)
+{
+	if ((ptlock != PTLOCK_SPLIT && ptlock != PTLOCK_MM) ||
+	    (lookup != VMA_LOOKUP_RCU && lookup != VMA_LOOKUP_LOCKED))
 		return NULL;
 	struct mm *mm = mm_alloc_pages(NUMA_NO_NODE, 0, 0);
 	if (!mm)
 		return NULL;
-	mm->root = pt_table_alloc();
+	mm->rss = mm_alloc_pages(NUMA_NO_NODE, rss_order(), 0);
+	mm->root = mm->rss ? pt_table_alloc() : NULL;
 	if (!mm->root) {
+		free_pages(mm->rss, rss_order());
 		free_pages(mm, 0);
 		return NULL;
 	}
 	arch_mm_init_root(mm->root);
 	mm->root_pa = virt_to_phys(mm->root);
-	mm->ptlock = mode;
+	mm->ptlock = ptlock;
+	mm->vma_lookup = lookup;
+	mm->vma_seq = (seqcount_t)SEQCOUNT_INIT;
 	mm->vma_lock = (rwlock_t)RWLOCK_INIT;
 	spin_lock_init(&mm->page_table_lock);
 	cpumask_clear(&mm->cpus);
 	return mm;
+}
+
+struct mm *mm_create_ptlock(enum ptlock_mode mode)
+{
+	return mm_create_modes(mode, mm_default_vma_lookup());
 }
 
 struct mm *mm_create(void)
@@ -206,5 +269,6 @@ void mm_destroy(struct mm *mm)
 	/* No CPU runs mm and none can enter it: nothing caches its tables any more. */
 	pt_free_all(mm);
 	vma_free_all(mm);
+	free_pages(mm->rss, rss_order());
 	free_pages(mm, 0);
 }

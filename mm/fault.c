@@ -2,11 +2,12 @@
  * Page faults on user addresses: demand-zero 4 KiB pages, and 2 MiB pages for
  * anonymous VMAs that cover the whole aligned 2 MiB around the fault.
  *
- * A fault holds mm->vma_lock for reading from the VMA lookup to the end of the
- * walk, so the VMA and every table it walks stay put (unmap, the only remover,
- * takes the lock for writing); only to allocate and clear a 2 MiB block does it
- * drop the lock and then start over. Memory for a new page or table is allocated
- * with no page-table lock held; then the lock of the one table whose entry
+ * A fault holds its VMA from the lookup to the end of the walk, so the VMA and
+ * every table it walks stay put: by the VMA's own lock, taken under RCU, when
+ * the mm looks VMAs up that way (VMA_LOOKUP_RCU) and the lookup succeeds, else
+ * by mm->vma_lock for reading (mm/vma.c says why either keeps unmap out). Only to
+ * allocate and clear a 2 MiB block does it let go and then start over. Memory for a new page or
+ * table is allocated with no page-table lock held; then the lock of the one table whose entry
  * changes is taken, the entry rechecked, and either filled or, if a racing CPU
  * filled it first, our allocation freed. So of two CPUs faulting the same
  * address, one installs and the other finds the mapping and returns.
@@ -109,6 +110,7 @@ static int fault_huge(struct mm *mm, pte_t *pmd_table, pte_t *pmd, unsigned prot
 		pt_entry_write(pmd, pte_mk_leaf(virt_to_phys(ctx->block), prot, PT_LEVEL_PMD));
 		spin_unlock(ptl);
 		ctx->block = NULL;
+		mm_rss_add(mm, PT_LEVEL_PMD, 1);
 		fault_stat_inc(mapped_huge);
 		return FAULT_INSTALLED;
 	}
@@ -159,6 +161,7 @@ static int fault_small(struct mm *mm, pte_t *pte_table, pte_t *pte, unsigned pro
 		/* Release: the zeroed page before the entry that maps it. */
 		pt_entry_write(pte, pte_mk_leaf(virt_to_phys(page), prot, PT_LEVEL_PTE));
 		spin_unlock(ptl);
+		mm_rss_add(mm, PT_LEVEL_PTE, 1);
 		fault_stat_inc(mapped_4k);
 		return FAULT_INSTALLED;
 	}
@@ -168,7 +171,7 @@ static int fault_small(struct mm *mm, pte_t *pte_table, pte_t *pte, unsigned pro
 	return FAULT_PRESENT;
 }
 
-/* Make a leaf for addr inside v. Caller holds mm->vma_lock for reading. */
+/* Make a leaf for addr inside v. Caller holds v (its lock, or mm->vma_lock) for reading. */
 static int fault_install(struct mm *mm, const struct vma *v, uintptr_t addr, struct fault_ctx *ctx)
 {
 	unsigned prot = v->prot | PROT_USER;
@@ -214,24 +217,41 @@ static int fault_present(struct mm *mm, const struct vma *v, uintptr_t addr, uns
 	return FAULT_PRESENT;
 }
 
-/* One attempt under the VMA lock: fault_install's result, or -EFAULT. */
+/* fault_install's result for addr in v (NULL: no VMA there), or -EFAULT. Caller holds v. */
+static int fault_in_vma(struct mm *mm, const struct vma *v, uintptr_t addr, unsigned access,
+			struct fault_ctx *ctx)
+{
+	if (!v) {
+		fault_report(addr, access, NULL, "outside any VMA");
+		return -EFAULT;
+	}
+	if (access_prot(access) & ~vma_allows(v)) {
+		fault_report(addr, access, v, "not allowed by the VMA");
+		return -EFAULT;
+	}
+	int ret = fault_install(mm, v, addr, ctx);
+	if (ret == FAULT_PRESENT)
+		ret = fault_present(mm, v, addr, access);
+	return ret;
+}
+
+/* One attempt holding the VMA: under its own lock when the lockless lookup finds it. */
 static int fault_attempt(struct mm *mm, uintptr_t addr, unsigned access, struct fault_ctx *ctx)
 {
 	int ret;
 
-	read_lock(&mm->vma_lock);
-	struct vma *v = vma_find_locked(mm, addr);
-	if (!v) {
-		fault_report(addr, access, NULL, "outside any VMA");
-		ret = -EFAULT;
-	} else if (access_prot(access) & ~vma_allows(v)) {
-		fault_report(addr, access, v, "not allowed by the VMA");
-		ret = -EFAULT;
-	} else {
-		ret = fault_install(mm, v, addr, ctx);
-		if (ret == FAULT_PRESENT)
-			ret = fault_present(mm, v, addr, access);
+	if (mm->vma_lookup == VMA_LOOKUP_RCU) {
+		struct vma *v = vma_read_lock_rcu(mm, addr);
+		if (v) {
+			fault_stat_inc(lookup_rcu);
+			ret = fault_in_vma(mm, v, addr, access, ctx);
+			vma_read_unlock(v);
+			return ret;
+		}
 	}
+	fault_stat_inc(lookup_locked);
+	read_lock(&mm->vma_lock);
+	ret = fault_in_vma(mm, vma_find_locked(mm, addr), addr, access, ctx);
 	read_unlock(&mm->vma_lock);
 	return ret;
 }
@@ -359,5 +379,7 @@ void fault_stats_sum(struct fault_stats *out)
 		out->spurious += READ_ONCE(s->spurious);
 		out->efault += READ_ONCE(s->efault);
 		out->enomem += READ_ONCE(s->enomem);
+		out->lookup_rcu += READ_ONCE(s->lookup_rcu);
+		out->lookup_locked += READ_ONCE(s->lookup_locked);
 	}
 }

@@ -21,6 +21,7 @@
 #include <grace/printk.h>
 #include <grace/shrinker.h>
 #include <grace/string.h>
+#include <grace/vma.h>
 #include "page_alloc_internal.h"
 
 /*
@@ -287,4 +288,5 @@ void mm_early_init(void)
 	       (unsigned long long)((mem_map_pages * sizeof(struct page)) >> 10));
 	numa_print();
 	slab_init();
+	vma_init();
 }

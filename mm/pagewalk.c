@@ -22,6 +22,7 @@
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/tlb.h>
+#include <grace/vma.h>
 #include "address_space_internal.h"
 
 /* Page-table pages each CPU allocated and gave up; only pt_table_stats_sum() reads others'. */
@@ -195,10 +196,17 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 			pt_entry_write(e, 0);
 			if (ptl)
 				spin_unlock(ptl);
+			mm_rss_add(mm, level, -1);
 			tlb_gather_leaf(g, ALIGN_DOWN(va, size), old, level);
 		} else {
 			pte_t *child = pt_table_of(old);
-			if (clear_table(mm, child, level - 1, va, next, g)) {
+			uintptr_t span = ALIGN_DOWN(va, size);
+			/*
+			 * A table that also maps part of a VMA left in place stays, even empty:
+			 * a fault there holds only its own VMA and may be walking into it.
+			 */
+			if (clear_table(mm, child, level - 1, va, next, g) &&
+			    !vma_overlaps_locked(mm, span, span + size)) {
 				spinlock_t *ptl = level <= PT_LEVEL_PMD ? pt_lock(mm, table) : NULL;
 				pt_entry_write(e, 0);
 				if (ptl)

@@ -1,15 +1,35 @@
 /*
- * VMAs: a sorted array of disjoint [start, end) ranges per mm, under mm->vma_lock.
- * An array, not a tree: lookups are a binary search over a few cache lines, and
+ * VMAs: per mm, a sorted table of pointers to disjoint [start, end) ranges.
+ * A table, not a tree: lookups are a binary search over a few cache lines, and
  * the address spaces Grace builds (tests, benchmarks: one VMA per CPU) hold tens
- * of VMAs, where inserting by memmove costs less than a tree's pointer chasing.
+ * of VMAs, where inserting by moving pointers costs less than a tree's rebalancing.
  *
- * The array is a block from the page allocator (2^vma_order pages). Growing it
- * needs an allocation, which is never made under the lock: the writer drops the
- * lock, allocates, retakes it and checks that nobody grew it meanwhile.
+ * Writers (map, unmap) hold mm->vma_lock for writing: that serializes them and
+ * excludes the faults that take it for reading. The faults of a VMA_LOOKUP_RCU
+ * mm take nothing shared: they search the table under RCU, take the VMA's own
+ * lock for reading (a try, never a wait), and check mm->vma_seq, which writers
+ * bump around every change of the table, to know that what they found still
+ * holds. This is Linux 6.4's per-VMA locking, with vma_seq in the part of its
+ * mm_lock_seq. A fault that finds nothing, sees the table change, or finds its
+ * VMA held by a writer looks again under mm->vma_lock (fault.c).
  *
- * vma_unmap() holds the lock for writing while it edits the array and clears the
- * page tables (this excludes every fault), then drops it before the TLB shootdown,
+ * A writer that changes or removes a VMA first takes that VMA's lock for writing,
+ * which waits for the faults inside it to finish. A removed VMA stays
+ * write-locked and is freed after a grace period, so a lookup that still found
+ * it fails its try and touches nothing freed; a grown table is freed the same
+ * way. Page tables are freed only where no VMA remains (vma_overlaps_locked): a
+ * fault in a neighbouring VMA holds nothing the writer waits for and may be
+ * walking a table that straddles both.
+ *
+ * So a munmap racing a fault of the same VMA either waits for the fault (the
+ * page is mapped first, then unmapped and freed with the rest) or comes first:
+ * the fault then fails its try or its sequence check, finds no VMA under
+ * mm->vma_lock and fails with -EFAULT.
+ *
+ * Nothing is allocated under the lock: VMAs before taking it; a bigger table
+ * with the lock dropped, after which the writer checks that nobody grew it
+ * meanwhile. vma_unmap() clears the page tables under the lock (which, held for
+ * writing, keeps the other writers out), then drops it before the TLB shootdown,
  * which waits for other CPUs (see mm/tlb.c). Pages are freed only after that.
  *
  * Lock order: docs/locking.md.
@@ -17,6 +37,8 @@
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
 #include <grace/pagewalk.h>
+#include <grace/printk.h>
+#include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/tlb.h>
 #include <grace/vma.h>
@@ -24,20 +46,89 @@
 
 #define VMA_PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
 #define VMA_FLAGS_ALL (VMA_ANON | VMA_NOHUGE)
+/* vma->lock: the count of readers, and this bit while a writer holds or waits for it. */
+#define VMA_LOCK_WRITER (1u << 31)
 
-static unsigned vma_capacity(unsigned order)
+static struct kmem_cache *vma_cache;
+
+void vma_init(void)
 {
-	return (PAGE_SIZE << order) / sizeof(struct vma);
+	vma_cache = kmem_cache_create("vma", sizeof(struct vma), 0, SLAB_HWCACHE_ALIGN, NULL);
+	if (!vma_cache)
+		panic("mm: no memory for the VMA cache");
 }
 
-/* Index of the first VMA with end > addr (nr_vmas if none). */
-static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
+/* ---- the per-VMA lock ---- */
+
+static bool vma_read_trylock(struct vma *v)
 {
-	lockdep_assert_held(&mm->vma_lock); /* for reading or writing */
-	unsigned lo = 0, hi = mm->nr_vmas;
+	u32 old = READ_ONCE(v->lock);
+	do {
+		if (old & VMA_LOCK_WRITER)
+			return false;
+	} while (!try_cmpxchg_acquire(&v->lock, &old, old + 1));
+	return true;
+}
+
+void vma_read_unlock(struct vma *v)
+{
+	fetch_sub_release(&v->lock, 1);
+	preempt_enable();
+}
+
+/*
+ * Wait for the faults inside v to finish and keep new ones out. Writers are
+ * serialized by mm->vma_lock, so the writer bit is never contended.
+ */
+static void vma_write_lock(struct vma *v)
+{
+	u32 old = READ_ONCE(v->lock);
+	while (!try_cmpxchg(&v->lock, &old, old | VMA_LOCK_WRITER))
+		;
+	while (smp_load_acquire(&v->lock) != VMA_LOCK_WRITER)
+		cpu_relax();
+}
+
+static void vma_write_unlock(struct vma *v)
+{
+	smp_store_release(&v->lock, 0);
+}
+
+static void vma_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(vma_cache, container_of(head, struct vma, rcu));
+}
+
+/* v has left the table: free it once no lookup can still hold it. */
+static void vma_retire(struct vma *v)
+{
+	call_rcu(&v->rcu, vma_free_rcu);
+}
+
+/* ---- the table ---- */
+
+static unsigned table_capacity(unsigned order)
+{
+	return ((PAGE_SIZE << order) - sizeof(struct vma_table)) / sizeof(struct vma *);
+}
+
+unsigned vma_count(struct mm *mm)
+{
+	struct vma_table *t = READ_ONCE(mm->vmat);
+	return t ? READ_ONCE(t->nr) : 0;
+}
+
+/* Index of the first VMA with end > addr (t->nr if none); t is stable or validated by the caller.
+ */
+static unsigned table_search(struct vma_table *t, uintptr_t addr)
+{
+	unsigned lo = 0, hi = MIN(READ_ONCE(t->nr), t->cap);
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
-		if (mm->vmas[mid].end <= addr)
+		struct vma *v = READ_ONCE(t->slot[mid]);
+		if (!v)
+			return hi; /* a slot being moved: the caller's check fails the lookup */
+		if (READ_ONCE(v->end) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -45,13 +136,59 @@ static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
 	return lo;
 }
 
+static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
+{
+	lockdep_assert_held(&mm->vma_lock); /* for reading or writing */
+	return mm->vmat ? table_search(mm->vmat, addr) : 0;
+}
+
+static struct vma *vma_at(struct mm *mm, unsigned i)
+{
+	return mm->vmat && i < mm->vmat->nr ? mm->vmat->slot[i] : NULL;
+}
+
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr)
 {
-	lockdep_assert_held(&mm->vma_lock);
-	unsigned i = vma_search_locked(mm, addr);
-	if (i < mm->nr_vmas && mm->vmas[i].start <= addr)
-		return &mm->vmas[i];
-	return NULL;
+	struct vma *v = vma_at(mm, vma_search_locked(mm, addr));
+	return v && v->start <= addr ? v : NULL;
+}
+
+bool vma_overlaps_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	struct vma *v = vma_at(mm, vma_search_locked(mm, start));
+	return v && v->start < end;
+}
+
+struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
+{
+	struct vma *found = NULL;
+
+	/* Held until vma_read_unlock(): a writer waiting for us must not be this CPU's next thread.
+	 */
+	preempt_disable();
+	rcu_read_lock();
+	u32 seq = raw_seqcount_begin(&mm->vma_seq);
+	struct vma_table *t = rcu_dereference(mm->vmat);
+	if (t) {
+		unsigned i = table_search(t, addr);
+		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
+		/*
+		 * The first check says v was in the table during this section, so it is
+		 * not freed before we leave it and may be tried; the second, after the
+		 * try, that no writer began on the table since we looked.
+		 */
+		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq) &&
+		    vma_read_trylock(v)) {
+			if (!read_seqcount_retry(&mm->vma_seq, seq))
+				found = v;
+			else
+				fetch_sub_release(&v->lock, 1);
+		}
+	}
+	rcu_read_unlock();
+	if (!found)
+		preempt_enable();
+	return found;
 }
 
 bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out)
@@ -64,6 +201,12 @@ bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out)
 	return v != NULL;
 }
 
+static void table_free_rcu(struct rcu_head *head)
+{
+	struct vma_table *t = container_of(head, struct vma_table, rcu);
+	free_pages(t, t->order);
+}
+
 /*
  * With the lock held for writing, make room for `extra` more VMAs. Returns 0 with
  * the lock still held, or -ENOMEM with it dropped. May drop and retake the lock,
@@ -73,41 +216,59 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 {
 	lockdep_assert_held(&mm->vma_lock);
 	*relocked = false;
-	while (mm->nr_vmas + extra > vma_capacity(mm->vma_order) || !mm->vmas) {
-		unsigned order = mm->vmas ? mm->vma_order + 1 : 0;
-		if (mm->nr_vmas + extra > VMA_MAX_COUNT || order > MAX_ORDER) {
+	for (;;) {
+		struct vma_table *old = mm->vmat;
+		unsigned nr = old ? old->nr : 0;
+		if (old && nr + extra <= old->cap)
+			return 0;
+		unsigned order = old ? old->order + 1 : 0;
+		if (nr + extra > VMA_MAX_COUNT || order > MAX_ORDER) {
 			write_unlock(&mm->vma_lock);
 			return -ENOMEM;
 		}
 		write_unlock(&mm->vma_lock);
-		struct vma *bigger = mm_alloc_pages(NUMA_NO_NODE, order, 0);
+		struct vma_table *bigger = mm_alloc_pages(NUMA_NO_NODE, order, 0);
 		write_lock(&mm->vma_lock);
 		*relocked = true;
 		if (!bigger) {
 			write_unlock(&mm->vma_lock);
 			return -ENOMEM;
 		}
-		if ((mm->vmas ? mm->vma_order + 1 : 0) != order) {
+		if (mm->vmat != old) {
 			/* Someone grew it meanwhile; ours is surplus. */
 			write_unlock(&mm->vma_lock);
 			free_pages(bigger, order);
 			write_lock(&mm->vma_lock);
 			continue;
 		}
-		struct vma *old = mm->vmas;
-		unsigned old_order = mm->vma_order;
+		bigger->order = order;
+		bigger->cap = table_capacity(order);
+		bigger->nr = nr;
 		if (old)
-			memcpy(bigger, old, mm->nr_vmas * sizeof(struct vma));
-		mm->vmas = bigger;
-		mm->vma_order = order;
-		if (old) {
-			/* Readers hold the lock while they use the array: none can see old now. */
-			write_unlock(&mm->vma_lock);
-			free_pages(old, old_order);
-			write_lock(&mm->vma_lock);
-		}
+			memcpy(bigger->slot, old->slot, nr * sizeof(struct vma *));
+		/* The copy before the pointer to it: pairs with rcu_dereference() in lookups. */
+		rcu_assign_pointer(mm->vmat, bigger);
+		if (old)
+			call_rcu(&old->rcu, table_free_rcu);
 	}
-	return 0;
+}
+
+/* Put v at index i, moving the slots above up one. Inside a vma_seq write section. */
+static void table_insert(struct vma_table *t, unsigned i, struct vma *v)
+{
+	for (unsigned j = t->nr; j > i; j--)
+		WRITE_ONCE(t->slot[j], t->slot[j - 1]);
+	WRITE_ONCE(t->slot[i], v);
+	WRITE_ONCE(t->nr, t->nr + 1);
+}
+
+/* Take index i out, moving the slots above down one. Inside a vma_seq write section. */
+static void table_remove(struct vma_table *t, unsigned i)
+{
+	for (unsigned j = i; j + 1 < t->nr; j++)
+		WRITE_ONCE(t->slot[j], t->slot[j + 1]);
+	WRITE_ONCE(t->slot[t->nr - 1], NULL);
+	WRITE_ONCE(t->nr, t->nr - 1);
 }
 
 static int range_check(uintptr_t start, size_t len)
@@ -128,57 +289,89 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 	if ((prot & ~VMA_PROT_ALL) || (flags & ~VMA_FLAGS_ALL))
 		return -EINVAL;
 	uintptr_t end = start + len;
+	struct vma *v = kmem_cache_alloc(vma_cache);
+	if (!v)
+		return -ENOMEM;
+	*v = (struct vma){.start = start, .end = end, .prot = prot, .flags = flags | VMA_ANON};
 
 	write_lock(&mm->vma_lock);
 	for (;;) {
 		unsigned i = vma_search_locked(mm, start);
-		if (i < mm->nr_vmas && mm->vmas[i].start < end) {
+		struct vma *next = vma_at(mm, i);
+		if (next && next->start < end) {
 			write_unlock(&mm->vma_lock);
+			kmem_cache_free(vma_cache, v);
 			return -EEXIST;
 		}
 		bool relocked;
 		err = vma_reserve_locked(mm, 1, &relocked);
-		if (err)
+		if (err) {
+			kmem_cache_free(vma_cache, v);
 			return err;
+		}
 		if (relocked)
-			continue; /* the array may have changed: search again */
-		memmove(&mm->vmas[i + 1], &mm->vmas[i], (mm->nr_vmas - i) * sizeof(struct vma));
-		mm->vmas[i] = (struct vma){start, end, prot, flags | VMA_ANON};
-		mm->nr_vmas++;
+			continue; /* the table may have changed: search again */
+		write_seqcount_begin(&mm->vma_seq);
+		table_insert(mm->vmat, i, v);
+		write_seqcount_end(&mm->vma_seq);
 		break;
 	}
 	write_unlock(&mm->vma_lock);
 	return 0;
 }
 
-/* Remove [start, end) from the array; the caller reserved room if a VMA splits. */
-static void vma_cut_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+/*
+ * Remove [start, end) from the table: every VMA it touches is write-locked first
+ * (waiting out its faults), then trimmed, split (the high part becomes *spare,
+ * which is then consumed) or removed and retired. The caller reserved room for a
+ * split. The VMAs that keep a part (at most two) stay write-locked, and are
+ * returned in kept[], until the caller has cleared the page tables.
+ */
+static void vma_cut_locked(struct mm *mm, uintptr_t start, uintptr_t end, struct vma **spare,
+			   struct vma *kept[2])
 {
 	lockdep_assert_held(&mm->vma_lock);
-	unsigned i = vma_search_locked(mm, start);
+	struct vma_table *t = mm->vmat;
+	unsigned first = vma_search_locked(mm, start), nkept = 0;
 
-	while (i < mm->nr_vmas && mm->vmas[i].start < end) {
-		struct vma *v = &mm->vmas[i];
+	kept[0] = kept[1] = NULL;
+	if (!t)
+		return;
+	for (unsigned i = first; i < t->nr && t->slot[i]->start < end; i++)
+		vma_write_lock(t->slot[i]);
+
+	write_seqcount_begin(&mm->vma_seq);
+	unsigned i = first;
+	while (i < t->nr && t->slot[i]->start < end) {
+		struct vma *v = t->slot[i];
 		if (v->start < start && v->end > end) {
-			/* A hole in the middle: v keeps the low part, a copy takes the high part.
-			 */
-			memmove(&mm->vmas[i + 1], v, (mm->nr_vmas - i) * sizeof(struct vma));
-			mm->nr_vmas++;
-			v->end = start;
-			mm->vmas[i + 1].start = end;
-			return;
+			/* A hole in the middle: v keeps the low part, the spare takes the high
+			 * part. */
+			struct vma *high = *spare;
+			*spare = NULL;
+			*high = *v;
+			high->lock = 0;
+			high->start = end;
+			WRITE_ONCE(v->end, start);
+			table_insert(t, i + 1, high);
+			kept[nkept++] = v;
+			break;
 		}
 		if (v->start < start) {
-			v->end = start;
+			WRITE_ONCE(v->end, start);
+			kept[nkept++] = v;
 			i++;
 		} else if (v->end > end) {
-			v->start = end;
-			return;
+			WRITE_ONCE(v->start, end);
+			kept[nkept++] = v;
+			break;
 		} else {
-			memmove(v, v + 1, (mm->nr_vmas - i - 1) * sizeof(struct vma));
-			mm->nr_vmas--;
+			table_remove(t, i);
+			vma_retire(
+			    v); /* stays write-locked: a lookup that found it fails its try */
 		}
 	}
+	write_seqcount_end(&mm->vma_seq);
 }
 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
@@ -188,28 +381,41 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 		return err;
 	uintptr_t end = start + len;
 	struct tlb_gather g;
+	struct vma *kept[2];
+	/* In case the range is a hole in the middle of one VMA; freed if not. */
+	struct vma *spare = kmem_cache_alloc(vma_cache);
+	if (!spare)
+		return -ENOMEM;
 
 	write_lock(&mm->vma_lock);
 	for (;;) {
 		/* A hole inside one VMA splits it: reserve the slot before changing anything. */
-		unsigned i = vma_search_locked(mm, start);
-		if (i == mm->nr_vmas || mm->vmas[i].start >= start || mm->vmas[i].end <= end)
+		struct vma *v = vma_at(mm, vma_search_locked(mm, start));
+		if (!v || v->start >= start || v->end <= end)
 			break;
 		bool relocked;
 		err = vma_reserve_locked(mm, 1, &relocked);
-		if (err)
+		if (err) {
+			kmem_cache_free(vma_cache, spare);
 			return err;
+		}
 		if (!relocked)
 			break;
 	}
 	if (pt_huge_straddles(mm, start) || pt_huge_straddles(mm, end)) {
 		write_unlock(&mm->vma_lock);
+		kmem_cache_free(vma_cache, spare);
 		return -EBUSY;
 	}
-	vma_cut_locked(mm, start, end);
+	vma_cut_locked(mm, start, end, &spare, kept);
 	tlb_gather_init(&g, mm);
 	pt_clear_range(mm, start, end, &g);
+	for (unsigned i = 0; i < 2; i++)
+		if (kept[i])
+			vma_write_unlock(kept[i]); /* faults may use what is left of it */
 	write_unlock(&mm->vma_lock);
+	if (spare)
+		kmem_cache_free(vma_cache, spare);
 	/* Faults may resume now: the range has no VMA, so they fail; the old pages wait in g. */
 	tlb_finish(&g);
 	return 0;
@@ -217,8 +423,18 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 
 void vma_free_all(struct mm *mm)
 {
-	if (mm->vmas)
-		free_pages(mm->vmas, mm->vma_order);
-	mm->vmas = NULL;
-	mm->nr_vmas = 0;
+	struct vma_table *t = mm->vmat;
+	if (!t)
+		return;
+	/* No thread uses mm and no CPU has it loaded: no lookup can be inside it. */
+	for (unsigned i = 0; i < t->nr; i++)
+		kmem_cache_free(vma_cache, t->slot[i]);
+	free_pages(t, t->order);
+	mm->vmat = NULL;
+}
+
+void vma_quiesce(void)
+{
+	rcu_barrier();
+	kmem_cache_shrink(vma_cache);
 }

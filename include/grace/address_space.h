@@ -8,10 +8,16 @@
  * arch_user_access_begin() and arch_user_access_end(), faulting pages in.
  *
  * Locks (lock order: docs/locking.md):
- *   vma_lock (rwlock)     the VMA array. Faults take it for reading only; map
- *                         and unmap for writing. Held for writing, it excludes
- *                         every fault, so unmap may edit tables freely.
+ *   vma_lock (rwlock)     the VMA table. Map and unmap take it for writing;
+ *                         faults for reading only when the lockless lookup
+ *                         fails (VMA_LOOKUP_RCU) or always (VMA_LOOKUP_LOCKED).
  *                         mm_destroy() takes none: no thread uses the mm then.
+ *   vma->lock             one VMA: a fault that found its VMA under RCU holds it
+ *                         for reading (it only ever tries); a writer takes it,
+ *                         waiting for those faults, before it changes or removes
+ *                         the VMA (mm/vma.c).
+ *   vma_seq (seqcount)    bumped around every change of the table, so a lookup
+ *                         under RCU knows whether what it found still holds.
  *   page-table locks      the entries of one PMD or PTE table: that table page's
  *                         own ptl (struct page) with PTLOCK_SPLIT, else
  *                         mm->page_table_lock for every table (PTLOCK_MM).
@@ -23,7 +29,9 @@
 
 #include <grace/cpumask.h>
 #include <grace/pgtable.h>
+#include <grace/rcupdate.h>
 #include <grace/rwlock.h>
+#include <grace/seqlock.h>
 #include <grace/spinlock.h>
 #include <grace/types.h>
 
@@ -31,10 +39,24 @@
 #define VMA_ANON 0x1   /* anonymous, demand-zero memory (every VMA today) */
 #define VMA_NOHUGE 0x2 /* never back with 2 MiB pages, even where aligned */
 
+/*
+ * One cache line each: a fault writes its VMA's lock, and two CPUs faulting in
+ * VMAs of their own must not share that line.
+ */
 struct vma {
 	uintptr_t start, end; /* [start, end), page aligned */
 	unsigned prot;	      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
 	unsigned flags;	      /* VMA_* */
+	u32 lock;	      /* readers | VMA_LOCK_WRITER (mm/vma.c) */
+	struct rcu_head rcu;  /* freed after a grace period: lookups hold no lock */
+} __cacheline_aligned;
+
+/* The VMA pointers of an mm, sorted by start; replaced (and freed after a grace period) to grow. */
+struct vma_table {
+	unsigned nr, cap; /* slots used, slots there */
+	unsigned order;	  /* the table is one block of 2^order pages */
+	struct rcu_head rcu;
+	struct vma *slot[]; /* written with WRITE_ONCE: lookups read it under RCU */
 };
 
 /* Page-table locking of an mm, fixed when it is created. */
@@ -43,20 +65,36 @@ enum ptlock_mode {
 	PTLOCK_MM, /* one lock for every table of the mm (the pre-2013 Linux way, for comparison) */
 };
 
+/* How faults find their VMA, fixed when the mm is created. */
+enum vma_lookup {
+	VMA_LOOKUP_RCU,	   /* under RCU, then the VMA's own lock: faults write no shared line */
+	VMA_LOOKUP_LOCKED, /* under mm->vma_lock for reading (Linux before 6.4, for comparison) */
+};
+
 /*
- * Laid out by who writes what, one cache line per writer: every fault writes
- * vma_lock, so nothing a fault only reads may share its line (the first line is
- * read by every fault and written only by map, unmap and create).
+ * Per-CPU resident-set counters of one mm, one cache line per CPU: the CPU that
+ * maps or unmaps a page counts it in its own slot (so a slot may go negative),
+ * and mm_rss() sums them.
+ */
+struct mm_rss {
+	long pages_4k, pages_huge;
+} __cacheline_aligned;
+
+/*
+ * Laid out by who writes what, one cache line per writer. The first line is read
+ * by every fault and written only by map, unmap and create; vma_lock is written
+ * by every fault only in VMA_LOOKUP_LOCKED mode.
  */
 struct mm {
 	pte_t *root; /* top-level table (direct-map address); set at create */
 	phys_addr_t root_pa;
-	enum ptlock_mode ptlock; /* set at create, read-only afterwards */
-	struct vma *vmas;	 /* under vma_lock: sorted by start, disjoint */
-	unsigned nr_vmas;	 /* under vma_lock */
-	unsigned vma_order;	 /* under vma_lock: vmas is one block of 2^vma_order pages */
+	enum ptlock_mode ptlock;    /* set at create, read-only afterwards */
+	enum vma_lookup vma_lookup; /* set at create, read-only afterwards */
+	struct vma_table *vmat;	    /* under vma_lock, read under RCU; NULL until the first map */
+	seqcount_t vma_seq;	    /* written under vma_lock: around every change of vmat */
+	struct mm_rss *rss;	    /* [boot_info.nr_cpus]; set at create */
 
-	rwlock_t vma_lock __cacheline_aligned; /* protects vmas, nr_vmas, vma_order */
+	rwlock_t vma_lock __cacheline_aligned; /* serializes the writers of vmat and its VMAs */
 
 	/* PTLOCK_MM: every page-table entry below the top levels changes under this. */
 	spinlock_t page_table_lock __cacheline_aligned;
@@ -72,10 +110,25 @@ struct mm {
 /* "ptlock=split|mm" on the command line; PTLOCK_SPLIT without it. */
 enum ptlock_mode mm_default_ptlock(void);
 const char *ptlock_mode_name(enum ptlock_mode mode);
+/* "vma_lookup=rcu|locked" on the command line; VMA_LOOKUP_RCU without it. */
+enum vma_lookup mm_default_vma_lookup(void);
+const char *vma_lookup_name(enum vma_lookup mode);
 
-/* A new, empty address space; NULL when out of memory. mm_create uses mm_default_ptlock(). */
+/*
+ * A new, empty address space; NULL when out of memory (or a mode out of range).
+ * mm_create uses the command line's defaults, mm_create_ptlock its VMA lookup.
+ */
 struct mm *mm_create(void);
 struct mm *mm_create_ptlock(enum ptlock_mode mode);
+struct mm *mm_create_modes(enum ptlock_mode ptlock, enum vma_lookup lookup);
+
+/* Pages mapped in mm now (summed over CPUs; exact while nothing maps or unmaps). */
+struct mm_rss_sum {
+	u64 pages_4k, pages_huge;
+};
+void mm_rss(struct mm *mm, struct mm_rss_sum *out);
+/* Count delta leaves of level (PT_LEVEL_PTE or PT_LEVEL_PMD) on this CPU. */
+void mm_rss_add(struct mm *mm, int level, long delta);
 
 /*
  * Free every page, table and VMA of mm, and mm. CPUs still switched onto it are

@@ -36,6 +36,8 @@ struct fault_stats {
 	u64 huge_fallback; /* huge-eligible faults that got 4 KiB pages (no 2 MiB block) */
 	u64 spurious;	   /* mapping already present and sufficient */
 	u64 efault, enomem;
+	u64 lookup_rcu;	   /* attempts that held their VMA by its own lock, found under RCU */
+	u64 lookup_locked; /* attempts under mm->vma_lock (the fallback, or VMA_LOOKUP_LOCKED) */
 };
 void fault_stats_sum(struct fault_stats *out);
 

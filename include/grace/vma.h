@@ -1,6 +1,7 @@
 /*
  * Virtual memory areas: the ranges of an mm's user half that may be faulted in,
- * with their protection. Kept in a sorted array under mm->vma_lock (mm/vma.c).
+ * with their protection. A sorted table of VMA pointers, changed under
+ * mm->vma_lock and looked up by faults under RCU (mm/vma.c).
  */
 #ifndef GRACE_VMA_H
 #define GRACE_VMA_H
@@ -9,7 +10,7 @@
 
 /* Lowest mappable address: page 0 and its neighbours stay unmapped so NULL faults. */
 #define VMA_MIN_ADDR (64 * KiB)
-/* A sanity bound on the array (64 pages of VMAs); more is -ENOMEM. */
+/* A sanity bound on the table (16 pages of pointers); more is -ENOMEM. */
 #define VMA_MAX_COUNT 8192
 
 /*
@@ -33,10 +34,35 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
 /* The VMA containing addr, or NULL. Caller holds mm->vma_lock (either side). */
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);
 
+/*
+ * The fault path's lookup: the VMA containing addr, found under RCU and returned
+ * with its lock held for reading (vma_read_unlock() when done), so no writer can
+ * change or remove it meanwhile; nothing shared is written. NULL when there is
+ * none, when the table changed during the lookup, or when a writer holds the
+ * VMA: the caller then looks again under mm->vma_lock.
+ */
+struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr);
+void vma_read_unlock(struct vma *v);
+
 /* A copy of the VMA containing addr; false if none. Takes the lock itself. */
 bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out);
 
-/* Free the VMA array (mm teardown; no other user). */
+/* VMAs in mm now. */
+unsigned vma_count(struct mm *mm);
+
+/* Does any VMA of mm overlap [start, end)? Caller holds mm->vma_lock for writing. */
+bool vma_overlaps_locked(struct mm *mm, uintptr_t start, uintptr_t end);
+
+/* Free the VMA table and every VMA (mm teardown; no other user). */
 void vma_free_all(struct mm *mm);
+
+/* The VMA slab cache; once at boot, after the slab allocator. */
+void vma_init(void);
+
+/*
+ * Wait until the VMAs and tables unmap retired are freed, and give the VMA
+ * cache's empty slabs back: for tests that count free pages before and after.
+ */
+void vma_quiesce(void);
 
 #endif

@@ -30,6 +30,17 @@ static inline uintptr_t as_slot(unsigned cpu)
 	return (uintptr_t)(cpu + 1) * GiB;
 }
 
+/*
+ * Free memory for before/after comparisons: unmapped VMAs and grown VMA tables
+ * are freed after a grace period, and freed VMAs stay in their slab cache, so
+ * both are settled first.
+ */
+static inline u64 as_free_bytes(void)
+{
+	vma_quiesce();
+	return mm_free_bytes();
+}
+
 /* Read or write a u64 of the current mm's user half: 0, or -EFAULT if the fault was not resolved.
  */
 static inline int user_read_u64(uintptr_t va, u64 *val)
@@ -65,5 +76,27 @@ static inline phys_addr_t as_pa(struct mm *mm, uintptr_t va, int *level)
 
 /* Both page-table lock modes, for tests that must hold in each. */
 static const enum ptlock_mode as_ptlock_modes[] = {PTLOCK_SPLIT, PTLOCK_MM};
+
+/* The designs the fault tests run under: today's, and each older half of it. */
+struct as_mode {
+	enum ptlock_mode ptlock;
+	enum vma_lookup lookup;
+};
+static const struct as_mode as_modes[] = {
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU},
+    {PTLOCK_MM, VMA_LOOKUP_RCU},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED},
+};
+
+/* What mm's page tables hold equals what its per-CPU resident counters say. */
+static inline void as_expect_rss_matches(struct mm *mm)
+{
+	struct pt_counts c;
+	struct mm_rss_sum r;
+	pt_count(mm, &c);
+	mm_rss(mm, &r);
+	EXPECT_EQ(r.pages_4k, c.pages_4k);
+	EXPECT_EQ(r.pages_huge, c.pages_huge);
+}
 
 #endif

@@ -75,10 +75,10 @@ TEST(fault, own_region_first_touch)
 	unsigned cpus = num_online_cpus();
 	static struct own_region t;
 
-	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++) {
-		u64 before = mm_free_bytes();
+	for (unsigned m = 0; m < ARRAY_SIZE(as_modes); m++) {
+		u64 before = as_free_bytes();
 		t = (struct own_region){.pages = MAX(FAULT_TOTAL_PAGES / cpus, 1u)};
-		t.mm = mm_create_ptlock(as_ptlock_modes[m]);
+		t.mm = mm_create_modes(as_modes[m].ptlock, as_modes[m].lookup);
 		ASSERT_TRUE(t.mm != NULL);
 		smp_run_all(own_region_worker, &t);
 		EXPECT_EQ(atomic_read(&t.errors), 0);
@@ -88,6 +88,7 @@ TEST(fault, own_region_first_touch)
 		pt_count(t.mm, &c);
 		EXPECT_EQ(c.pages_4k, (u64)t.pages * cpus);
 		EXPECT_EQ(c.pages_huge, 0);
+		as_expect_rss_matches(t.mm);
 		unsigned n = t.pages * cpus, k = 0;
 		phys_addr_t *pas = alloc_pages(4); /* 64 KiB: room for 8192 addresses */
 		ASSERT_TRUE(pas != NULL);
@@ -108,7 +109,7 @@ TEST(fault, own_region_first_touch)
 		free_pages(pas, 4);
 
 		mm_destroy(t.mm);
-		EXPECT_EQ(mm_free_bytes(), before);
+		EXPECT_EQ(as_free_bytes(), before);
 	}
 }
 
@@ -152,10 +153,10 @@ static void shared_pages_worker(void *arg)
 	mm_switch(NULL);
 }
 
-static void shared_pages_run(enum ptlock_mode mode, bool huge)
+static void shared_pages_run(const struct as_mode *mode, bool huge)
 {
 	static struct shared_pages t;
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct fault_stats s0, s1;
 
 	/*
@@ -165,7 +166,7 @@ static void shared_pages_run(enum ptlock_mode mode, bool huge)
 	t = (struct shared_pages){.base = as_slot(0), .racers = num_online_cpus()};
 	if (huge)
 		t.racers = MIN(t.racers, FAULT_HUGE_CPUS);
-	t.mm = mm_create_ptlock(mode);
+	t.mm = mm_create_modes(mode->ptlock, mode->lookup);
 	ASSERT_TRUE(t.mm != NULL);
 	ASSERT_EQ(vma_map(t.mm, t.base, HUGE_SIZE, PROT_READ | PROT_WRITE, huge ? 0 : VMA_NOHUGE),
 		  0);
@@ -187,16 +188,17 @@ static void shared_pages_run(enum ptlock_mode mode, bool huge)
 		EXPECT_EQ(c.pages_4k, FAULT_SHARED_PAGES);
 		EXPECT_EQ(s1.mapped_4k - s0.mapped_4k, FAULT_SHARED_PAGES);
 	}
+	as_expect_rss_matches(t.mm);
 	mm_destroy(t.mm);
 	/* Racing CPUs freed what they allocated: nothing leaked. */
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(fault, same_pages_all_cpus)
 {
-	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++) {
-		shared_pages_run(as_ptlock_modes[m], false);
-		shared_pages_run(as_ptlock_modes[m], true);
+	for (unsigned m = 0; m < ARRAY_SIZE(as_modes); m++) {
+		shared_pages_run(&as_modes[m], false);
+		shared_pages_run(&as_modes[m], true);
 	}
 }
 
@@ -237,7 +239,7 @@ static void huge_region_worker(void *arg)
 
 TEST(fault, huge_when_aligned)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t base = as_slot(0);
@@ -281,13 +283,14 @@ TEST(fault, huge_when_aligned)
 	pt_count(mm, &c);
 	EXPECT_EQ(c.pages_huge, 3);
 	EXPECT_EQ(c.pages_4k, 3);
+	as_expect_rss_matches(mm);
 	mm_switch(NULL);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 
 	/* Now the first few CPUs at once, one 2 MiB page each in its own slot. */
 	static struct huge_region t;
-	before = mm_free_bytes();
+	before = as_free_bytes();
 	t = (struct huge_region){.cpus = MIN(num_online_cpus(), FAULT_HUGE_CPUS)};
 	/* Room on their nodes for all of them: then each page must come from its CPU's node. */
 	bool room = true;
@@ -300,8 +303,9 @@ TEST(fault, huge_when_aligned)
 	EXPECT_EQ(atomic_read(&t.huge), t.cpus);
 	if (room)
 		EXPECT_EQ(atomic_read(&t.local), atomic_read(&t.huge));
+	as_expect_rss_matches(t.mm);
 	mm_destroy(t.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 /* ---- pages read as zero, even where freed pages were dirty ---- */
@@ -326,7 +330,7 @@ static void fill(uintptr_t va, size_t len, u64 v)
 
 TEST(fault, pages_read_zero)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t small = as_slot(0), huge = as_slot(1);
@@ -350,14 +354,14 @@ TEST(fault, pages_read_zero)
 	}
 	mm_switch(NULL);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 /* ---- unmap, then touch faults again ---- */
 
 TEST(fault, unmap_then_touch_faults_again)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t va = as_slot(0);
@@ -388,7 +392,7 @@ TEST(fault, unmap_then_touch_faults_again)
 	EXPECT_EQ(v, 7);
 	mm_switch(NULL);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 /* ---- -EFAULT outside a VMA and for forbidden accesses ---- */
@@ -478,7 +482,7 @@ TEST(fault, oom_enomem_no_leak)
 
 	/* Fail every allocation after the first `skip` the fault makes: each level's error path. */
 	for (skip = 0; skip < 16; skip++) {
-		u64 before = mm_free_bytes();
+		u64 before = as_free_bytes();
 		struct mm *mm = mm_create();
 		ASSERT_TRUE(mm != NULL);
 		ASSERT_EQ(vma_map(mm, va, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
@@ -489,7 +493,7 @@ TEST(fault, oom_enomem_no_leak)
 		if (ret == -ENOMEM)
 			EXPECT_TRUE(as_pa(mm, va, NULL) == 0);
 		mm_destroy(mm);
-		EXPECT_EQ(mm_free_bytes(), before);
+		EXPECT_EQ(as_free_bytes(), before);
 		if (ret == 0)
 			break;
 	}
@@ -536,7 +540,7 @@ static void hog_free(void *list)
 
 TEST(fault, real_oom_enomem_then_recovers)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t va = as_slot(0);
@@ -549,7 +553,7 @@ TEST(fault, real_oom_enomem_then_recovers)
 	EXPECT_EQ(mm_fault(mm, va, FAULT_WRITE), 0);
 	EXPECT_TRUE(as_pa(mm, va, NULL) != 0);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 /* ---- NUMA: a node-1 CPU's fault gets node-1 memory ---- */

@@ -44,7 +44,7 @@ static u64 nonzero_words(const u64 *block)
  */
 TEST(huge, alloc_zeroed_from_node)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 
 	for (unsigned node = 0; node < nr_nodes; node++) {
 		u64 *block = huge_alloc(node);
@@ -63,7 +63,7 @@ TEST(huge, alloc_zeroed_from_node)
 		EXPECT_EQ(nonzero_words(again), 0);
 		huge_free(again);
 	}
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(huge, nearest_node_when_local_empty)
@@ -72,7 +72,7 @@ TEST(huge, nearest_node_when_local_empty)
 		test_skip("one NUMA node");
 		return;
 	}
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct huge_stats s0, s1;
 	int order[MAX_NODES];
 	numa_fallback_order(1, order);
@@ -89,12 +89,12 @@ TEST(huge, nearest_node_when_local_empty)
 		huge_free(block);
 	}
 	give_blocks(hostage);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(huge, fault_falls_back_to_4k)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t va = as_slot(0);
@@ -121,5 +121,5 @@ TEST(huge, fault_falls_back_to_4k)
 	as_pa(mm, va + HUGE_SIZE, &level);
 	EXPECT_EQ(level, PT_LEVEL_PMD);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }

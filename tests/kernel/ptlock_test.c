@@ -171,7 +171,7 @@ static bool ptlock_needs_two_cpus(void)
  */
 static void pmd_table_run(enum ptlock_mode mode, bool same_table, bool must_wait, bool huge)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	int err = 0;
 	unsigned cpu;
 
@@ -191,7 +191,7 @@ static void pmd_table_run(enum ptlock_mode mode, bool same_table, bool must_wait
 	smp_run_all(ptlock_hold_worker, &ph);
 	ptlock_hold_check();
 	mm_destroy(ph.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 static void pmd_table_case(enum ptlock_mode mode, bool same_table, bool must_wait)
@@ -208,7 +208,7 @@ static void pmd_table_case(enum ptlock_mode mode, bool same_table, bool must_wai
  */
 static void pte_table_case(enum ptlock_mode mode, bool same_table, bool must_wait)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	uintptr_t base = as_slot(0);
 	int level;
 
@@ -231,7 +231,7 @@ static void pte_table_case(enum ptlock_mode mode, bool same_table, bool must_wai
 	smp_run_all(ptlock_hold_worker, &ph);
 	ptlock_hold_check();
 	mm_destroy(ph.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(ptlock, fault_in_a_locked_pmd_table_waits_for_its_release)
@@ -292,7 +292,7 @@ enum race_kind {
 
 static void race_run(enum ptlock_mode mode, enum race_kind kind)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	uintptr_t va = as_slot(0);
 	struct pt_table_stats p0, p1, p2;
 	struct fault_stats f0, f1;
@@ -345,7 +345,7 @@ static void race_run(enum ptlock_mode mode, enum race_kind kind)
 	mm_destroy(ph.mm);
 	pt_table_stats_sum(&p2);
 	EXPECT_EQ(p2.allocated - p0.allocated, p2.freed - p0.freed);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(ptlock, faults_racing_on_one_empty_entry_install_exactly_one)

@@ -119,7 +119,7 @@ static void tlb_unmap_run(bool all)
 {
 	static struct tlb_test t;
 	unsigned cpu, self = smp_processor_id();
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 
 	t = (struct tlb_test){
 	    .small = as_slot(0), .huge = as_slot(1), .unmapper = self, .all = all};
@@ -151,7 +151,7 @@ static void tlb_unmap_run(bool all)
 	}
 	EXPECT_EQ(cpumask_weight(&t.mm->cpus), 0);
 	mm_destroy(t.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 /* Half the CPUs run the mm: only they are asked to flush. */
@@ -258,7 +258,7 @@ static void tlb_concurrent_worker(void *arg)
 TEST(tlb, concurrent_unmaps_leave_no_cpu_reading_an_unmapped_page)
 {
 	static struct tlb_concurrent t;
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	unsigned cpu;
 
 	t = (struct tlb_concurrent){.base = as_slot(0)};
@@ -273,7 +273,7 @@ TEST(tlb, concurrent_unmaps_leave_no_cpu_reading_an_unmapped_page)
 	pt_count(t.mm, &c);
 	EXPECT_EQ(c.pages_4k, 0);
 	mm_destroy(t.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 static void tlb_enter_worker(void *arg)
@@ -289,7 +289,7 @@ static void tlb_left_worker(void *arg)
 
 TEST(tlb, destroy_moves_cpus_off)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 
 	ASSERT_TRUE(mm != NULL);
@@ -300,5 +300,5 @@ TEST(tlb, destroy_moves_cpus_off)
 	EXPECT_EQ(cpumask_weight(&mm->cpus), num_online_cpus() / 2);
 	mm_destroy(mm);
 	smp_run_all(tlb_left_worker, NULL);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }

@@ -9,7 +9,7 @@
 
 TEST(vma, map_find_errors)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t a = as_slot(0);
@@ -49,13 +49,13 @@ TEST(vma, map_find_errors)
 	EXPECT_EQ(vma_map(mm, a + 64 * PAGE_SIZE, PAGE_SIZE, RW, 0x100), -EINVAL);
 	EXPECT_EQ(vma_unmap(mm, a + 1, PAGE_SIZE), -EINVAL);
 	EXPECT_EQ(vma_unmap(mm, a, 0), -EINVAL);
-	EXPECT_EQ(mm->nr_vmas, 3);
+	EXPECT_EQ(vma_count(mm), 3);
 
 	/* Unmapping a hole is fine and changes nothing. */
 	EXPECT_EQ(vma_unmap(mm, a + 100 * PAGE_SIZE, PAGE_SIZE), 0);
-	EXPECT_EQ(mm->nr_vmas, 3);
+	EXPECT_EQ(vma_count(mm), 3);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(vma, unmap_trims_and_splits)
@@ -68,7 +68,7 @@ TEST(vma, unmap_trims_and_splits)
 	ASSERT_EQ(vma_map(mm, a, 16 * PAGE_SIZE, RW, 0), 0);
 	/* A hole in the middle splits it in two. */
 	EXPECT_EQ(vma_unmap(mm, a + 4 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
-	EXPECT_EQ(mm->nr_vmas, 2);
+	EXPECT_EQ(vma_count(mm), 2);
 	EXPECT_TRUE(vma_lookup(mm, a + 3 * PAGE_SIZE, &v));
 	EXPECT_EQ(v.end, a + 4 * PAGE_SIZE);
 	EXPECT_FALSE(vma_lookup(mm, a + 5 * PAGE_SIZE, &v));
@@ -84,15 +84,15 @@ TEST(vma, unmap_trims_and_splits)
 	EXPECT_FALSE(vma_lookup(mm, a + 7 * PAGE_SIZE, &v));
 	/* One unmap over both removes them. */
 	EXPECT_EQ(vma_unmap(mm, a, 16 * PAGE_SIZE), 0);
-	EXPECT_EQ(mm->nr_vmas, 0);
+	EXPECT_EQ(vma_count(mm), 0);
 	mm_destroy(mm);
 }
 
-#define VMA_MANY 600 /* more than one page of struct vma: the array grows twice */
+#define VMA_MANY 600 /* more than one page of VMA pointers: the table grows */
 
 TEST(vma, many_vmas_grow_array)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t a = as_slot(0);
@@ -101,8 +101,8 @@ TEST(vma, many_vmas_grow_array)
 	/* Mapped from the top down: every insert lands at the front of the array. */
 	for (int i = VMA_MANY - 1; i >= 0; i--)
 		ASSERT_EQ(vma_map(mm, a + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE, RW, 0), 0);
-	EXPECT_EQ(mm->nr_vmas, VMA_MANY);
-	EXPECT_GE(mm->vma_order, 1);
+	EXPECT_EQ(vma_count(mm), VMA_MANY);
+	EXPECT_GE(mm->vmat->order, 1);
 	for (unsigned i = 0; i < VMA_MANY; i++) {
 		uintptr_t va = a + (uintptr_t)i * 2 * PAGE_SIZE;
 		EXPECT_TRUE(vma_lookup(mm, va, &v) && v.start == va);
@@ -110,9 +110,9 @@ TEST(vma, many_vmas_grow_array)
 	}
 	EXPECT_EQ(mm_fault(mm, a + 2 * PAGE_SIZE * 300, FAULT_WRITE), 0);
 	EXPECT_EQ(vma_unmap(mm, a, 2 * PAGE_SIZE * VMA_MANY), 0);
-	EXPECT_EQ(mm->nr_vmas, 0);
+	EXPECT_EQ(vma_count(mm), 0);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(vma, unmap_never_cuts_huge_page)
@@ -132,7 +132,7 @@ TEST(vma, unmap_never_cuts_huge_page)
 	}
 	EXPECT_EQ(vma_unmap(mm, a + PAGE_SIZE, PAGE_SIZE), -EBUSY);
 	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE - PAGE_SIZE, 2 * PAGE_SIZE), -EBUSY);
-	EXPECT_EQ(mm->nr_vmas, 1);
+	EXPECT_EQ(vma_count(mm), 1);
 	as_pa(mm, a, &level);
 	EXPECT_EQ(level, PT_LEVEL_PMD);
 	/* The second 2 MiB was never faulted: cutting it is fine. */
@@ -144,7 +144,7 @@ TEST(vma, unmap_never_cuts_huge_page)
 
 TEST(vma, oom_no_leak)
 {
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t a = as_slot(0);
@@ -153,17 +153,17 @@ TEST(vma, oom_no_leak)
 	mm_inject_alloc_failures(0, 1);
 	EXPECT_EQ(vma_map(mm, a, PAGE_SIZE, RW, 0), -ENOMEM);
 	mm_inject_alloc_failures(0, 0);
-	EXPECT_EQ(mm->nr_vmas, 0);
+	EXPECT_EQ(vma_count(mm), 0);
 	EXPECT_EQ(vma_map(mm, a, 16 * PAGE_SIZE, RW, 0), 0);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 
 	/* mm_create itself: no mm page, or no root table. */
 	for (unsigned skip = 0; skip < 2; skip++) {
 		mm_inject_alloc_failures(skip, 1);
 		EXPECT_TRUE(mm_create() == NULL);
 		mm_inject_alloc_failures(0, 0);
-		EXPECT_EQ(mm_free_bytes(), before);
+		EXPECT_EQ(as_free_bytes(), before);
 	}
 }
 
@@ -196,7 +196,7 @@ static void vma_concurrent_worker(void *arg)
 TEST(vma, concurrent_map_unmap)
 {
 	static struct vma_concurrent t;
-	u64 before = mm_free_bytes();
+	u64 before = as_free_bytes();
 
 	t = (struct vma_concurrent){0};
 	t.mm = mm_create();
@@ -204,9 +204,9 @@ TEST(vma, concurrent_map_unmap)
 	smp_run_all(vma_concurrent_worker, &t);
 	EXPECT_EQ(atomic_read(&t.errors), 0);
 	/* Each CPU left at most its last partial round mapped, all inside its own slot. */
-	for (unsigned i = 0; i < t.mm->nr_vmas; i++)
-		EXPECT_LT(t.mm->vmas[i].end - ALIGN_DOWN(t.mm->vmas[i].start, GiB),
+	for (unsigned i = 0; i < vma_count(t.mm); i++)
+		EXPECT_LT(t.mm->vmat->slot[i]->end - ALIGN_DOWN(t.mm->vmat->slot[i]->start, GiB),
 			  8 * PAGE_SIZE + 1);
 	mm_destroy(t.mm);
-	EXPECT_EQ(mm_free_bytes(), before);
+	EXPECT_EQ(as_free_bytes(), before);
 }
