@@ -28,10 +28,16 @@ extern const struct bench_case __benches_start[], __benches_end[];
  * at a time per CPU:
  *
  *   percpu <base> <size>     (hex) one per CPU: where its per-CPU copy lives
- *   begin <phase> <cpus>     start counting
- *   end <ops>                stop, and report per-operation figures
+ *   begin <phase> <cpus>     start counting, on every CPU (no CPU paused)
+ *   pause                    stop counting the sending CPU's instructions and accesses
+ *   resume                   count them again
+ *   end <ops>                stop, and report per-operation figures (paused or not)
  *
- * Without the plugin this costs a few stores per phase.
+ * pause and resume (bench_pause/bench_resume) cut a CPU's untimed work out of a
+ * phase, say a barrier or the setup between two measured loops; the CPU's
+ * accesses while paused still update the plugin's record of who holds each line,
+ * so nothing is miscounted after resume. Without the plugin this costs a few
+ * stores per message.
  */
 volatile u8 bench_mark_channel[256] __aligned(256);
 static const char *bench_current = "none"; /* the running benchmark, for phase names */
@@ -81,17 +87,33 @@ void bench_phase_end(u64 ops)
 	lockstat_print(bench_phase_name, BENCH_LOCKSTAT_ROWS);
 }
 
-u64 bench_phase_ns(void)
+void bench_pause(void)
+{
+	bench_mark_send("pause");
+}
+
+void bench_resume(void)
+{
+	bench_mark_send("resume");
+}
+
+u64 bench_phase_ns_default(u64 default_ns)
 {
 	const char *v = cmdline_get("bench_ms");
 	u64 ms;
-	if (!v || parse_u64(v, &ms) || ms == 0 || ms > 60000) {
-		if (v)
-			pr_warn("bench: bench_ms='%s' is not 1..60000; using %u\n", v,
-				BENCH_PHASE_MS_DEFAULT);
-		ms = BENCH_PHASE_MS_DEFAULT;
+	if (!v)
+		return default_ns;
+	if (parse_u64(v, &ms) || ms == 0 || ms > 60000) {
+		pr_warn("bench: bench_ms='%s' is not 1..60000; using %llu ms\n", v,
+			default_ns / NSEC_PER_MSEC);
+		return default_ns;
 	}
 	return ms * NSEC_PER_MSEC;
+}
+
+u64 bench_phase_ns(void)
+{
+	return bench_phase_ns_default(BENCH_PHASE_MS_DEFAULT * NSEC_PER_MSEC);
 }
 
 void bench_report(const char *name, unsigned cpus, const char *fmt, ...)

@@ -7,7 +7,8 @@
  *
  * A benchmark brackets each measured phase with bench_phase_begin/end, which the
  * QEMU profiling plugin watches to count instructions and cache-line transfers
- * inside the phase only (see the functions' comment in kernel/bench.c).
+ * inside the phase only, and may leave a CPU's untimed work inside the phase out
+ * with bench_pause/resume (see the channel's comment in kernel/bench.c).
  */
 #ifndef GRACE_BENCH_H
 #define GRACE_BENCH_H
@@ -31,6 +32,8 @@ int bench_run(const char *globs);
 
 /* How long each timed phase runs: bench_ms=<n> on the command line, default 300 ms. */
 u64 bench_phase_ns(void);
+/* The same for a benchmark with a default of its own: bench_ms=<n>, or default_ns without it. */
+u64 bench_phase_ns_default(u64 default_ns);
 
 /* Print one result line: the common prefix, then fmt. */
 void bench_report(const char *name, unsigned cpus, const char *fmt, ...) __printf(3, 4);
@@ -44,5 +47,18 @@ void bench_error(const char *name, const char *fmt, ...) __printf(2, 3);
 
 void bench_phase_begin(const char *phase, unsigned cpus);
 void bench_phase_end(u64 ops);
+
+/*
+ * Inside a phase, stop and restart the profiler's counting on this CPU only: its
+ * instructions and memory accesses between bench_pause() and bench_resume() are
+ * not counted (the plugin still tracks which CPU holds each line, so a transfer
+ * after the resume is counted right). For a CPU's untimed work between measured
+ * loops: barriers, setup, teardown. bench_phase_begin() unpauses every CPU;
+ * bench_phase_end() reports whichever CPUs are paused. Nesting is not counted: a
+ * second pause is a no-op, one resume undoes any number. Without the plugin each
+ * costs a few stores.
+ */
+void bench_pause(void);
+void bench_resume(void);
 
 #endif

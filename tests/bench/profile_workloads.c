@@ -7,7 +7,15 @@
  *             instructions of its (straight-line) body;
  *   pingpong  two CPUs pass a flag on one cache line back and forth: a fixed
  *             number of transfers per round trip (4 under the plugin's rule);
- *   percpu    every CPU increments its own padded counter: about 0 transfers.
+ *   percpu    every CPU increments its own padded counter: about 0 transfers;
+ *   calls_paused  like calls, 2 * PROFILE_CALLS calls with bench_pause() and
+ *             bench_resume() around every other one: again exactly PROFILE_CALLS
+ *             times the body;
+ *   paused    CPU a writes two lines; CPU b writes both, one of them first while
+ *             paused and then again after resuming: one transfer on
+ *             profile_counted_line (b's write) and none on profile_paused_line
+ *             (b's uncounted write made the line b's, so its counted one moves
+ *             nothing).
  */
 #include <grace/bench.h>
 #include <grace/percpu.h>
@@ -82,6 +90,53 @@ static void percpu_worker(void *arg)
 		WRITE_ONCE(c->n, c->n + 1);
 }
 
+/* Run bound to one CPU (smp_run_on(1)): pauses are per CPU, so no migration in the window. */
+static void calls_paused_worker(void *arg)
+{
+	u64 x = 1;
+	bench_phase_begin("calls_paused", 1);
+	for (int i = 0; i < 2 * PROFILE_CALLS; i++) {
+		if (i & 1)
+			bench_pause();
+		x = profile_known_function(x);
+		if (i & 1)
+			bench_resume();
+	}
+	bench_phase_end(PROFILE_CALLS);
+}
+
+struct profile_line {
+	u64 v;
+} __cacheline_aligned;
+
+/* Two data symbols of their own, so the plugin's data table names each. */
+static struct profile_line profile_counted_line, profile_paused_line;
+static struct smp_sync paused_start, paused_wrote, paused_done;
+static atomic_t paused_ticket;
+
+static void paused_worker(void *arg)
+{
+	bool a = atomic_inc_return(&paused_ticket) == 1; /* the first to come is CPU a */
+	smp_sync_wait(&paused_start, 2);
+	if (a) {
+		bench_phase_begin("paused", 2);
+		/* The window's first accesses to these lines: no transfer. */
+		WRITE_ONCE(profile_counted_line.v, 1);
+		WRITE_ONCE(profile_paused_line.v, 1);
+	}
+	smp_sync_wait(&paused_wrote, 2);
+	if (!a) {
+		bench_pause();
+		WRITE_ONCE(profile_paused_line.v, 2); /* a transfer, not counted */
+		bench_resume();
+		WRITE_ONCE(profile_paused_line.v, 3);  /* b's own line now: none */
+		WRITE_ONCE(profile_counted_line.v, 2); /* a's line: one */
+	}
+	smp_sync_wait(&paused_done, 2);
+	if (a)
+		bench_phase_end(1);
+}
+
 BENCH(profile_selftest)
 {
 	u64 x = 1;
@@ -100,6 +155,15 @@ BENCH(profile_selftest)
 		smp_run_on(2, pingpong_worker, NULL);
 		bench_report("profile_selftest", 2, "phase=pingpong round_trips=%u",
 			     PROFILE_ROUND_TRIPS);
+	}
+
+	smp_run_on(1, calls_paused_worker, NULL);
+	bench_report("profile_selftest", 1, "phase=calls_paused calls=%u paused=%u", PROFILE_CALLS,
+		     PROFILE_CALLS);
+
+	if (num_online_cpus() >= 2) {
+		smp_run_on(2, paused_worker, NULL);
+		bench_report("profile_selftest", 2, "phase=paused");
 	}
 
 	unsigned n = num_online_cpus();

@@ -1,33 +1,57 @@
 /*
  * make bench BENCH=thp_memscale: the shape of Alex Thorlton's (SGI) thp_memscale
  * from "split page table lock for PMD tables" (Kirill A. Shutemov, 2013). One
- * shared mm; once every CPU is ready they all, at once, map a region of their
- * own, each in its own 1 GiB-aligned slot (so each region sits under its own PMD
- * table), and write the first byte of every 4 KiB of it. Regions are sized to the
- * memory available.
+ * shared mm; every CPU has a region of its own, each in its own 1 GiB-aligned
+ * slot (so each region sits under its own PMD table), and writes the first byte
+ * of every 4 KiB of it. Regions are sized to the memory available.
  *
- * Four phases in one boot, so the figures compare directly: split PMD locks vs
- * one mm-wide page-table lock, each with 2 MiB pages (one fault per 2 MiB, the
- * thread's THP-on case) and with 4 KiB pages only (one fault per 4 KiB, the
- * will-it-scale page_fault1 shape):
+ * A phase runs for bench_ms (default 1000 ms here, not the common 300: a cycle of
+ * the 4 KiB rows takes a few hundred ms under TCG) as cycles that all CPUs run in
+ * lockstep, CPU 0 of the phase (the first to arrive, the leader) deciding at the
+ * last barrier of each cycle whether the phase's time is up, so every CPU runs
+ * the same number of cycles:
+ *
+ *   map its region (untimed)  | barrier | touch every 4 KiB (timed) | barrier |
+ *   unmap its region (timed apart, with its TLB shootdown) | barrier
+ *
+ * The rows, one phase each, in one boot so the figures compare directly: split
+ * PMD locks vs one mm-wide page-table lock, each with 2 MiB pages (one fault per
+ * 2 MiB, the thread's THP-on case) and with 4 KiB pages only (one fault per 4 KiB,
+ * the will-it-scale page_fault1 shape):
  *
  *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split pages=huge faults_per_sec=...
- * seconds=...
+ * cycles=... seconds=... unmap_us_per_cycle=...
  *
- * faults_per_sec counts the page faults handled (calls to mm_fault), seconds is
- * from the common start to the last CPU's last write. Mapping and freeing are
- * outside the time except the per-CPU map, as in the original.
+ * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
+ * of the touch windows, seconds; a touch window runs from the barrier release
+ * that starts the touches to the last CPU's last write. unmap_us_per_cycle is the
+ * same for the unmaps (the release after the touches to the last CPU's return
+ * from vma_unmap), per cycle. A phase is named ptlock=<mode>/pages=<size>, so the
+ * profiler reports thp_memscale/ptlock=split/pages=huge; thp_rows=<glob>[,<glob>]
+ * on the command line runs only the rows whose thp_memscale/<phase> matches
+ * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
+ *
+ * Under the profiler (make profile BENCH=thp_memscale) each CPU is paused
+ * (bench_pause()) from the end of its touches to the start of its next ones, so
+ * barriers, maps and unmaps (and their shootdown IPIs) stay out of the counts:
+ * ops are the faults, and the per-op figures are those of the faults themselves
+ * (and of the other CPUs' way out of the first barrier, the leader's
+ * bench_phase_begin() having unpaused them: a transfer or so each, per phase).
+ * An unreported one-cycle warm-up of the first row goes before the rows.
  */
 #include <grace/bench.h>
+#include <grace/cmdline.h>
+#include <grace/errno.h>
 #include <grace/fault.h>
 #include <grace/huge.h>
 #include <grace/address_space.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
-#include <grace/smp_sync.h>
+#include <grace/string.h>
 #include <grace/time.h>
 #include <grace/vma.h>
+#include <asm/cpu.h>
 
 /*
  * The share of free memory the regions take, in eighths. Half: the 4 KiB phase
@@ -36,21 +60,56 @@
  */
 #define THP_MEM_EIGHTHS 4
 /*
- * Bounds on the memory one phase touches over all CPUs, so that the whole run
- * stays inside the runner's timeout under TCG (and 4x that under the profiler):
- * a 4 KiB fault costs some tens of microseconds of emulation, a 2 MiB one mostly
- * the clearing of 2 MiB.
+ * Bounds on the memory one cycle touches over all CPUs, so that a cycle stays a
+ * fraction of a phase under TCG (and under the profiler, where a phase may get
+ * only one): a 4 KiB fault costs some tens of microseconds of emulation, a 2 MiB
+ * one mostly the clearing of 2 MiB.
  */
 #define THP_MAX_TOTAL_HUGE (192 * MiB)
 #define THP_MAX_TOTAL_4K (32 * MiB)
+#define THP_PHASE_MS_DEFAULT 1000
+#define THP_NAME_MAX 80 /* "thp_memscale/" and a row's name */
+
+/*
+ * One phase each. The mm is made by thp_mm_create() from the row, and a row's
+ * name (thp_row_name()) is its phase name, so a field added here goes into those
+ * two functions and nowhere else.
+ */
+static const struct thp_row {
+	enum ptlock_mode ptlock;
+	bool huge; /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
+} thp_rows[] = {
+    {PTLOCK_SPLIT, true},
+    {PTLOCK_MM, true},
+    {PTLOCK_SPLIT, false},
+    {PTLOCK_MM, false},
+};
+
+/* What one CPU writes during a phase; a cache line each, so no CPU's write moves another's. */
+struct thp_cpu {
+	u64 touch_end; /* when its last write of this cycle was done */
+	u64 unmap_end; /* when its vma_unmap of this cycle returned */
+	int err;       /* the first vma_map or vma_unmap error, 0 without */
+} __cacheline_aligned;
 
 static struct thp_bench {
 	struct mm *mm;
 	size_t region; /* bytes per CPU, a multiple of HUGE_SIZE */
-	unsigned vma_flags;
-	struct smp_sync start;
-	u64 begin[MAX_CPUS], end[MAX_CPUS]; /* each CPU writes only its own slot */
-	atomic_t errors;
+	unsigned vma_flags, cpus;
+	const char *phase; /* for bench_phase_begin, NULL for the warm-up */
+	u64 phase_ns;	   /* 0: one cycle */
+	atomic_t ticket;   /* rank 0 is the leader */
+
+	/* The barrier: the leader waits for arrived == cpus - 1, then bumps released. */
+	atomic_t arrived __cacheline_aligned;
+	u32 released __cacheline_aligned;
+
+	/* Written by the leader only, between a barrier's arrival and its release. */
+	u64 start, touch_start, unmap_start, touch_ns, unmap_ns;
+	unsigned cycles;
+	bool stop;
+
+	struct thp_cpu cpu[MAX_CPUS]; /* by rank */
 } tb;
 
 static uintptr_t thp_slot(unsigned cpu)
@@ -58,103 +117,230 @@ static uintptr_t thp_slot(unsigned cpu)
 	return (uintptr_t)(cpu + 1) * GiB;
 }
 
+static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
+{
+	snprintf(buf, size, "ptlock=%s/pages=%s", ptlock_mode_name(row->ptlock),
+		 row->huge ? "huge" : "4k");
+}
+
+static struct mm *thp_mm_create(const struct thp_row *row)
+{
+	return mm_create_ptlock(row->ptlock);
+}
+
+/*
+ * The barrier, in two halves so the leader can act while everyone waits. Every
+ * CPU calls thp_arrive(); the others return from it only once the leader, which
+ * returns as soon as all have arrived, calls thp_release(). *passed counts the
+ * barriers this CPU has been through.
+ */
+static void thp_arrive(bool leader, u32 *passed)
+{
+	u32 next = ++*passed;
+	if (leader) {
+		/* Pairs with the others' fully ordered increment: their work is before this. */
+		while ((unsigned)atomic_read_acquire(&tb.arrived) < tb.cpus - 1)
+			cpu_relax();
+		atomic_set(&tb.arrived, 0); /* nobody arrives again before the release */
+		return;
+	}
+	atomic_inc_return(&tb.arrived);
+	/* Pairs with thp_release(): the leader's decisions are visible after this. */
+	while (smp_load_acquire(&tb.released) != next)
+		cpu_relax();
+}
+
+static void thp_release(u32 passed)
+{
+	smp_store_release(&tb.released, passed);
+}
+
+/* The latest of the CPUs' touch_end (or unmap_end), by the leader at a barrier. */
+static u64 thp_last(bool unmap)
+{
+	u64 last = 0;
+	for (unsigned r = 0; r < tb.cpus; r++)
+		last = MAX(last, unmap ? tb.cpu[r].unmap_end : tb.cpu[r].touch_end);
+	return last;
+}
+
+static void thp_note_error(struct thp_cpu *me, int err)
+{
+	if (err && !me->err)
+		me->err = err;
+}
+
 static void thp_worker(void *arg)
 {
-	unsigned cpu = smp_processor_id();
-	uintptr_t base = thp_slot(cpu);
+	unsigned rank = (unsigned)atomic_inc_return(&tb.ticket) - 1;
+	bool leader = rank == 0;
+	struct thp_cpu *me = &tb.cpu[rank];
+	uintptr_t base = thp_slot(smp_processor_id()), end = base + tb.region;
+	u32 passed = 0;
 
 	mm_switch(tb.mm);
-	smp_sync_wait(&tb.start, *(unsigned *)arg);
-	tb.begin[cpu] = arch_clock_ns();
-	if (vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags)) {
-		atomic_inc(&tb.errors);
-	} else {
-		arch_user_access_begin();
-		for (uintptr_t va = base; va < base + tb.region; va += PAGE_SIZE)
-			*(volatile u8 *)va = 1;
-		arch_user_access_end();
+	thp_arrive(leader, &passed);
+	if (leader) {
+		if (tb.phase)
+			bench_phase_begin(tb.phase, tb.cpus);
+		tb.start = arch_clock_ns();
+		thp_release(passed);
 	}
-	tb.end[cpu] = arch_clock_ns();
+	bench_pause(); /* the profiler counts the touches only */
+	for (;;) {
+		int err = vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags);
+		thp_note_error(me, err);
+
+		thp_arrive(leader, &passed);
+		if (leader) {
+			tb.touch_start = arch_clock_ns();
+			thp_release(passed);
+		}
+		bench_resume();
+		if (!err) {
+			arch_user_access_begin();
+			for (uintptr_t va = base; va < end; va += PAGE_SIZE)
+				*(volatile u8 *)va = 1;
+			arch_user_access_end();
+		}
+		bench_pause();
+		me->touch_end = arch_clock_ns();
+
+		thp_arrive(leader, &passed);
+		if (leader) {
+			tb.touch_ns += thp_last(false) - tb.touch_start;
+			tb.unmap_start = arch_clock_ns();
+			thp_release(passed);
+		}
+		thp_note_error(me, vma_unmap(tb.mm, base, tb.region));
+		me->unmap_end = arch_clock_ns();
+
+		thp_arrive(leader, &passed);
+		if (leader) {
+			u64 last = thp_last(true);
+			bool failed = false;
+			for (unsigned r = 0; r < tb.cpus; r++)
+				failed |= tb.cpu[r].err != 0;
+			tb.unmap_ns += last - tb.unmap_start;
+			tb.cycles++;
+			tb.stop = failed || last - tb.start >= tb.phase_ns;
+			thp_release(passed);
+		}
+		if (READ_ONCE(tb.stop))
+			break;
+	}
 	mm_switch(NULL);
 }
 
-static void thp_phase(enum ptlock_mode mode, bool huge, bool report)
+/*
+ * Every CPU gets a whole number of 2 MiB within the row's bound; if memory is too
+ * short for that, fewer CPUs run (*cpus).
+ */
+static size_t thp_region(const struct thp_row *row, unsigned *cpus)
 {
-	unsigned cpus = num_online_cpus(), cpu;
 	u64 budget = mm_free_bytes() / 8 * THP_MEM_EIGHTHS;
-	struct fault_stats s0, s1;
-	struct huge_stats h0, h1;
-	char phase[48];
-
-	/* Every CPU gets a whole number of 2 MiB; if memory is too short for that, fewer CPUs run.
-	 */
-	size_t region = ALIGN_DOWN(budget / cpus, HUGE_SIZE);
+	size_t region = ALIGN_DOWN(budget / *cpus, HUGE_SIZE);
 	if (region == 0) {
-		cpus = MAX(budget / HUGE_SIZE, 1);
+		*cpus = MAX(budget / HUGE_SIZE, 1);
 		region = HUGE_SIZE;
 	}
-	region =
-	    MIN(region,
-		MAX(ALIGN_DOWN((huge ? THP_MAX_TOTAL_HUGE : THP_MAX_TOTAL_4K) / cpus, HUGE_SIZE),
-		    HUGE_SIZE));
+	size_t bound = row->huge ? THP_MAX_TOTAL_HUGE : THP_MAX_TOTAL_4K;
+	return MIN(region, MAX(ALIGN_DOWN(bound / *cpus, HUGE_SIZE), HUGE_SIZE));
+}
 
-	tb = (struct thp_bench){.region = region, .vma_flags = huge ? 0 : VMA_NOHUGE};
-	tb.mm = mm_create_ptlock(mode);
+/* One row: a phase of phase_ns (0: one cycle), reported unless it is the warm-up. */
+static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
+{
+	unsigned cpus = num_online_cpus();
+	struct fault_stats s0, s1;
+	struct huge_stats h0, h1;
+	char phase[THP_NAME_MAX];
+
+	thp_row_name(row, phase, sizeof(phase));
+	size_t region = thp_region(row, &cpus);
+	memset(&tb, 0, sizeof(tb));
+	tb.region = region;
+	tb.vma_flags = row->huge ? 0 : VMA_NOHUGE;
+	tb.cpus = cpus;
+	tb.phase = report ? phase : NULL;
+	tb.phase_ns = phase_ns;
+	tb.mm = thp_mm_create(row);
 	if (!tb.mm) {
-		bench_error("thp_memscale", "no memory for an mm");
+		bench_error("thp_memscale", "phase %s: no memory for an mm", phase);
 		return;
 	}
-	snprintf(phase, sizeof(phase), "ptlock=%s/pages=%s", ptlock_mode_name(mode),
-		 huge ? "huge" : "4k");
 	fault_stats_sum(&s0);
 	huge_stats_sum(&h0);
-	if (report)
-		bench_phase_begin(phase, cpus);
-	smp_run_on(cpus, thp_worker, &cpus);
+	smp_run_on(cpus, thp_worker, NULL);
 	fault_stats_sum(&s1);
 	huge_stats_sum(&h1);
 	u64 faults = s1.faults - s0.faults;
 	if (report)
 		bench_phase_end(faults);
+	mm_destroy(tb.mm);
 
-	u64 first = ~0ULL, last = 0;
-	struct cpumask ran;
-	smp_pick_cpus(cpus, &ran);
-	for_each_cpu(cpu, &ran) {
-		first = MIN(first, tb.begin[cpu]);
-		last = MAX(last, tb.end[cpu]);
-	}
-	u64 ns = last > first ? last - first : 1;
-	int errors = atomic_read(&tb.errors);
-	if (errors)
-		bench_error("thp_memscale", "phase %s: %d faults failed", phase, errors);
-	if (!report || errors) {
-		mm_destroy(tb.mm);
+	unsigned failed = 0;
+	int first = 0;
+	for (unsigned r = 0; r < cpus; r++)
+		if (tb.cpu[r].err) {
+			first = first ? first : tb.cpu[r].err;
+			failed++;
+		}
+	if (failed) {
+		bench_error("thp_memscale", "phase %s: vma_map or vma_unmap failed on %u CPUs (%s)",
+			    phase, failed, errno_name(first));
 		return;
 	}
+	if (!report)
+		return;
+	u64 ns = MAX(tb.touch_ns, 1);
+	char fields[THP_NAME_MAX];
+	thp_row_name(row, fields, sizeof(fields));
+	for (char *p = fields; *p; p++)
+		if (*p == '/')
+			*p = ' ';
 	bench_report("thp_memscale", cpus,
-		     "ptlock=%s pages=%s faults_per_sec=%llu seconds=%llu.%06llu",
-		     ptlock_mode_name(mode), huge ? "huge" : "4k", faults * NSEC_PER_SEC / ns,
-		     ns / NSEC_PER_SEC, ns % NSEC_PER_SEC / 1000);
-	printk("thp_memscale: %s: %llu MiB per CPU, %llu faults (%llu x 2 MiB, %llu x 4 KiB, %llu "
-	       "lost races, %llu huge fallbacks, %llu remote huge), %d errors\n",
-	       phase, (u64)(region >> 20), faults, s1.mapped_huge - s0.mapped_huge,
+		     "%s faults_per_sec=%llu cycles=%u seconds=%llu.%06llu unmap_us_per_cycle=%llu",
+		     fields, faults * NSEC_PER_SEC / ns, tb.cycles, ns / NSEC_PER_SEC,
+		     ns % NSEC_PER_SEC / 1000, tb.unmap_ns / tb.cycles / 1000);
+	printk("thp_memscale: %s: %llu MiB per CPU, %u cycles, %llu faults (%llu x 2 MiB, %llu x "
+	       "4 KiB, %llu lost races, %llu huge fallbacks, %llu remote huge)\n",
+	       phase, (u64)(region >> 20), tb.cycles, faults, s1.mapped_huge - s0.mapped_huge,
 	       s1.mapped_4k - s0.mapped_4k, s1.lost_race - s0.lost_race,
-	       s1.huge_fallback - s0.huge_fallback, h1.remote - h0.remote, errors);
-	mm_destroy(tb.mm);
+	       s1.huge_fallback - s0.huge_fallback, h1.remote - h0.remote);
+}
+
+/* Is thp_memscale/<row's name> one of the rows thp_rows= asks for (all, without it)? */
+static bool thp_row_selected(const char *globs, const struct thp_row *row)
+{
+	char name[THP_NAME_MAX + 16];
+	if (!globs || !*globs)
+		return true;
+	int n = snprintf(name, sizeof(name), "thp_memscale/");
+	thp_row_name(row, name + n, sizeof(name) - n);
+	return glob_list_match(globs, name);
 }
 
 BENCH(thp_memscale)
 {
-	static const enum ptlock_mode modes[] = {PTLOCK_SPLIT, PTLOCK_MM};
+	const char *globs = cmdline_get("thp_rows");
+	u64 phase_ns = bench_phase_ns_default(THP_PHASE_MS_DEFAULT * NSEC_PER_MSEC);
+	unsigned ran = 0;
 
-	/*
-	 * Warm-up, not reported: the first touch of guest RAM makes the host allocate
-	 * it, and the first 2 MiB allocations split the buddy's larger blocks. Without
-	 * this the first phase measures QEMU and the allocator, not the fault path.
-	 */
-	thp_phase(PTLOCK_SPLIT, true, false);
-	for (int huge = 1; huge >= 0; huge--)
-		for (unsigned m = 0; m < ARRAY_SIZE(modes); m++)
-			thp_phase(modes[m], huge, true);
+	for (unsigned i = 0; i < ARRAY_SIZE(thp_rows); i++) {
+		if (!thp_row_selected(globs, &thp_rows[i]))
+			continue;
+		/*
+		 * Warm-up, not reported, before the first row: the first touch of guest
+		 * RAM makes the host allocate it, and the first 2 MiB allocations split
+		 * the buddy's larger blocks. Without this the first phase measures QEMU
+		 * and the allocator, not the fault path. The table's first row has huge
+		 * pages, the largest regions.
+		 */
+		if (!ran++)
+			thp_phase(&thp_rows[0], 0, false);
+		thp_phase(&thp_rows[i], phase_ns, true);
+	}
+	if (!ran)
+		bench_report("thp_memscale", 0, "rows=0 thp_rows=%s", globs);
 }

@@ -32,6 +32,17 @@
  * access can look like a message. Counting happens only inside a window; the
  * firmware and boot are never counted.
  *
+ * Inside a window a vCPU may pause itself: after its "pause" (bench_pause()) and
+ * until its "resume" (bench_resume()) its instructions and accesses are not
+ * counted, so a benchmark can leave a CPU's barriers, setup and teardown out of
+ * the figures. A paused vCPU's accesses still go through the line table (holders
+ * and last writer), uncounted, so that after the resume a line it wrote while
+ * paused is its own and a line another CPU took meanwhile is not. "begin" clears
+ * every vCPU's pause; "end" reports whether or not some vCPU is paused. Pauses do
+ * not nest. An instruction is counted when its translation block starts to run,
+ * so the few instructions of bench_mark_send() that send "pause" are counted and
+ * those that send "resume" are not.
+ *
  * Arguments: elf=<kernel.elf> (required), mode=insns|sharing, out=<file>,
  * arch=<name>, percpu=on (per-CPU columns), top=<n> (table rows).
  */
@@ -87,6 +98,7 @@ static struct {
 	int npercpu;
 
 	volatile int counting;	      /* inside a window */
+	int paused[MAX_VCPUS];	      /* inside a window, this vCPU is not counted */
 	char msg[MAX_VCPUS][MSG_MAX]; /* message being received, per vCPU */
 	unsigned msg_len[MAX_VCPUS];
 
@@ -311,12 +323,17 @@ static void message(unsigned cpu, const char *m)
 	if (sscanf(m, "begin %127s %d", name, &cpus) == 2) {
 		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
 		counters_reset();
+		for (int c = 0; c < MAX_VCPUS; c++)
+			__atomic_store_n(&P.paused[c], 0, __ATOMIC_RELAXED);
 		snprintf(P.phase, sizeof(P.phase), "%s", name);
 		P.phase_cpus = cpus;
 		__atomic_store_n(&P.counting, 1, __ATOMIC_SEQ_CST);
 	} else if (sscanf(m, "end %llu", &a) == 1) {
 		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
 		phase_report(a);
+	} else if (!strcmp(m, "pause") || !strcmp(m, "resume")) {
+		/* Only this vCPU's own thread reads its flag on the hot path. */
+		__atomic_store_n(&P.paused[cpu], m[0] == 'p', __ATOMIC_RELAXED);
 	} else if (sscanf(m, "percpu %llx %llx", &a, &b) == 2) {
 		if (P.npercpu < MAX_VCPUS) {
 			P.percpu_base[P.npercpu++] = a;
@@ -347,7 +364,8 @@ static void on_channel_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t 
 
 static void on_tb_exec(unsigned cpu, void *ud)
 {
-	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS)
+	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS ||
+	    __atomic_load_n(&P.paused[cpu], __ATOMIC_RELAXED))
 		return;
 	struct tb_info *tb = ud;
 	for (unsigned i = 0; i < tb->nparts; i++) {
@@ -360,7 +378,9 @@ static void on_mem(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, voi
 {
 	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS)
 		return;
-	if (line_access(cpu, vaddr, qemu_plugin_mem_is_store(info))) {
+	/* Paused: the line table still follows the access (file header), uncounted. */
+	if (line_access(cpu, vaddr, qemu_plugin_mem_is_store(info)) &&
+	    !__atomic_load_n(&P.paused[cpu], __ATOMIC_RELAXED)) {
 		P.xfer_code[cpu][slot((int)(intptr_t)ud)]++;
 		P.xfer_data[cpu][slot(data_sym_index(vaddr))]++;
 		P.total_xfers[cpu]++;
