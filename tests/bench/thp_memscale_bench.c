@@ -77,12 +77,16 @@
  */
 static const struct thp_row {
 	enum ptlock_mode ptlock;
+	enum vma_lookup lookup;
 	bool huge; /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
 } thp_rows[] = {
-    {PTLOCK_SPLIT, true},
-    {PTLOCK_MM, true},
-    {PTLOCK_SPLIT, false},
-    {PTLOCK_MM, false},
+    /* Today's design; the 2013 kernel (split PMD locks, VMAs under the mm's lock); before it. */
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, true},
+    {PTLOCK_MM, VMA_LOOKUP_LOCKED, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false},
+    {PTLOCK_MM, VMA_LOOKUP_LOCKED, false},
 };
 
 /* What one CPU writes during a phase; a cache line each, so no CPU's write moves another's. */
@@ -119,13 +123,13 @@ static uintptr_t thp_slot(unsigned cpu)
 
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "ptlock=%s/pages=%s", ptlock_mode_name(row->ptlock),
-		 row->huge ? "huge" : "4k");
+	snprintf(buf, size, "ptlock=%s/vma=%s/pages=%s", ptlock_mode_name(row->ptlock),
+		 vma_lookup_name(row->lookup), row->huge ? "huge" : "4k");
 }
 
 static struct mm *thp_mm_create(const struct thp_row *row)
 {
-	return mm_create_ptlock(row->ptlock);
+	return mm_create_modes(row->ptlock, row->lookup);
 }
 
 /*
