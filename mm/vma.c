@@ -8,9 +8,11 @@
  * needs an allocation, which is never made under the lock: the writer drops the
  * lock, allocates, retakes it and checks that nobody grew it meanwhile.
  *
- * vma_unmap() holds the lock for writing while it edits the array and clears the
- * page tables (this excludes every fault), then drops it before the TLB shootdown,
- * which waits for other CPUs (see mm/tlb.c). Pages are freed only after that.
+ * vma_unmap() and vma_protect() hold the lock for writing while they edit the
+ * array and the page tables (this excludes every fault), then drop it before the
+ * TLB shootdown, which waits for other CPUs (see mm/tlb.c). Pages are freed only
+ * after that. An edge that cuts a 2 MiB page splits it into 4 KiB leaves first,
+ * with a PTE table allocated, like a bigger array, with the lock dropped.
  *
  * Lock order: docs/locking.md.
  */
@@ -181,38 +183,69 @@ static void vma_cut_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 	}
 }
 
+/*
+ * With the lock held for writing: have in st a PTE table for each edge of
+ * [start, end) that cuts a mapped 2 MiB page. Tables are allocated with the lock
+ * dropped, never under it; then *relocked is set and the caller must recheck
+ * everything. 0 with the lock held, or -ENOMEM with it dropped.
+ */
+static int vma_split_tables_locked(struct mm *mm, uintptr_t start, uintptr_t end,
+				   struct pt_split_tables *st, bool *relocked)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	*relocked = false;
+	while (st->nr < pt_split_needed(mm, start, end)) {
+		write_unlock(&mm->vma_lock);
+		pte_t *table = pt_table_alloc();
+		write_lock(&mm->vma_lock);
+		*relocked = true;
+		if (!table) {
+			write_unlock(&mm->vma_lock);
+			return -ENOMEM;
+		}
+		st->table[st->nr++] = table;
+	}
+	return 0;
+}
+
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 {
 	int err = range_check(start, len);
 	if (err)
 		return err;
 	uintptr_t end = start + len;
+	struct pt_split_tables st = {.nr = 0};
 	struct tlb_gather g;
+	bool relocked;
 
 	write_lock(&mm->vma_lock);
 	for (;;) {
 		/* A hole inside one VMA splits it: reserve the slot before changing anything. */
 		unsigned i = vma_search_locked(mm, start);
-		if (i == mm->nr_vmas || mm->vmas[i].start >= start || mm->vmas[i].end <= end)
-			break;
-		bool relocked;
-		err = vma_reserve_locked(mm, 1, &relocked);
+		if (i < mm->nr_vmas && mm->vmas[i].start < start && mm->vmas[i].end > end) {
+			err = vma_reserve_locked(mm, 1, &relocked);
+			if (err)
+				goto out_unlocked;
+			if (relocked)
+				continue;
+		}
+		/* Edges that cut a 2 MiB page split it: its tables before changing anything. */
+		err = vma_split_tables_locked(mm, start, end, &st, &relocked);
 		if (err)
-			return err;
+			goto out_unlocked;
 		if (!relocked)
 			break;
 	}
-	if (pt_huge_straddles(mm, start) || pt_huge_straddles(mm, end)) {
-		write_unlock(&mm->vma_lock);
-		return -EBUSY;
-	}
 	vma_cut_locked(mm, start, end);
 	tlb_gather_init(&g, mm);
+	pt_split_edges(mm, start, end, &st, &g);
 	pt_clear_range(mm, start, end, &g);
 	write_unlock(&mm->vma_lock);
 	/* Faults may resume now: the range has no VMA, so they fail; the old pages wait in g. */
 	tlb_finish(&g);
-	return 0;
+out_unlocked:
+	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
+	return err;
 }
 
 void vma_free_all(struct mm *mm)
@@ -221,4 +254,100 @@ void vma_free_all(struct mm *mm)
 		free_pages(mm->vmas, mm->vma_order);
 	mm->vmas = NULL;
 	mm->nr_vmas = 0;
+}
+
+/* Does [start, end) lie inside VMAs with no hole? */
+static bool vma_covers_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	unsigned i = vma_search_locked(mm, start);
+	uintptr_t va = start;
+
+	for (; i < mm->nr_vmas && va < end; i++) {
+		if (mm->vmas[i].start > va)
+			return false;
+		va = mm->vmas[i].end;
+	}
+	return va >= end;
+}
+
+/* VMAs that splitting at start and at end adds (the caller checked that VMAs cover both). */
+static unsigned vma_edge_splits_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	struct vma *first = vma_find_locked(mm, start), *last = vma_find_locked(mm, end - 1);
+	return (first->start < start) + (last->end > end);
+}
+
+/* Make addr a VMA boundary: the VMA around it becomes two. Caller reserved the room. */
+static void vma_split_at_locked(struct mm *mm, uintptr_t addr)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	unsigned i = vma_search_locked(mm, addr);
+	if (i == mm->nr_vmas || mm->vmas[i].start >= addr)
+		return; /* a boundary, or a hole, already */
+	memmove(&mm->vmas[i + 1], &mm->vmas[i], (mm->nr_vmas - i) * sizeof(struct vma));
+	mm->nr_vmas++;
+	mm->vmas[i].end = addr;
+	mm->vmas[i + 1].start = addr;
+}
+
+/*
+ * Everything vma_protect() decides before it changes anything: that VMAs cover the
+ * range, room for the VMAs the edges add, and the tables the edges' splits need.
+ * 0 with the lock held for writing, or an error with it dropped.
+ */
+static int vma_protect_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end,
+				      struct pt_split_tables *st)
+{
+	bool relocked;
+	int err;
+
+	for (;;) {
+		if (!vma_covers_locked(mm, start, end)) {
+			write_unlock(&mm->vma_lock);
+			return -ENOMEM;
+		}
+		err = vma_reserve_locked(mm, vma_edge_splits_locked(mm, start, end), &relocked);
+		if (err)
+			return err;
+		if (relocked)
+			continue;
+		err = vma_split_tables_locked(mm, start, end, st, &relocked);
+		if (err || !relocked)
+			return err;
+	}
+}
+
+int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
+{
+	int err = range_check(start, len);
+	if (err)
+		return err;
+	if (!prot || (prot & ~VMA_PROT_ALL))
+		return -EINVAL;
+	uintptr_t end = start + len;
+	struct pt_split_tables st = {.nr = 0};
+	struct tlb_gather g;
+
+	write_lock(&mm->vma_lock);
+	err = vma_protect_prepare_locked(mm, start, end, &st);
+	if (err)
+		goto out_unlocked;
+	vma_split_at_locked(mm, start);
+	vma_split_at_locked(mm, end);
+	for (unsigned i = vma_search_locked(mm, start); i < mm->nr_vmas && mm->vmas[i].start < end;
+	     i++)
+		mm->vmas[i].prot = prot;
+	tlb_gather_init(&g, mm);
+	pt_split_edges(mm, start, end, &st, &g);
+	pt_protect_range(mm, start, end, prot | PROT_USER, &g);
+	write_unlock(&mm->vma_lock);
+	/*
+	 * Faults already see the new prot; the shootdown makes every CPU drop the old
+	 * permissions before we return (a CPU spinning for the lock could not answer it).
+	 */
+	tlb_finish(&g);
+out_unlocked:
+	pt_split_tables_free(&st);
+	return err;
 }
