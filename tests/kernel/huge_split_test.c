@@ -75,10 +75,13 @@ struct split_test {
 
 static struct split_test st;
 
-/* Read the first word of every page of [base, base + len) that kept its mapping. */
-static void split_read_kept(struct split_test *t, uintptr_t len)
+/*
+ * Read the first word of every stride-th page of [base, base + len) that kept its
+ * mapping.
+ */
+static void split_read_kept(struct split_test *t, uintptr_t len, uintptr_t stride)
 {
-	for (uintptr_t off = 0; off < len; off += PAGE_SIZE) {
+	for (uintptr_t off = 0; off < len; off += stride) {
 		u64 v;
 		if (!t->protect && split_is_cut(off))
 			continue;
@@ -101,17 +104,26 @@ static uintptr_t prot_write_target(const struct split_test *t, unsigned cpu, boo
 /*
  * Protect test readers also write their own page of each part that becomes
  * read-only (its own value, so the bytes never change): once the cutter says done,
- * the next write must fault on every CPU.
+ * the next write must fault on every CPU. While the calls run they write only the
+ * 2 MiB page protected whole, which no split flushes: a write that faults traps,
+ * and a trap (sstatus.SUM toggles) flushes QEMU's RISC-V TLB, which would hide a
+ * missing shootdown of the next page.
  */
 static void prot_write_pages(struct split_test *t, unsigned cpu, bool after)
 {
-	for (int huge = 0; huge < 2; huge++) {
+	for (int huge = 1; huge >= (after ? 0 : 1); huge--) {
 		uintptr_t va = prot_write_target(t, cpu, huge);
 		int ret = probe_write_u64((void *)va, split_value(va));
 		if (after && ret == 0)
 			atomic_inc(&t->stale);
 	}
 }
+
+/*
+ * Pages the protect test's readers read per pass while the calls run: few enough
+ * that they do not evict the written page's translation from QEMU's TLB.
+ */
+#define PROT_READ_STRIDE (64 * PAGE_SIZE)
 
 static void split_cutter_run(struct split_test *t)
 {
@@ -133,7 +145,7 @@ static void split_worker(void *arg)
 
 	mm_switch(t->mm);
 	arch_user_access_begin();
-	split_read_kept(t, len);
+	split_read_kept(t, len, PAGE_SIZE);
 	if (t->protect)
 		prot_write_pages(t, cpu, false);
 	atomic_fetch_add_release(&t->ready, 1);
@@ -146,7 +158,7 @@ static void split_worker(void *arg)
 		/* Read during the calls; the pass after "done" checks what they left. */
 		for (bool after = false; !after;) {
 			after = smp_load_acquire(&t->done);
-			split_read_kept(t, len);
+			split_read_kept(t, len, t->protect ? PROT_READ_STRIDE : PAGE_SIZE);
 			if (t->protect)
 				prot_write_pages(t, cpu, after);
 			if (!after)
