@@ -8,15 +8,18 @@
  * arch_user_access_begin() and arch_user_access_end(), faulting pages in.
  *
  * Locks (lock order: docs/locking.md):
- *   vma_lock (rwlock)     the VMA array. Faults take it for reading only; map
- *                         and unmap for writing. Held for writing, it excludes
- *                         every fault, so unmap may edit tables freely.
+ *   vma_lock (rwlock)     the VMA array. Faults take it for reading only; map,
+ *                         unmap and protect for writing. Held for writing, it
+ *                         excludes every fault, so unmap and protect may edit
+ *                         tables freely (still under their page-table locks).
  *                         mm_destroy() takes none: no thread uses the mm then.
- *   page-table locks      the entries of one PMD or PTE table: that table page's
- *                         own ptl (struct page) with PTLOCK_SPLIT, else
- *                         mm->page_table_lock for every table (PTLOCK_MM).
- *   top levels            entries of tables above the PMD level are filled by
- *                         cmpxchg and take no lock (mm/pagewalk.c).
+ *   page-table locks      the entries of one PUD, PMD or PTE table: that table
+ *                         page's own ptl (struct page) with PTLOCK_SPLIT, else
+ *                         mm->page_table_lock for every table (PTLOCK_MM). The
+ *                         PUD table's (Sv39 root, x86 PDPT) is taken to install
+ *                         a PMD table, once per 1 GiB region.
+ *   top levels            entries of tables above the PUD level (x86 PML4) are
+ *                         filled by cmpxchg and take no lock (mm/pagewalk.c).
  */
 #ifndef GRACE_ADDRESS_SPACE_H
 #define GRACE_ADDRESS_SPACE_H
@@ -58,7 +61,7 @@ struct mm {
 
 	rwlock_t vma_lock __cacheline_aligned; /* protects vmas, nr_vmas, vma_order */
 
-	/* PTLOCK_MM: every page-table entry below the top levels changes under this. */
+	/* PTLOCK_MM: every entry of the PUD, PMD and PTE tables changes under this. */
 	spinlock_t page_table_lock __cacheline_aligned;
 
 	/*
