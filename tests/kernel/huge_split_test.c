@@ -70,7 +70,7 @@ struct split_test {
 	atomic_t passes; /* reader passes over the kept pages while the cutter worked */
 	atomic_t stale;	 /* protect: writes to read-only pages after it returned */
 	int ret[ARRAY_SIZE(split_cuts) + 2]; /* the cutter's return values */
-	bool protect;			     /* the protect test, not the unmap test */
+	bool protect;			     /* no page is cut (not the unmap test) */
 };
 
 static struct split_test st;
@@ -384,4 +384,46 @@ TEST(huge_split, protect_makes_part_of_a_huge_page_read_only_on_every_cpu)
 	EXPECT_EQ(mm_bad_free_count(), bad);
 	EXPECT_EQ(mm_free_bytes(), before);
 	printk("# huge_split: %d reader passes during the protects\n", atomic_read(&st.passes));
+}
+
+/*
+ * No memory for the split's PTE table: the unmap or protect fails with -ENOMEM
+ * before it changed anything (VMAs, leaves, contents), and leaks nothing.
+ */
+TEST(huge_split, out_of_memory_for_the_table_changes_nothing)
+{
+	phys_addr_t pa[1];
+	u64 before = mm_free_bytes(), bad = mm_bad_free_count();
+	uintptr_t mid = as_slot(0) + HUGE_SIZE / 2;
+	struct vma v;
+	int level;
+
+	split_test_init(true); /* no page counts as cut */
+	if (!split_setup(&st, HUGE_SIZE, pa)) {
+		if (st.mm)
+			mm_destroy(st.mm);
+		EXPECT_EQ(mm_free_bytes(), before);
+		test_skip("no free 2 MiB blocks");
+		return;
+	}
+	/* The VMA array has room: the split's table is the only allocation. */
+	mm_inject_alloc_failures(0, 1);
+	EXPECT_EQ(vma_unmap(st.mm, mid, PAGE_SIZE), -ENOMEM);
+	mm_inject_alloc_failures(0, 1);
+	EXPECT_EQ(vma_protect(st.mm, mid, PAGE_SIZE, PROT_READ), -ENOMEM);
+	mm_inject_alloc_failures(0, 0);
+	EXPECT_EQ(st.mm->nr_vmas, 1);
+	EXPECT_TRUE(vma_lookup(st.mm, mid, &v) && v.prot == RW);
+	EXPECT_TRUE(as_pa(st.mm, mid, &level) == pa[0] + HUGE_SIZE / 2);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+	EXPECT_TRUE(prot_leaf_writable(st.mm, mid, PT_LEVEL_PMD));
+	EXPECT_EQ(split_bad_pages(&st, HUGE_SIZE, pa), 0);
+	/* With memory, both go through. */
+	EXPECT_EQ(vma_protect(st.mm, mid, PAGE_SIZE, PROT_READ), 0);
+	EXPECT_TRUE(prot_leaf_read_only(st.mm, mid, PT_LEVEL_PTE));
+	EXPECT_EQ(vma_unmap(st.mm, mid, PAGE_SIZE), 0);
+	EXPECT_TRUE(as_pa(st.mm, mid, NULL) == 0);
+	mm_destroy(st.mm);
+	EXPECT_EQ(mm_bad_free_count(), bad);
+	EXPECT_EQ(mm_free_bytes(), before);
 }
