@@ -5,7 +5,8 @@
  * throughout and after (each 4 KiB page holds a value derived from its address, so
  * a leaf pointing at the wrong 4 KiB page shows), the cut part must be gone or
  * read-only on every CPU once the call returns, the page tables must hold exactly
- * what is left, and mm_destroy() must give back every page, split or not.
+ * what is left, and mm_destroy() must give back every page, split or not. Without
+ * memory for the split's table both calls fail before they change anything.
  *
  * The readers keep the user-access window open from their first read to their last
  * (QEMU's RISC-V flushes its TLB whenever sstatus.SUM changes), so their TLBs hold
