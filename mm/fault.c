@@ -15,8 +15,9 @@
  * Which lock that is (split PMD locks, the point of "split page table lock for
  * PMD tables", Kirill A. Shutemov, 2013): a 2 MiB leaf or a PTE table goes into
  * a PMD table under that PMD table's own ptl, a 4 KiB leaf into a PTE table
- * under the PTE table's ptl; with PTLOCK_MM both are mm->page_table_lock. The
- * levels above take no lock (mm/pagewalk.c).
+ * under the PTE table's ptl; with PTLOCK_MM both are mm->page_table_lock. A new
+ * PMD table goes in under the PUD table's lock, the levels above take no lock
+ * (mm/pagewalk.c).
  *
  * Lock order: docs/locking.md.
  */
@@ -377,6 +378,7 @@ void fault_stats_sum(struct fault_stats *out)
 		out->lost_race += READ_ONCE(s->lost_race);
 		out->huge_fallback += READ_ONCE(s->huge_fallback);
 		out->spurious += READ_ONCE(s->spurious);
+		out->split_huge += READ_ONCE(s->split_huge);
 		out->efault += READ_ONCE(s->efault);
 		out->enomem += READ_ONCE(s->enomem);
 		out->lookup_rcu += READ_ONCE(s->lookup_rcu);

@@ -152,6 +152,21 @@ void free_page_block(struct page *page, unsigned order)
 				   (uintptr_t)__builtin_return_address(0));
 }
 
+void split_page_block(struct page *page, unsigned order)
+{
+	if (!page || !(page->flags & PG_HEAD) || page->order != order ||
+	    (page->flags & (PG_BUDDY | PG_PCP | PG_RESERVED)))
+		panic("mm: split_page_block(%p, order %u) of no allocated block of that order",
+		      page ? page_address(page) : NULL, order);
+	/*
+	 * The head keeps its flags and owner fields; each other page becomes a block of
+	 * its own, as page_prep() leaves one, so that free_block_checked() takes it.
+	 */
+	page->order = 0;
+	for (u64 i = 1; i < 1ULL << order; i++)
+		page_prep(page + i, 0);
+}
+
 void *alloc_pages_flags(int node, unsigned order, unsigned flags)
 {
 	struct page *page = alloc_page_block(node, order, flags);

@@ -1,18 +1,29 @@
 /*
  * The generic page-table walker for address spaces: table allocation, the
- * lock-free population of the levels above the PMD, lookup and counting for
- * tests, range clearing for unmap and the teardown walk. The rules for who may
- * change which entry are in include/grace/pagewalk.h.
+ * population of the levels above the PMD, lookup and counting for tests, range
+ * clearing for unmap, splitting 2 MiB leaves, rewriting permissions and the
+ * teardown walk. The rules for who may change which entry are in
+ * include/grace/pagewalk.h.
  *
- * Why the top levels take no lock: an entry there only ever goes from empty to
- * "points to a zeroed table" while faults run (clearing needs the VMA lock for
- * writing, which excludes faults), so a cmpxchg from 0 decides the race and the
- * loser frees its table. One PMD table covers 1 GiB, so a lock there would be one
- * more line every CPU faulting anywhere in the same 512 GiB (x86 PUD) or the whole
- * user half (Sv39 root) would share.
+ * Why the PUD level takes a lock but the levels above it none: a PUD entry points
+ * to a PMD table, and it is installed under the PUD table's lock (pt_lock: its own
+ * ptl, or mm->page_table_lock with PTLOCK_MM), so that one rule covers every entry
+ * that maps a table a fault fills, as Linux's __pmd_alloc() takes the page-table
+ * lock. That is one lock hold per PMD table installed, once per 1 GiB region, and
+ * none at all for a fault in a region whose PMD table exists. Above the PUD (the
+ * x86 PML4) an entry only ever goes from empty to "points to a zeroed table" while
+ * faults run, so a cmpxchg from 0 decides the race and the loser frees its table;
+ * a lock there would be one line every CPU faulting anywhere in the user half shares.
  *
- * Lock order: docs/locking.md. Clearing holds one page-table lock at a time
- * (pt_lock), inside mm->vma_lock; the teardown walk takes none.
+ * Splitting: a 2 MiB leaf is replaced, under its PMD table's lock, by a PTE table
+ * (allocated by the caller before it took mm->vma_lock) of 512 leaves for the same
+ * pages with the same permissions, so a CPU that still holds the old 2 MiB
+ * translation and one that walks the new table read the same bytes; the block
+ * becomes 512 order-0 pages (split_page_block) so each can be unmapped alone.
+ *
+ * Lock order: docs/locking.md. Clearing, splitting and protecting hold one
+ * page-table lock at a time (pt_lock), inside mm->vma_lock; the teardown walk
+ * takes none.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>
@@ -65,37 +76,78 @@ void pt_table_stats_sum(struct pt_table_stats *out)
 	}
 }
 
+/*
+ * The table that *e (an entry of `table`, a level-`level` table above the PMD)
+ * points to, installing a zeroed one if it is empty. Memory is allocated with no
+ * lock held; at the PUD level the entry is rechecked and filled under the table's
+ * lock, above it by cmpxchg from 0. Whoever loses frees its table. 0 and *out, or
+ * -ENOMEM.
+ */
+static int populate_entry(struct mm *mm, pte_t *table, pte_t *e, int level, pte_t *out)
+{
+	pte_t old = pt_entry_read(e);
+	if (pte_present(old)) {
+		*out = old;
+		return 0;
+	}
+	pte_t *next = pt_table_alloc();
+	if (!next)
+		return -ENOMEM;
+	pte_t new = pte_mk_table(virt_to_phys(next));
+	if (level == PT_LEVEL_PUD) {
+		spinlock_t *ptl = pt_lock(mm, table);
+		old = *e;
+		if (!pte_present(old)) {
+			/* Release: the zeroed table (and its ptl) before the pointer to it. */
+			pt_entry_write(e, new);
+			old = new;
+			next = NULL;
+		}
+		spin_unlock(ptl);
+	} else if (try_cmpxchg(e, &old, new)) {
+		/*
+		 * Release, as above. When we lose, the acquire on failure pairs with the
+		 * winner's cmpxchg here, so we may walk into its table.
+		 */
+		old = new;
+		next = NULL;
+	}
+	if (next)
+		pt_table_free(next); /* another CPU populated it first; old holds its entry */
+	*out = old;
+	return 0;
+}
+
 pte_t *pt_pmd_table(struct mm *mm, uintptr_t va, int *err)
 {
 	pte_t *table = mm->root;
 
 	for (int level = PT_TOP_LEVEL; level > PT_LEVEL_PMD; level--) {
-		pte_t *e = &table[pt_index(va, level)];
-		pte_t old = pt_entry_read(e);
-		if (!pte_present(old)) {
-			pte_t *next = pt_table_alloc();
-			if (!next) {
-				*err = -ENOMEM;
-				return NULL;
-			}
-			pte_t new = pte_mk_table(virt_to_phys(next));
-			/*
-			 * Release: the zeroed table (and its ptl) before the pointer to it.
-			 * Pairs with pt_entry_read(); when we lose, the acquire on failure pairs
-			 * with the winner's cmpxchg here, so we may walk into its table.
-			 */
-			if (try_cmpxchg(e, &old, new)) {
-				old = new;
-			} else {
-				/* Another CPU populated it first; old now holds its entry. */
-				pt_table_free(next);
-			}
+		pte_t e;
+		int ret = populate_entry(mm, table, &table[pt_index(va, level)], level, &e);
+		if (ret) {
+			*err = ret;
+			return NULL;
 		}
-		if (pte_is_leaf(old)) {
+		if (pte_is_leaf(e)) {
 			*err = -EFAULT;
 			return NULL;
 		}
-		table = pt_table_of(old);
+		table = pt_table_of(e);
+	}
+	return table;
+}
+
+/* The PMD table covering va if every level above it exists, else NULL. Allocates nothing. */
+static pte_t *find_pmd_table(struct mm *mm, uintptr_t va)
+{
+	pte_t *table = mm->root;
+
+	for (int level = PT_TOP_LEVEL; level > PT_LEVEL_PMD; level--) {
+		pte_t e = pt_entry_read(&table[pt_index(va, level)]);
+		if (!pte_present(e) || pte_is_leaf(e))
+			return NULL;
+		table = pt_table_of(e);
 	}
 	return table;
 }
@@ -171,8 +223,9 @@ static bool table_empty(const pte_t *table)
 /*
  * Clear [start, end) inside `table` (a level-`level` table whose entry covers
  * base..). Returns true if the table is now empty, so the caller may unlink and
- * free it. Entries change under the table's lock (the VMA write lock already
- * excludes faults; the lock keeps the one rule for every writer of an entry).
+ * free it. Entries of PUD, PMD and PTE tables change under the table's lock (the
+ * VMA write lock already excludes faults; the lock keeps the one rule for every
+ * writer of an entry); the levels above the PUD take none.
  */
 static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start, uintptr_t end,
 			struct tlb_gather *g)
@@ -191,8 +244,8 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 			continue;
 		}
 		if (pte_is_leaf(old)) {
-			/* The caller checked that no 2 MiB leaf straddles the range's edges. */
-			spinlock_t *ptl = level <= PT_LEVEL_PMD ? pt_lock(mm, table) : NULL;
+			/* The caller split every 2 MiB leaf that straddled the range's edges. */
+			spinlock_t *ptl = level <= PT_LEVEL_PUD ? pt_lock(mm, table) : NULL;
 			pt_entry_write(e, 0);
 			if (ptl)
 				spin_unlock(ptl);
@@ -207,7 +260,7 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 			 */
 			if (clear_table(mm, child, level - 1, va, next, g) &&
 			    !vma_overlaps_locked(mm, span, span + size)) {
-				spinlock_t *ptl = level <= PT_LEVEL_PMD ? pt_lock(mm, table) : NULL;
+				spinlock_t *ptl = level <= PT_LEVEL_PUD ? pt_lock(mm, table) : NULL;
 				pt_entry_write(e, 0);
 				if (ptl)
 					spin_unlock(ptl);
@@ -225,6 +278,123 @@ void pt_clear_range(struct mm *mm, uintptr_t start, uintptr_t end, struct tlb_ga
 		return;
 	/* The root itself is never freed here, whatever clear_table says. */
 	clear_table(mm, mm->root, PT_TOP_LEVEL, start, end, g);
+}
+
+int pt_split_huge(struct mm *mm, uintptr_t va, pte_t *new_table, struct tlb_gather *g)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	pte_t *pmd_table = find_pmd_table(mm, va);
+	if (!pmd_table)
+		return 0;
+	pte_t *pmd = &pmd_table[pt_index(va, PT_LEVEL_PMD)];
+	u64 huge = pt_level_size(PT_LEVEL_PMD);
+	uintptr_t base = ALIGN_DOWN(va, huge);
+
+	spinlock_t *ptl = pt_lock(mm, pmd_table);
+	pte_t old = *pmd;
+	if (!pte_is_leaf(old)) {
+		spin_unlock(ptl);
+		return 0;
+	}
+	phys_addr_t pa = pte_phys(old);
+	unsigned prot = pte_leaf_prot(old);
+	for (unsigned i = 0; i < PT_ENTRIES; i++)
+		new_table[i] = pte_mk_leaf(pa + (phys_addr_t)i * PAGE_SIZE, prot, PT_LEVEL_PTE);
+	/*
+	 * Release: the filled table before the entry that links it; a hardware walker
+	 * may follow the entry at once.
+	 */
+	pt_entry_write(pmd, pte_mk_table(virt_to_phys(new_table)));
+	spin_unlock(ptl);
+	/* The pages are ours alone: the VMA lock held for writing keeps every unmap out. */
+	split_page_block(phys_to_page(pa), HUGE_ORDER);
+	tlb_gather_range(g, base, base + huge);
+	mm_rss_add(mm, PT_LEVEL_PMD, -1);
+	mm_rss_add(mm, PT_LEVEL_PTE, PT_ENTRIES);
+	fault_stat_inc(split_huge);
+	return 1;
+}
+
+/* Do the two edges cut one and the same 2 MiB leaf? (then one split serves both) */
+static bool edges_share_leaf(uintptr_t start, uintptr_t end)
+{
+	u64 huge = pt_level_size(PT_LEVEL_PMD);
+	return ALIGN_DOWN(start, huge) == ALIGN_DOWN(end, huge);
+}
+
+unsigned pt_split_needed(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	bool at_start = pt_huge_straddles(mm, start), at_end = pt_huge_straddles(mm, end);
+	if (at_start && at_end && edges_share_leaf(start, end))
+		return 1;
+	return (unsigned)at_start + (unsigned)at_end;
+}
+
+void pt_split_edges(struct mm *mm, uintptr_t start, uintptr_t end, struct pt_split_tables *st,
+		    struct tlb_gather *g)
+{
+	uintptr_t edges[2] = {start, end};
+
+	for (unsigned i = 0; i < 2; i++) {
+		if (!pt_huge_straddles(mm, edges[i]))
+			continue; /* aligned, unmapped, 4 KiB, or split at the other edge */
+		if (!st->nr)
+			panic("pagewalk: no table to split the 2 MiB leaf at %lx", edges[i]);
+		if (pt_split_huge(mm, edges[i], st->table[st->nr - 1], g))
+			st->table[--st->nr] = NULL;
+	}
+}
+
+void pt_split_tables_free(struct pt_split_tables *st)
+{
+	while (st->nr)
+		pt_table_free(st->table[--st->nr]);
+}
+
+/* Give the leaf *e of table (mapping va, level-`level`) the permissions prot. */
+static void protect_leaf(struct mm *mm, pte_t *table, pte_t *e, int level, uintptr_t va,
+			 unsigned prot, struct tlb_gather *g)
+{
+	spinlock_t *ptl = pt_lock(mm, table);
+	pte_t old = *e, new = pte_leaf_with_prot(old, prot, level);
+	if (new != old)
+		pt_entry_write(e, new);
+	spin_unlock(ptl);
+	if (new != old)
+		tlb_gather_range(g, va, va + PAGE_SIZE); /* one address drops a leaf of any size */
+}
+
+static void protect_table(struct mm *mm, pte_t *table, int level, uintptr_t start, uintptr_t end,
+			  unsigned prot, struct tlb_gather *g)
+{
+	u64 size = pt_level_size(level);
+	uintptr_t va = start;
+
+	while (va < end) {
+		uintptr_t base = ALIGN_DOWN(va, size), next = base + size;
+		if (next > end || next < va)
+			next = end;
+		pte_t *e = &table[pt_index(va, level)];
+		pte_t old = pt_entry_read(e);
+		if (pte_is_leaf(old)) {
+			if (base < start || next < base + size)
+				panic("pagewalk: protecting part of the level-%d leaf at %lx",
+				      level, base);
+			protect_leaf(mm, table, e, level, base, prot, g);
+		} else if (pte_present(old)) {
+			protect_table(mm, pt_table_of(old), level - 1, va, next, prot, g);
+		}
+		va = next;
+	}
+}
+
+void pt_protect_range(struct mm *mm, uintptr_t start, uintptr_t end, unsigned prot,
+		      struct tlb_gather *g)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	if (start >= end || end > USER_VA_END)
+		return;
+	protect_table(mm, mm->root, PT_TOP_LEVEL, start, end, prot, g);
 }
 
 static void free_table(pte_t *table, int level, unsigned nr)

@@ -77,6 +77,17 @@ void tlb_gather_leaf(struct tlb_gather *g, uintptr_t va, pte_t old, int level)
 	}
 }
 
+void tlb_gather_range(struct tlb_gather *g, uintptr_t start, uintptr_t end)
+{
+	/* More pages than fit is a full flush anyway (gather_va sets it): skip the loop. */
+	if ((end - start) / PAGE_SIZE > TLB_FLUSH_MAX_PAGES - g->nr_vas) {
+		g->flush_all = true;
+		return;
+	}
+	for (uintptr_t va = start; va < end; va += PAGE_SIZE)
+		gather_va(g, va);
+}
+
 void tlb_gather_table(struct tlb_gather *g, pte_t *table)
 {
 	/* A freed table may sit in a CPU's paging-structure cache: only a full flush drops it. */

@@ -28,9 +28,11 @@
  *
  * Nothing is allocated under the lock: VMAs before taking it; a bigger table
  * with the lock dropped, after which the writer checks that nobody grew it
- * meanwhile. vma_unmap() clears the page tables under the lock (which, held for
- * writing, keeps the other writers out), then drops it before the TLB shootdown,
- * which waits for other CPUs (see mm/tlb.c). Pages are freed only after that.
+ * meanwhile; the PTE tables that splitting a 2 MiB page an edge cuts needs, the
+ * same way. vma_unmap() and vma_protect() edit the page tables under the lock
+ * (which, held for writing, keeps the other writers out), then drop it before
+ * the TLB shootdown, which waits for other CPUs (see mm/tlb.c). Pages are freed
+ * only after that.
  *
  * Lock order: docs/locking.md.
  */
@@ -216,7 +218,7 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 {
 	lockdep_assert_held(&mm->vma_lock);
 	*relocked = false;
-	for (;;) {
+	while (extra) {
 		struct vma_table *old = mm->vmat;
 		unsigned nr = old ? old->nr : 0;
 		if (old && nr + extra <= old->cap)
@@ -251,6 +253,7 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 		if (old)
 			call_rcu(&old->rcu, table_free_rcu);
 	}
+	return 0;
 }
 
 /* Put v at index i, moving the slots above up one. Inside a vma_seq write section. */
@@ -321,57 +324,162 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 }
 
 /*
- * Remove [start, end) from the table: every VMA it touches is write-locked first
- * (waiting out its faults), then trimmed, split (the high part becomes *spare,
- * which is then consumed) or removed and retired. The caller reserved room for a
- * split. The VMAs that keep a part (at most two) stay write-locked, and are
- * returned in kept[], until the caller has cleared the page tables.
+ * With the lock held for writing: have in st a PTE table for each edge of
+ * [start, end) that cuts a mapped 2 MiB page. Tables are allocated with the lock
+ * dropped, never under it; then *relocked is set and the caller must recheck
+ * everything. 0 with the lock held, or -ENOMEM with it dropped.
  */
-static void vma_cut_locked(struct mm *mm, uintptr_t start, uintptr_t end, struct vma **spare,
-			   struct vma *kept[2])
+static int vma_split_tables_locked(struct mm *mm, uintptr_t start, uintptr_t end,
+				   struct pt_split_tables *st, bool *relocked)
 {
 	lockdep_assert_held(&mm->vma_lock);
-	struct vma_table *t = mm->vmat;
-	unsigned first = vma_search_locked(mm, start), nkept = 0;
-
-	kept[0] = kept[1] = NULL;
-	if (!t)
-		return;
-	for (unsigned i = first; i < t->nr && t->slot[i]->start < end; i++)
-		vma_write_lock(t->slot[i]);
-
-	write_seqcount_begin(&mm->vma_seq);
-	unsigned i = first;
-	while (i < t->nr && t->slot[i]->start < end) {
-		struct vma *v = t->slot[i];
-		if (v->start < start && v->end > end) {
-			/* A hole in the middle: v keeps the low part, the spare takes the high
-			 * part. */
-			struct vma *high = *spare;
-			*spare = NULL;
-			*high = *v;
-			high->lock = 0;
-			high->start = end;
-			WRITE_ONCE(v->end, start);
-			table_insert(t, i + 1, high);
-			kept[nkept++] = v;
-			break;
+	*relocked = false;
+	while (st->nr < pt_split_needed(mm, start, end)) {
+		write_unlock(&mm->vma_lock);
+		pte_t *table = pt_table_alloc();
+		write_lock(&mm->vma_lock);
+		*relocked = true;
+		if (!table) {
+			write_unlock(&mm->vma_lock);
+			return -ENOMEM;
 		}
-		if (v->start < start) {
-			WRITE_ONCE(v->end, start);
-			kept[nkept++] = v;
-			i++;
-		} else if (v->end > end) {
-			WRITE_ONCE(v->start, end);
-			kept[nkept++] = v;
-			break;
-		} else {
-			table_remove(t, i);
-			vma_retire(
-			    v); /* stays write-locked: a lookup that found it fails its try */
-		}
+		st->table[st->nr++] = table;
 	}
-	write_seqcount_end(&mm->vma_seq);
+	return 0;
+}
+
+/* The VMAs a writer may add by splitting at its range's two edges: one each. */
+struct vma_spares {
+	struct vma *v[2];
+};
+
+static int vma_spares_alloc(struct vma_spares *sp)
+{
+	sp->v[0] = kmem_cache_alloc(vma_cache);
+	sp->v[1] = sp->v[0] ? kmem_cache_alloc(vma_cache) : NULL;
+	if (sp->v[1])
+		return 0;
+	kmem_cache_free(vma_cache, sp->v[0]);
+	return -ENOMEM;
+}
+
+static void vma_spares_free(struct vma_spares *sp)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (sp->v[i])
+			kmem_cache_free(vma_cache, sp->v[i]);
+}
+
+/* VMAs that splitting at start and at end adds: one per edge strictly inside a VMA. */
+static unsigned vma_edge_splits_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	struct vma *first = vma_find_locked(mm, start), *last = vma_find_locked(mm, end - 1);
+	return (first && first->start < start) + (last && last->end > end);
+}
+
+/* Does [start, end) lie inside VMAs with no hole? */
+static bool vma_covers_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	uintptr_t va = start;
+	struct vma *v;
+
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && va < end; i++) {
+		if (v->start > va)
+			return false;
+		va = v->end;
+	}
+	return va >= end;
+}
+
+/*
+ * Everything a writer of [start, end) decides before it changes anything: that
+ * VMAs cover the range (if it must be covered: -ENOMEM otherwise), room for the
+ * VMAs its edges add, and the PTE tables its edges' 2 MiB splits need. 0 with the
+ * lock held for writing, or an error with it dropped.
+ */
+static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool covered,
+				   struct pt_split_tables *st)
+{
+	bool relocked;
+	int err;
+
+	for (;;) {
+		if (covered && !vma_covers_locked(mm, start, end)) {
+			write_unlock(&mm->vma_lock);
+			return -ENOMEM;
+		}
+		err = vma_reserve_locked(mm, vma_edge_splits_locked(mm, start, end), &relocked);
+		if (err)
+			return err;
+		if (relocked)
+			continue; /* the table may have changed: count again */
+		err = vma_split_tables_locked(mm, start, end, st, &relocked);
+		if (err || !relocked)
+			return err;
+	}
+}
+
+/*
+ * Take every VMA overlapping [start, end) for writing (waiting out its faults)
+ * and return the span they cover, [*lo, *hi): once the writer is done, the VMAs
+ * in that span are exactly these and the pieces made of them.
+ */
+static void vma_write_lock_range(struct mm *mm, uintptr_t start, uintptr_t end, uintptr_t *lo,
+				 uintptr_t *hi)
+{
+	*lo = start;
+	*hi = end;
+	for (unsigned i = vma_search_locked(mm, start); i < vma_count(mm); i++) {
+		struct vma *v = mm->vmat->slot[i];
+		if (v->start >= end)
+			break;
+		vma_write_lock(v);
+		*lo = MIN(*lo, v->start);
+		*hi = MAX(*hi, v->end);
+	}
+}
+
+/* Let faults into the VMAs in [lo, hi) again: the page tables match them now. */
+static void vma_write_unlock_range(struct mm *mm, uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned i = vma_search_locked(mm, lo); i < vma_count(mm); i++) {
+		struct vma *v = mm->vmat->slot[i];
+		if (v->start >= hi)
+			break;
+		vma_write_unlock(v);
+	}
+}
+
+/*
+ * Make addr a VMA boundary: the VMA around it keeps the part below and a spare,
+ * write-locked like it, takes the part above. Inside a vma_seq write section;
+ * the caller reserved the room.
+ */
+static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spare)
+{
+	unsigned i = vma_search_locked(mm, addr);
+	struct vma *v = vma_at(mm, i);
+	if (!v || v->start >= addr)
+		return; /* a boundary, or a hole, already */
+	struct vma *high = *spare;
+	*spare = NULL;
+	*high = *v;
+	high->lock = VMA_LOCK_WRITER;
+	high->start = addr;
+	WRITE_ONCE(v->end, addr);
+	table_insert(mm->vmat, i + 1, high);
+}
+
+/* Remove [start, end) from the table; its edges are VMA boundaries already. */
+static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	unsigned i = vma_search_locked(mm, start);
+	struct vma *v;
+
+	while ((v = vma_at(mm, i)) && v->start < end) {
+		table_remove(mm->vmat, i);
+		vma_retire(v); /* stays write-locked: a lookup that found it fails its try */
+	}
 }
 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
@@ -379,46 +487,34 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 	int err = range_check(start, len);
 	if (err)
 		return err;
-	uintptr_t end = start + len;
+	uintptr_t end = start + len, lo, hi;
+	struct pt_split_tables st = {.nr = 0};
+	struct vma_spares sp;
 	struct tlb_gather g;
-	struct vma *kept[2];
-	/* In case the range is a hole in the middle of one VMA; freed if not. */
-	struct vma *spare = kmem_cache_alloc(vma_cache);
-	if (!spare)
-		return -ENOMEM;
 
+	if (vma_spares_alloc(&sp))
+		return -ENOMEM;
 	write_lock(&mm->vma_lock);
-	for (;;) {
-		/* A hole inside one VMA splits it: reserve the slot before changing anything. */
-		struct vma *v = vma_at(mm, vma_search_locked(mm, start));
-		if (!v || v->start >= start || v->end <= end)
-			break;
-		bool relocked;
-		err = vma_reserve_locked(mm, 1, &relocked);
-		if (err) {
-			kmem_cache_free(vma_cache, spare);
-			return err;
-		}
-		if (!relocked)
-			break;
-	}
-	if (pt_huge_straddles(mm, start) || pt_huge_straddles(mm, end)) {
-		write_unlock(&mm->vma_lock);
-		kmem_cache_free(vma_cache, spare);
-		return -EBUSY;
-	}
-	vma_cut_locked(mm, start, end, &spare, kept);
+	err = vma_edit_prepare_locked(mm, start, end, false, &st);
+	if (err)
+		goto out_unlocked;
+	vma_write_lock_range(mm, start, end, &lo, &hi);
+	write_seqcount_begin(&mm->vma_seq);
+	vma_split_at_locked(mm, start, &sp.v[0]);
+	vma_split_at_locked(mm, end, &sp.v[1]);
+	vma_remove_range_locked(mm, start, end);
+	write_seqcount_end(&mm->vma_seq);
 	tlb_gather_init(&g, mm);
+	pt_split_edges(mm, start, end, &st, &g);
 	pt_clear_range(mm, start, end, &g);
-	for (unsigned i = 0; i < 2; i++)
-		if (kept[i])
-			vma_write_unlock(kept[i]); /* faults may use what is left of it */
+	vma_write_unlock_range(mm, lo, hi); /* what is left of them, around the hole */
 	write_unlock(&mm->vma_lock);
-	if (spare)
-		kmem_cache_free(vma_cache, spare);
 	/* Faults may resume now: the range has no VMA, so they fail; the old pages wait in g. */
 	tlb_finish(&g);
-	return 0;
+out_unlocked:
+	vma_spares_free(&sp);
+	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
+	return err;
 }
 
 void vma_free_all(struct mm *mm)
@@ -437,4 +533,46 @@ void vma_quiesce(void)
 {
 	rcu_barrier();
 	kmem_cache_shrink(vma_cache);
+}
+
+int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
+{
+	int err = range_check(start, len);
+	if (err)
+		return err;
+	if (!prot || (prot & ~VMA_PROT_ALL))
+		return -EINVAL;
+	uintptr_t end = start + len, lo, hi;
+	struct pt_split_tables st = {.nr = 0};
+	struct vma_spares sp;
+	struct tlb_gather g;
+
+	if (vma_spares_alloc(&sp))
+		return -ENOMEM;
+	write_lock(&mm->vma_lock);
+	err = vma_edit_prepare_locked(mm, start, end, true, &st);
+	if (err)
+		goto out_unlocked;
+	vma_write_lock_range(mm, start, end, &lo, &hi);
+	write_seqcount_begin(&mm->vma_seq);
+	vma_split_at_locked(mm, start, &sp.v[0]);
+	vma_split_at_locked(mm, end, &sp.v[1]);
+	struct vma *v;
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
+		WRITE_ONCE(v->prot, prot);
+	write_seqcount_end(&mm->vma_seq);
+	tlb_gather_init(&g, mm);
+	pt_split_edges(mm, start, end, &st, &g);
+	pt_protect_range(mm, start, end, prot | PROT_USER, &g);
+	vma_write_unlock_range(mm, lo, hi);
+	write_unlock(&mm->vma_lock);
+	/*
+	 * Faults already see the new prot; the shootdown makes every CPU drop the old
+	 * permissions before we return (a CPU spinning for the lock could not answer it).
+	 */
+	tlb_finish(&g);
+out_unlocked:
+	vma_spares_free(&sp);
+	pt_split_tables_free(&st);
+	return err;
 }

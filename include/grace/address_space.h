@@ -8,21 +8,24 @@
  * arch_user_access_begin() and arch_user_access_end(), faulting pages in.
  *
  * Locks (lock order: docs/locking.md):
- *   vma_lock (rwlock)     the VMA table. Map and unmap take it for writing;
- *                         faults for reading only when the lockless lookup
- *                         fails (VMA_LOOKUP_RCU) or always (VMA_LOOKUP_LOCKED).
- *                         mm_destroy() takes none: no thread uses the mm then.
+ *   vma_lock (rwlock)     the VMA table. Map, unmap and protect take it for
+ *                         writing; faults for reading only when the lockless
+ *                         lookup fails (VMA_LOOKUP_RCU) or always
+ *                         (VMA_LOOKUP_LOCKED). mm_destroy() takes none: no
+ *                         thread uses the mm then.
  *   vma->lock             one VMA: a fault that found its VMA under RCU holds it
  *                         for reading (it only ever tries); a writer takes it,
  *                         waiting for those faults, before it changes or removes
  *                         the VMA (mm/vma.c).
  *   vma_seq (seqcount)    bumped around every change of the table, so a lookup
  *                         under RCU knows whether what it found still holds.
- *   page-table locks      the entries of one PMD or PTE table: that table page's
- *                         own ptl (struct page) with PTLOCK_SPLIT, else
- *                         mm->page_table_lock for every table (PTLOCK_MM).
- *   top levels            entries of tables above the PMD level are filled by
- *                         cmpxchg and take no lock (mm/pagewalk.c).
+ *   page-table locks      the entries of one PUD, PMD or PTE table: that table
+ *                         page's own ptl (struct page) with PTLOCK_SPLIT, else
+ *                         mm->page_table_lock for every table (PTLOCK_MM). The
+ *                         PUD table's (Sv39 root, x86 PDPT) is taken to install
+ *                         a PMD table, once per 1 GiB region.
+ *   top levels            entries of tables above the PUD level (x86 PML4) are
+ *                         filled by cmpxchg and take no lock (mm/pagewalk.c).
  */
 #ifndef GRACE_ADDRESS_SPACE_H
 #define GRACE_ADDRESS_SPACE_H
@@ -96,7 +99,7 @@ struct mm {
 
 	rwlock_t vma_lock __cacheline_aligned; /* serializes the writers of vmat and its VMAs */
 
-	/* PTLOCK_MM: every page-table entry below the top levels changes under this. */
+	/* PTLOCK_MM: every entry of the PUD, PMD and PTE tables changes under this. */
 	spinlock_t page_table_lock __cacheline_aligned;
 
 	/*

@@ -35,6 +35,7 @@ struct fault_stats {
 	u64 lost_race;	   /* found another CPU's mapping after allocating; freed ours */
 	u64 huge_fallback; /* huge-eligible faults that got 4 KiB pages (no 2 MiB block) */
 	u64 spurious;	   /* mapping already present and sufficient */
+	u64 split_huge;	   /* 2 MiB leaves this CPU split into 4 KiB ones (unmap, protect) */
 	u64 efault, enomem;
 	u64 lookup_rcu;	   /* attempts that held their VMA by its own lock, found under RCU */
 	u64 lookup_locked; /* attempts under mm->vma_lock (the fallback, or VMA_LOOKUP_LOCKED) */

@@ -103,5 +103,11 @@ static inline int page_node(const struct page *page)
 /* Page-level allocation: the block's head page, or NULL (see alloc_pages_flags in page_alloc.h). */
 struct page *alloc_page_block(int node, unsigned order, unsigned flags);
 void free_page_block(struct page *page, unsigned order);
+/*
+ * Turn an allocated block of order (page its head) into 2^order allocated order-0
+ * blocks, each freed on its own with free_pages(addr, 0). For a 2 MiB page that is
+ * split into 4 KiB mappings (mm/pagewalk.c). Panics if page heads no such block.
+ */
+void split_page_block(struct page *page, unsigned order);
 
 #endif

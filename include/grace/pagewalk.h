@@ -3,12 +3,15 @@
  * their locks, and the walks that fault, unmap and teardown are built from.
  *
  * Who may change which entry:
- *   above PT_LEVEL_PMD   (PUD/PGD entries: pointers to tables) filled once by
- *                        cmpxchg from empty, no lock; cleared only with the VMA
+ *   above PT_LEVEL_PUD   (x86 PML4 entries: pointers to PUD tables) filled once
+ *                        by cmpxchg from empty, no lock; cleared only with the VMA
  *                        lock held for writing (no fault can be walking).
- *   PT_LEVEL_PMD, PTE    under the lock of the table holding the entry:
- *                        pt_lock(mm, table), which is that table page's own ptl
- *                        (PTLOCK_SPLIT) or mm->page_table_lock (PTLOCK_MM).
+ *   PT_LEVEL_PUD, PMD,   under the lock of the table holding the entry:
+ *   PTE                  pt_lock(mm, table), which is that table page's own ptl
+ *                        (PTLOCK_SPLIT) or mm->page_table_lock (PTLOCK_MM). A
+ *                        PUD entry (a pointer to a PMD table; on Sv39 the root's
+ *                        entries) is filled once from empty and cleared only with
+ *                        the VMA lock held for writing as well.
  * Entries are published with a release store (the table or page they point to
  * is zeroed first) and read with an acquire load by software walkers.
  */
@@ -38,7 +41,7 @@ static inline pte_t *pt_table_of(pte_t e)
 	return phys_to_virt(pte_phys(e));
 }
 
-/* The lock that guards the entries of `table` (a PMD or PTE table of mm). */
+/* The lock that guards the entries of `table` (a PUD, PMD or PTE table of mm). */
 static inline spinlock_t *pt_lockptr(struct mm *mm, pte_t *table)
 {
 	if (mm->ptlock == PTLOCK_SPLIT)
@@ -59,8 +62,9 @@ void pt_table_free(pte_t *table);
 
 /*
  * Walk from the root to the PMD table covering va, creating missing tables above
- * it with cmpxchg. Returns the PMD table, or NULL: *err is -ENOMEM, or -EFAULT if
- * a leaf sits above the PMD level (Grace never makes one in a user half).
+ * it: a PMD table under the PUD table's lock, the tables above by cmpxchg. Returns
+ * the PMD table, or NULL: *err is -ENOMEM, or -EFAULT if a leaf sits above the PMD
+ * level (Grace never makes one in a user half).
  */
 pte_t *pt_pmd_table(struct mm *mm, uintptr_t va, int *err);
 
@@ -78,12 +82,48 @@ void pt_count(struct mm *mm, struct pt_counts *c);
 /*
  * Clear every leaf in [start, end) (page aligned) into g, and hand g every table
  * left empty whose whole span lies in the range or that holds nothing. Caller holds
- * mm->vma_lock for writing and has checked that no 2 MiB leaf straddles an edge.
+ * mm->vma_lock for writing and has split every 2 MiB leaf that straddles an edge.
  */
 void pt_clear_range(struct mm *mm, uintptr_t start, uintptr_t end, struct tlb_gather *g);
 
-/* Does a 2 MiB leaf map va while va is not 2 MiB aligned? (unmap's edge check) */
+/* Does a 2 MiB leaf map va while va is not 2 MiB aligned? (an edge that needs a split) */
 bool pt_huge_straddles(struct mm *mm, uintptr_t va);
+
+/*
+ * Split the 2 MiB leaf mapping va into new_table (a zeroed table from
+ * pt_table_alloc()): 512 4 KiB leaves for the same pages with the same permissions,
+ * installed under the PMD table's lock; the block becomes 512 order-0 pages and its
+ * range goes into g to be flushed. Returns 1 (new_table is in use), or 0 (no 2 MiB
+ * leaf maps va; new_table is still the caller's). Caller holds mm->vma_lock for
+ * writing, so no fault or unmap runs meanwhile; other CPUs may keep reading the
+ * range through either translation, which map the same bytes.
+ */
+int pt_split_huge(struct mm *mm, uintptr_t va, pte_t *new_table, struct tlb_gather *g);
+
+/*
+ * PTE tables allocated before mm->vma_lock is taken (no allocation under it), for
+ * the splits of one range's two edges.
+ */
+struct pt_split_tables {
+	pte_t *table[2];
+	unsigned nr;
+};
+
+/* Tables the edges of [start, end) need: 0, 1 or 2. Caller holds mm->vma_lock. */
+unsigned pt_split_needed(struct mm *mm, uintptr_t start, uintptr_t end);
+/* Split every 2 MiB leaf an edge cuts, with st's tables (pt_split_needed() of them). */
+void pt_split_edges(struct mm *mm, uintptr_t start, uintptr_t end, struct pt_split_tables *st,
+		    struct tlb_gather *g);
+/* Free the tables st holds still (after the VMA lock is dropped). */
+void pt_split_tables_free(struct pt_split_tables *st);
+
+/*
+ * Give every present leaf in [start, end) the permissions prot (PROT_*, PROT_USER
+ * included), each under its table's lock, and gather each changed one into g.
+ * Caller holds mm->vma_lock for writing and has split the leaves the edges cut.
+ */
+void pt_protect_range(struct mm *mm, uintptr_t start, uintptr_t end, unsigned prot,
+		      struct tlb_gather *g);
 
 /* Free every table, page and the root of mm's user half. No CPU may run on mm. */
 void pt_free_all(struct mm *mm);

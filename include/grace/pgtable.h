@@ -11,6 +11,7 @@
  *   pte_phys                    the next table, or the mapped page
  *   pte_mk_table / pte_mk_leaf  build entries; leaves take PROT_* bits
  *   pte_allows(pte, prot)       does this one entry grant every bit of prot
+ *   pte_leaf_prot / pte_leaf_with_prot   a leaf's PROT_* bits / the leaf with others
  *
  * A leaf is always readable (x86_64 cannot express write- or execute-only).
  * Leaves have their accessed and dirty bits set up front: Sv39 hardware may trap
@@ -49,6 +50,25 @@ typedef u64 pte_t;
 static inline u64 pt_level_size(int level)
 {
 	return (u64)1 << (12 + 9 * level);
+}
+
+/* The PROT_* bits a leaf grants (PROT_READ always: every leaf is readable). */
+static inline unsigned pte_leaf_prot(pte_t leaf)
+{
+	unsigned prot = PROT_READ;
+	if (pte_allows(leaf, PROT_WRITE))
+		prot |= PROT_WRITE;
+	if (pte_allows(leaf, PROT_EXEC))
+		prot |= PROT_EXEC;
+	if (pte_allows(leaf, PROT_USER))
+		prot |= PROT_USER;
+	return prot;
+}
+
+/* The same page as leaf (a level-`level` leaf), with prot instead of its bits. */
+static inline pte_t pte_leaf_with_prot(pte_t leaf, unsigned prot, int level)
+{
+	return pte_mk_leaf(pte_phys(leaf), prot, level);
 }
 
 /* The kernel's top-level table (every CPU's when no mm is loaded). */

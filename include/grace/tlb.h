@@ -34,6 +34,14 @@ struct tlb_gather {
 void tlb_gather_init(struct tlb_gather *g, struct mm *mm);
 /* A leaf mapping va at level was cleared; free its memory after the flush. */
 void tlb_gather_leaf(struct tlb_gather *g, uintptr_t va, pte_t old, int level);
+/*
+ * The translations of [start, end) (page aligned) changed in place: flush them,
+ * free nothing. A leaf that only lost or gained permissions is one address (a
+ * flush by address drops a leaf of any size that maps it, on both arches); a 2 MiB
+ * leaf split into a table is its whole range (as Linux flushes a split), since the
+ * old 2 MiB entry and new 4 KiB ones may sit side by side in a TLB until then.
+ */
+void tlb_gather_range(struct tlb_gather *g, uintptr_t start, uintptr_t end);
 /* A table (already unlinked from its parent) to free after the flush. */
 void tlb_gather_table(struct tlb_gather *g, pte_t *table);
 /* Flush every CPU that may cache g->mm (one IPI each), then free what g holds. */

@@ -25,11 +25,24 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 /*
  * Unmap [start, start + len): VMAs are trimmed or split, the pages and emptied
  * tables freed after one batched TLB shootdown. Unmapping a hole is not an error.
- * Returns 0, -EINVAL (bad range), -EBUSY (an edge would cut a 2 MiB page that is
- * mapped; Grace does not split huge pages), -ENOMEM (a split needs a bigger array).
+ * A 2 MiB page an edge cuts is split into 4 KiB pages first; the part outside the
+ * range stays mapped to the same memory. Returns 0, -EINVAL (bad range), -ENOMEM
+ * (a VMA split needs a bigger array, or a 2 MiB split a page table; nothing changed).
  * Call with interrupts enabled: the shootdown waits for other CPUs to answer.
  */
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
+
+/*
+ * Give [start, start + len) the protection prot (as vma_map's, but not 0: a leaf
+ * cannot forbid reading, see grace/pgtable.h). VMAs are split at the edges (never
+ * merged again), 2 MiB pages an edge cuts are split into 4 KiB pages, the pages
+ * already mapped get the new permissions, and a TLB shootdown makes every CPU drop
+ * the old ones before this returns. Returns 0, -EINVAL (bad range, prot 0 or
+ * unknown bits), -ENOMEM (a page of the range is in no VMA, as mprotect() says; or
+ * out of memory for the VMA array or a page table; nothing changed then). Call with
+ * interrupts enabled.
+ */
+int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot);
 
 /* The VMA containing addr, or NULL. Caller holds mm->vma_lock (either side). */
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);

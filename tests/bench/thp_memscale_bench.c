@@ -81,12 +81,9 @@ static const struct thp_row {
 	bool huge; /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
 } thp_rows[] = {
     /* Today's design; the 2013 kernel (split PMD locks, VMAs under the mm's lock); before it. */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, true},
-    {PTLOCK_MM, VMA_LOOKUP_LOCKED, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false},
-    {PTLOCK_MM, VMA_LOOKUP_LOCKED, false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, true},     {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, true},
+    {PTLOCK_MM, VMA_LOOKUP_LOCKED, true},     {PTLOCK_SPLIT, VMA_LOOKUP_RCU, false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false}, {PTLOCK_MM, VMA_LOOKUP_LOCKED, false},
 };
 
 /* What one CPU writes during a phase; a cache line each, so no CPU's write moves another's. */

@@ -10,7 +10,8 @@
  * does. Then faults racing on one empty entry from every CPU, let go at once by a
  * start barrier or funnelled through a held lock (so that every one of them rechecks
  * the entry under it): exactly one table or page goes in, and the page-table pages
- * allocated minus those freed are the ones the tables hold.
+ * allocated minus those freed are the ones the tables hold. A fault that installs a
+ * PMD table takes the PUD table's lock, one under an existing PMD table never does.
  *
  * The default mode follows ptlock= on the command line; these tests pick each mode
  * explicitly. Faults run through mm_fault(), which needs no CPU to run the mm.
@@ -271,6 +272,110 @@ TEST(ptlock, mm_wide_lock_holds_faults_in_every_table)
 		return;
 	pmd_table_case(PTLOCK_MM, false, true);
 	pte_table_case(PTLOCK_MM, false, true);
+}
+
+/* ---- the PUD table's lock: installing a PMD table ---- */
+
+/* The PUD table (its entries point to PMD tables) above va; every level above it exists. */
+static pte_t *ptlock_pud_table(struct mm *mm, uintptr_t va)
+{
+	pte_t *table = mm->root;
+	for (int level = PT_TOP_LEVEL; level > PT_LEVEL_PUD; level--)
+		table = pt_table_of(pt_entry_read(&table[pt_index(va, level)]));
+	return table;
+}
+
+/*
+ * The holder holds the PUD table over every slot (one PUD table maps 512 GiB on
+ * x86, the whole user half on Sv39). Each faulter takes a 4 KiB page in a 1 GiB slot
+ * of its own: with fresh_pmd its PMD table does not exist yet, so the fault installs
+ * one under the held lock; else it exists (made first) and the fault never needs
+ * the PUD table's lock.
+ */
+static void pud_table_case(enum ptlock_mode mode, bool fresh_pmd)
+{
+	u64 before = as_free_bytes();
+	int err = 0;
+	unsigned cpu;
+
+	ASSERT_TRUE(ptlock_hold_init(mode, fresh_pmd) != NULL);
+	/* Slot 0's PMD table makes the levels above the PUD (x86's PDPT) exist. */
+	ASSERT_TRUE(pt_pmd_table(ph.mm, as_slot(0), &err) != NULL);
+	ph.table = ptlock_pud_table(ph.mm, as_slot(0));
+	ptlock_assign(as_slot(1), GiB, fresh_pmd ? PTLOCK_FAULTERS : MAX_CPUS, false);
+	for_each_online_cpu(cpu) {
+		if (!ph.va[cpu])
+			continue;
+		ASSERT_TRUE(ptlock_pud_table(ph.mm, ph.va[cpu]) == ph.table);
+		ASSERT_EQ(vma_map(ph.mm, ph.va[cpu], PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+		if (!fresh_pmd)
+			ASSERT_TRUE(pt_pmd_table(ph.mm, ph.va[cpu], &err) != NULL);
+	}
+	smp_run_all(ptlock_hold_worker, &ph);
+	ptlock_hold_check();
+	mm_destroy(ph.mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+TEST(ptlock, pmd_table_install_waits_for_the_pud_table_lock)
+{
+	if (!ptlock_needs_two_cpus())
+		return;
+	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++)
+		pud_table_case(as_ptlock_modes[m], true);
+}
+
+TEST(ptlock, fault_under_an_existing_pmd_table_never_takes_the_pud_table_lock)
+{
+	if (!ptlock_needs_two_cpus())
+		return;
+	pud_table_case(PTLOCK_SPLIT, false);
+}
+
+/*
+ * Rounds of every CPU faulting at once from a start barrier, two CPUs per fresh
+ * 1 GiB slot (a different 2 MiB each): under the one PUD table, pairs race to
+ * install the same PMD table and the pairs to install different ones. Per lock
+ * mode, at least this many faults in all, at least two rounds.
+ */
+#define PUD_RACE_FAULTS 64
+
+static void pud_race_run(enum ptlock_mode mode)
+{
+	u64 before = as_free_bytes();
+	struct pt_table_stats p0, p1, p2;
+	struct pt_counts c;
+	unsigned cpu, k = 0;
+
+	pt_table_stats_sum(&p0);
+	ASSERT_TRUE(ptlock_hold_init(mode, false) != NULL);
+	for_each_online_cpu(cpu) {
+		ph.va[cpu] = as_slot(k / 2) + (k % 2) * HUGE_SIZE;
+		ASSERT_EQ(vma_map(ph.mm, ph.va[cpu], PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+		k++;
+	}
+	ph.faulters = k;
+	smp_run_all(ptlock_hold_worker, &ph);
+	pt_table_stats_sum(&p1);
+	ptlock_hold_check();
+	/* Above the PUD: x86's PDPT. Then a PMD table per slot and a PTE table per CPU. */
+	unsigned slots = (k + 1) / 2;
+	pt_count(ph.mm, &c);
+	EXPECT_EQ(c.tables, (u64)(PT_TOP_LEVEL - PT_LEVEL_PUD) + slots + k);
+	EXPECT_EQ(c.pages_4k, k);
+	/* The losers gave their tables back: what is allocated is what the tables hold. */
+	EXPECT_EQ((p1.allocated - p0.allocated) - (p1.freed - p0.freed), c.tables + 1);
+	mm_destroy(ph.mm);
+	pt_table_stats_sum(&p2);
+	EXPECT_EQ(p2.allocated - p0.allocated, p2.freed - p0.freed);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+TEST(ptlock, faults_in_many_gib_slots_at_once_account_every_table)
+{
+	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++)
+		for (unsigned r = 0; r < MAX(PUD_RACE_FAULTS / num_online_cpus(), 2u); r++)
+			pud_race_run(as_ptlock_modes[m]);
 }
 
 /* ---- faults racing on one empty entry ---- */

@@ -1,7 +1,7 @@
 /*
  * VMA selftests: map, find and unmap with their errors; trimming and splitting on
- * partial unmaps; an array grown past one page; -EBUSY instead of cutting a 2 MiB
- * page; -ENOMEM without leaks; maps from every CPU at once.
+ * partial unmaps; an array grown past one page; splitting a 2 MiB page an unmap
+ * cuts; -ENOMEM without leaks; maps from every CPU at once.
  */
 #include "as_test.h"
 
@@ -115,31 +115,65 @@ TEST(vma, many_vmas_grow_array)
 	EXPECT_EQ(as_free_bytes(), before);
 }
 
-TEST(vma, unmap_never_cuts_huge_page)
+/* A value for each 4 KiB page, from its address, to tell the pages apart. */
+static u64 vma_page_value(uintptr_t va)
 {
+	return (va >> PAGE_SHIFT) * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+/*
+ * An unmap whose edges cut a mapped 2 MiB page splits it: the cut part is gone
+ * (faults fail, no leaf), the rest keeps its memory and contents as 4 KiB leaves,
+ * and every page, split or not, goes back to the allocator by mm_destroy().
+ */
+TEST(vma, unmap_splits_the_huge_page_an_edge_cuts)
+{
+	u64 before = as_free_bytes(), bad = mm_bad_free_count();
 	struct mm *mm = mm_create();
 	ASSERT_TRUE(mm != NULL);
 	uintptr_t a = as_slot(0);
+	struct pt_counts c;
 	int level;
 
 	ASSERT_EQ(vma_map(mm, a, 2 * HUGE_SIZE, RW, 0), 0);
 	ASSERT_EQ(mm_fault(mm, a, FAULT_WRITE), 0);
-	as_pa(mm, a, &level);
+	phys_addr_t pa = as_pa(mm, a, &level);
 	if (level != PT_LEVEL_PMD) {
 		mm_destroy(mm);
 		test_skip("no free 2 MiB block");
 		return;
 	}
-	EXPECT_EQ(vma_unmap(mm, a + PAGE_SIZE, PAGE_SIZE), -EBUSY);
-	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE - PAGE_SIZE, 2 * PAGE_SIZE), -EBUSY);
-	EXPECT_EQ(vma_count(mm), 1);
-	as_pa(mm, a, &level);
-	EXPECT_EQ(level, PT_LEVEL_PMD);
-	/* The second 2 MiB was never faulted: cutting it is fine. */
-	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE + PAGE_SIZE, PAGE_SIZE), 0);
+	mm_switch(mm);
+	for (uintptr_t va = a; va < a + HUGE_SIZE; va += PAGE_SIZE)
+		ASSERT_EQ(user_write_u64(va, vma_page_value(va)), 0);
+	/* Page 1 and the last page: one split (both edges cut the same 2 MiB), then none. */
+	EXPECT_EQ(vma_unmap(mm, a + PAGE_SIZE, PAGE_SIZE), 0);
+	EXPECT_EQ(vma_unmap(mm, a + HUGE_SIZE - PAGE_SIZE, 2 * PAGE_SIZE), 0);
+	EXPECT_EQ(vma_count(mm), 3);
+	unsigned bad_pages = 0;
+	for (uintptr_t va = a; va < a + HUGE_SIZE; va += PAGE_SIZE) {
+		bool gone = va == a + PAGE_SIZE || va == a + HUGE_SIZE - PAGE_SIZE;
+		u64 v = 0;
+		phys_addr_t got = as_pa(mm, va, &level);
+		if (gone) {
+			bad_pages += got != 0 || mm_fault(mm, va, FAULT_READ) != -EFAULT;
+			continue;
+		}
+		bad_pages += got != pa + (va - a) || level != PT_LEVEL_PTE ||
+			     user_read_u64(va, &v) || v != vma_page_value(va);
+	}
+	mm_switch(NULL);
+	EXPECT_EQ(bad_pages, 0);
+	/* The second 2 MiB was never faulted; its first page was unmapped with the split. */
+	pt_count(mm, &c);
+	EXPECT_EQ(c.pages_huge, 0);
+	EXPECT_EQ(c.pages_4k, PT_ENTRIES - 2);
+	EXPECT_EQ(c.tables, PT_TOP_LEVEL); /* one per level below the root: one PTE table */
 	EXPECT_EQ(vma_unmap(mm, a, HUGE_SIZE), 0);
 	EXPECT_TRUE(as_pa(mm, a, NULL) == 0);
 	mm_destroy(mm);
+	EXPECT_EQ(mm_bad_free_count(), bad);
+	EXPECT_EQ(as_free_bytes(), before);
 }
 
 TEST(vma, oom_no_leak)
