@@ -27,6 +27,7 @@ static const char *const known_keys[] = {
     "bench_ms",
     "profile",
     "ptlock",
+    "pcp_huge",
     "rcu_fanout_leaf",
     "rcu_fanout",
     "rcu_cpu_stall_timeout",
