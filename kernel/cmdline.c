@@ -27,6 +27,8 @@ static const char *const known_keys[] = {
     "bench_ms",
     "profile",
     "ptlock",
+    "pcp_huge",
+    "vma_lookup",
     "rcu_fanout_leaf",
     "rcu_fanout",
     "rcu_cpu_stall_timeout",

@@ -10,7 +10,10 @@
  * "defrag"/"numa_balancing" debate, and this is its simplest policy).
  *
  * The blocks themselves come from the buddy allocator's per-CPU list for
- * HUGE_ORDER when it has one, so most faults touch no shared lock here.
+ * HUGE_ORDER, refilled a batch at a time (mm/pcp.c), so most faults touch no
+ * shared lock here. A strict allocation that finds the node empty drains every
+ * CPU's lists of it and tries again before it fails (mm/page_alloc.c), so no node
+ * is skipped while its blocks sit on another CPU's list.
  * No locks of its own.
  */
 #include <grace/huge.h>
@@ -18,6 +21,7 @@
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 #include "address_space_internal.h"
+#include "page_alloc_internal.h"
 
 static DEFINE_PER_CPU(struct huge_stats, huge_stats);
 
@@ -67,4 +71,9 @@ void huge_stats_sum(struct huge_stats *out)
 		out->remote += READ_ONCE(s->remote);
 		out->failed += READ_ONCE(s->failed);
 	}
+	struct pcp_stats p;
+	pcp_stats_sum(&p);
+	out->pcp_hits = p.huge_hits;
+	out->pcp_refills = p.huge_refills;
+	out->pcp_spills = p.huge_spills;
 }

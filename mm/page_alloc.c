@@ -48,7 +48,9 @@ static struct page *alloc_from_node(int node, unsigned order, unsigned flags)
 /*
  * Every node in nodes[0..n) in turn; then, if all failed, drain every CPU's per-CPU
  * lists of those nodes (pages may sit there, or sit there as halves of the block
- * we need) and try once more.
+ * we need) and try once more. A refill parks up to a batch of 2 MiB blocks on one
+ * CPU's list, so this is also what lets a strict huge allocation on another CPU
+ * have them (ALLOC_STRICT narrows nodes to one, not this retry).
  */
 static struct page *alloc_from_nodes(const int *nodes, unsigned n, unsigned order, unsigned flags)
 {
@@ -292,6 +294,7 @@ void mm_early_init(void)
 	}
 	pcp_init();
 	early_release(buddy_add_range);
+	pcp_size_lists();
 
 	u64 managed = 0;
 	for (unsigned n = 0; n < nr_nodes; n++)

@@ -66,23 +66,55 @@ void buddy_free_bulk(struct zone *z, struct page *list, unsigned order);
 void buddy_add_range(phys_addr_t start, phys_addr_t end, int node);
 
 /*
- * Order-0 refill/flush batch and high mark. Linux sizes its batch to about 1/4 of a
- * per-CPU cache of ~0.5 MiB; Grace's machines are small (96 MiB with 64 CPUs is in
- * the test matrix), so 64 pages (256 KiB) per CPU per node at most, 16 at a time.
+ * Per-CPU list sizes. Batch: blocks a refill takes from the zone in one lock hold
+ * (order 0 also: pages a spill gives back); high: the most a list keeps. Both are
+ * computed per node at boot from its managed memory and the CPU count
+ * (pcp_size_lists, mm/pcp.c says how); these are their bounds. Linux's largest
+ * default order-0 batch is 63; 8 huge blocks per refill bring the zone's share of a
+ * huge fault under one cache-line transfer.
  */
-#define PCP_BATCH 16
-#define PCP_HIGH 64
-/* 2 MiB blocks kept per CPU per node: one, to serve a free-then-alloc pair locally. */
+#define PCP_BATCH_MAX 63
+#define PCP_HIGH_MAX (4 * PCP_BATCH_MAX)
+#define PCP_HUGE_BATCH_MAX 8
+#define PCP_HUGE_HIGH_MAX (2 * PCP_HUGE_BATCH_MAX)
+/* 2 MiB blocks kept per CPU per node by the single design: one, for a free-then-alloc pair. */
 #define PCP_HUGE_HIGH 1
+
+struct pcp_limits {
+	unsigned batch; /* 0: never refilled (the huge list's single design) */
+	unsigned high;
+};
+
+/* Per-CPU counts summed over every CPU and node (racy, for reporting and tests). */
+struct pcp_stats {
+	u64 huge_hits;	  /* HUGE_ORDER allocations served from a list, no refill */
+	u64 huge_refills; /* zone-lock holds refilling a huge list (each serves one too) */
+	u64 huge_spills;  /* zone-lock holds giving a huge list back down past its high mark */
+	u64 small_refills, small_spills; /* the same for order 0 */
+};
 
 /* mm/pcp.c */
 /* Initialise every list set's lock; before the first allocation (mm_early_init). */
 void pcp_init(void);
+/* Size every node's lists and read pcp_huge=; after the buddy has its memory. */
+void pcp_size_lists(void);
+/* What node's lists of order (0 or HUGE_ORDER) use now; huge follows the mode. */
+struct pcp_limits pcp_limits(int node, unsigned order);
 struct page *pcp_alloc(int node, unsigned order);
 bool pcp_free(struct page *page, unsigned order); /* false: not a per-CPU order */
 u64 pcp_pages(int node);			  /* racy sum, for reporting */
+u64 pcp_huge_blocks(int node);			  /* racy sum of the huge lists' blocks */
 /* Drain every CPU's lists for nodes[0..n); returns the pages given back. */
 u64 pcp_drain_nodes(const int *nodes, unsigned n);
+/*
+ * The huge lists' mode: batched (refills and spills of a batch; the default,
+ * pcp_huge=batch) or single (no refill, PCP_HUGE_HIGH kept; pcp_huge=single).
+ * Turning batching off drains every CPU's huge lists, so the single design's
+ * behaviour is exact from the return on. Thread context.
+ */
+void pcp_set_huge_batching(bool on);
+bool pcp_huge_batching(void);
+void pcp_stats_sum(struct pcp_stats *out);
 
 /* mm/early.c */
 void early_init(void);

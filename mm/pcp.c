@@ -1,24 +1,69 @@
 /*
  * Per-CPU page lists: each CPU keeps, for each node, a short list of free order-0
  * pages and a shorter one of free 2 MiB (HUGE_ORDER) blocks, so that most
- * alloc/free pairs touch only memory of their own CPU. An empty order-0 list is
- * refilled with PCP_BATCH pages in one zone-lock hold; a list that grows past its
- * high mark gives PCP_BATCH pages back in one hold. The huge list is never
- * refilled in bulk (2 MiB blocks are too precious to hoard): it only keeps
- * blocks freed on this CPU, up to PCP_HUGE_HIGH.
+ * alloc/free pairs touch only memory of their own CPU. An empty list is refilled
+ * with `batch` blocks in one zone-lock hold (buddy_alloc_bulk); a list that grows
+ * past its high mark gives blocks back down to `batch` in one hold. Batch and high
+ * mark are sized per node at boot (pcp_size_lists) from the node's managed memory
+ * and the CPU count, so that all CPUs' lists together hold a small, fixed share of
+ * the node; on a machine too small for that share they fall back to the smallest
+ * lists (order 0: PCP_BATCH_MIN; huge: PCP_HUGE_HIGH, one block freed here).
+ *
+ * The huge list has a second mode, `pcp_huge=single` on the command line or
+ * pcp_set_huge_batching(false) at run time: never refilled, it keeps at most
+ * PCP_HUGE_HIGH block freed on this CPU, so that a benchmark compares both designs
+ * in one boot. The mode is read under pcp->lock, and turning batching off takes
+ * every CPU's lock after the store, so no list refilled in the old mode survives.
  *
  * Each list set has its own lock. Its CPU takes it with interrupts off on every
- * operation; nobody else does, except a drain (pcp_drain_all, and the allocator
- * before it reports out of memory), so it is all but never contended, and a drain
- * needs no IPI. A refill, a spill or a drain takes the zone's lock inside it
+ * operation; nobody else does, except a drain (pcp_drain_all, the allocator before
+ * it reports out of memory, a mode switch), so it is all but never contended, and a
+ * drain needs no IPI. A refill, a spill or a drain takes the zone's lock inside it
  * (lock order: docs/locking.md).
  *
  * Pages on these lists are free but not in the zone's nr_free; pcp_pages() adds
- * them for reporting, and a drain makes the zone's count exact again.
+ * them for reporting, and a drain makes the zone's count exact again. Each list set
+ * also counts its refills, spills and hits (pcp_stats_sum): written only by its CPU
+ * under its lock, summed racily on read, so counting writes nothing shared.
  */
 #include <grace/boot_info.h>
+#include <grace/cmdline.h>
 #include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/string.h>
 #include "page_alloc_internal.h"
+
+/*
+ * Sizing (pcp_size_lists). Order 0: all CPUs' lists of a node together hold at
+ * most 1/PCP_SHARE_DIV of it at their high marks, with a refill a quarter of the
+ * high mark (Linux's ratio, mm/page_alloc.c zone_batchsize/zone_highsize), the
+ * batch kept in [PCP_BATCH_MIN, PCP_BATCH_MAX]. 63 is Linux's largest default
+ * batch (2^n - 1, so batches of neighbouring CPUs do not alias in cache); at 512
+ * MiB and 4 CPUs it gives batch 63, high 252 (1 MiB per CPU), a quarter of the
+ * zone-lock holds of the old fixed 16/64; at 96 MiB with 64 CPUs, 4/16, a quarter
+ * of what 16/64 could strand there. Below 4 pages a refill amortises nothing.
+ */
+#define PCP_SHARE_DIV 64
+#define PCP_BATCH_MIN 4
+/*
+ * Huge: share = the node's 2 MiB blocks / (PCP_HUGE_SHARE_DIV * CPUs); batch =
+ * share clamped to [1, PCP_HUGE_BATCH_MAX], high = 2 * batch, so at their high
+ * marks all CPUs' lists hold at most 1/8 of the node's blocks and a refill leaves
+ * room for as many frees as allocations before the next zone-lock hold. A huge
+ * fault under the single design cost ~5 cache-line transfers from the zone lock
+ * and the buddy lists; a batch of 8 brings that under one per fault, and more would
+ * save nothing next to the 32768 lines the fault writes clearing its block. A node
+ * with fewer than PCP_HUGE_SHARE_DIV blocks per CPU (96 MiB with 4 CPUs or more)
+ * gets the single design's numbers, batch 1 and high PCP_HUGE_HIGH: no more than
+ * one block per CPU can be parked, as before.
+ */
+#define PCP_HUGE_SHARE_DIV 16
+/*
+ * Measured with `tests/run --bench thp_memscale --profile sharing`, riscv64, 4 CPUs,
+ * 512 MiB (huge batch 3, order 0 63/252): cache-line transfers on the zones per 2
+ * MiB fault 4.8 (pcp_huge=single) -> 1.5; per 4 KiB fault 0.29 (the old fixed
+ * 16/64) -> 0.10.
+ */
 
 struct pcp_list {
 	struct page *head; /* linked through next */
@@ -26,11 +71,16 @@ struct pcp_list {
 };
 
 struct pcp {
-	spinlock_t lock;	     /* protects both lists */
+	spinlock_t lock;	     /* protects both lists and the counts below */
 	struct pcp_list small, huge; /* order 0, HUGE_ORDER */
+	struct pcp_stats stats;	     /* this list set's; written by its CPU only */
 } __cacheline_aligned;
 
 static struct pcp pcps[MAX_CPUS][MAX_NODES];
+/* Per node, set once by pcp_size_lists() before a second CPU runs. */
+static struct pcp_limits small_limits[MAX_NODES], huge_limits[MAX_NODES];
+/* The huge lists' mode; read under a pcp->lock, written by pcp_set_huge_batching(). */
+static bool huge_batching = true;
 
 static struct pcp_list *pcp_list(struct pcp *pcp, unsigned order)
 {
@@ -55,6 +105,16 @@ static void list_push(struct pcp_list *l, struct page *page, unsigned order)
 	l->count++;
 }
 
+/* Push every block of a list from buddy_alloc_bulk (through next). */
+static void list_push_all(struct pcp_list *l, struct page *got, unsigned order)
+{
+	while (got) {
+		struct page *next = got->next;
+		list_push(l, got, order);
+		got = next;
+	}
+}
+
 /* Detach up to n pages from l into a list for buddy_free_bulk. */
 static struct page *list_take(struct pcp_list *l, unsigned n)
 {
@@ -67,12 +127,95 @@ static struct page *list_take(struct pcp_list *l, unsigned n)
 	return out;
 }
 
+/* Keep the keep most recently pushed pages of l; detach the older rest for buddy_free_bulk. */
+static struct page *list_take_oldest(struct pcp_list *l, unsigned keep)
+{
+	if (l->count <= keep)
+		return NULL;
+	struct page **link = &l->head;
+	for (unsigned i = 0; i < keep; i++)
+		link = &(*link)->next;
+	struct page *out = *link;
+	*link = NULL;
+	for (struct page *page = out; page; page = page->next)
+		page->flags &= ~PG_PCP;
+	l->count = keep;
+	return out;
+}
+
 void pcp_init(void)
 {
 	/* One place, so one lock class for them all (docs/locking.md). */
 	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
 		for (unsigned n = 0; n < MAX_NODES; n++)
 			spin_lock_init(&pcps[cpu][n].lock);
+	/* Until pcp_size_lists() knows the nodes' sizes: the smallest lists. */
+	for (unsigned n = 0; n < MAX_NODES; n++) {
+		small_limits[n] = (struct pcp_limits){PCP_BATCH_MIN, 4 * PCP_BATCH_MIN};
+		huge_limits[n] = (struct pcp_limits){1, PCP_HUGE_HIGH};
+	}
+}
+
+static unsigned clamp_unsigned(u64 v, unsigned lo, unsigned hi)
+{
+	return v < lo ? lo : v > hi ? hi : (unsigned)v;
+}
+
+static void size_node(unsigned node, unsigned cpus)
+{
+	u64 pages = zones[node].managed;
+	unsigned batch =
+	    clamp_unsigned(pages / (PCP_SHARE_DIV * cpus) / 4, PCP_BATCH_MIN, PCP_BATCH_MAX);
+	small_limits[node] = (struct pcp_limits){batch, 4 * batch};
+
+	u64 share = (pages >> HUGE_ORDER) / (PCP_HUGE_SHARE_DIV * cpus);
+	if (share == 0)
+		huge_limits[node] = (struct pcp_limits){1, PCP_HUGE_HIGH};
+	else {
+		batch = clamp_unsigned(share, 1, PCP_HUGE_BATCH_MAX);
+		huge_limits[node] = (struct pcp_limits){batch, 2 * batch};
+	}
+}
+
+void pcp_size_lists(void)
+{
+	unsigned cpus = boot_info.nr_cpus ? boot_info.nr_cpus : 1;
+	for (unsigned n = 0; n < nr_nodes; n++)
+		size_node(n, cpus);
+
+	const char *mode = cmdline_get("pcp_huge");
+	if (mode && !strcmp(mode, "single"))
+		huge_batching = false;
+	else if (mode && strcmp(mode, "batch"))
+		pr_warn("mm: unknown pcp_huge='%s' (batch|single); using batch\n", mode);
+	printk("mm: per-CPU lists, node 0: order 0 batch %u high %u; 2 MiB %s (batched: batch %u "
+	       "high %u)\n",
+	       small_limits[0].batch, small_limits[0].high,
+	       huge_batching ? "batched" : "single, at most 1 kept", huge_limits[0].batch,
+	       huge_limits[0].high);
+}
+
+struct pcp_limits pcp_limits(int node, unsigned order)
+{
+	if (order == 0)
+		return small_limits[node];
+	if (!READ_ONCE(huge_batching))
+		return (struct pcp_limits){0, PCP_HUGE_HIGH};
+	return huge_limits[node];
+}
+
+/* Refill an empty list with a batch in one zone-lock hold; pcp->lock held. */
+static void pcp_refill_locked(struct pcp *pcp, int node, unsigned order, unsigned batch)
+{
+	struct page *got = NULL;
+	unsigned n = buddy_alloc_bulk(&zones[node], order, batch, &got);
+	if (!n)
+		return;
+	list_push_all(pcp_list(pcp, order), got, order);
+	if (order == 0)
+		pcp->stats.small_refills++;
+	else
+		pcp->stats.huge_refills++;
 }
 
 struct page *pcp_alloc(int node, unsigned order)
@@ -83,20 +226,36 @@ struct page *pcp_alloc(int node, unsigned order)
 	struct page *page = NULL;
 
 	spin_lock(&pcp->lock);
-	if (!l->head && order == 0) {
-		struct page *got = NULL;
-		unsigned n = buddy_alloc_bulk(&zones[node], 0, PCP_BATCH, &got);
-		while (n--) {
-			struct page *next = got->next;
-			list_push(l, got, 0);
-			got = next;
-		}
+	/* Under the lock: a mode switch's drain of this list comes before or after us. */
+	struct pcp_limits lim = pcp_limits(node, order);
+	if (l->head) {
+		if (order == HUGE_ORDER)
+			pcp->stats.huge_hits++;
+	} else if (lim.batch) {
+		pcp_refill_locked(pcp, node, order, lim.batch);
 	}
 	if (l->head)
 		page = list_pop(l);
 	spin_unlock(&pcp->lock);
 	arch_irq_restore(flags);
 	return page;
+}
+
+/* What a list past its high mark gives back; pcp->lock held. */
+static struct page *pcp_spill_locked(struct pcp *pcp, struct pcp_list *l, unsigned order,
+				     struct pcp_limits lim)
+{
+	if (l->count <= lim.high)
+		return NULL;
+	if (order == 0) {
+		pcp->stats.small_spills++;
+		return list_take(l, lim.batch);
+	}
+	pcp->stats.huge_spills++;
+	/* Single: the newest blocks go back and the one kept stays, as it always did. */
+	if (!lim.batch)
+		return list_take(l, l->count - lim.high);
+	return list_take_oldest(l, lim.batch);
 }
 
 bool pcp_free(struct page *page, unsigned order)
@@ -107,14 +266,10 @@ bool pcp_free(struct page *page, unsigned order)
 	unsigned long flags = arch_irq_save();
 	struct pcp *pcp = &pcps[smp_processor_id()][node];
 	struct pcp_list *l = pcp_list(pcp, order);
-	struct page *spill = NULL;
 
 	spin_lock(&pcp->lock);
 	list_push(l, page, order);
-	if (order == 0 && l->count > PCP_HIGH)
-		spill = list_take(l, PCP_BATCH);
-	else if (order == HUGE_ORDER && l->count > PCP_HUGE_HIGH)
-		spill = list_take(l, l->count - PCP_HUGE_HIGH);
+	struct page *spill = pcp_spill_locked(pcp, l, order, pcp_limits(node, order));
 	/* Still under pcp->lock: the order pcp -> zone keeps a drain from racing us. */
 	buddy_free_bulk(&zones[node], spill, order);
 	spin_unlock(&pcp->lock);
@@ -122,13 +277,16 @@ bool pcp_free(struct page *page, unsigned order)
 	return true;
 }
 
-/* Give all of one CPU's lists for node back; returns the pages. */
-static u64 pcp_drain_one(unsigned cpu, int node)
+/* Give all of one CPU's lists for node back (huge_only: its huge list); returns the pages. */
+static u64 pcp_drain_one(unsigned cpu, int node, bool huge_only)
 {
 	struct pcp *pcp = &pcps[cpu][node];
 	unsigned long flags = spin_lock_irqsave(&pcp->lock);
-	u64 pages = pcp->small.count + ((u64)pcp->huge.count << HUGE_ORDER);
-	buddy_free_bulk(&zones[node], list_take(&pcp->small, pcp->small.count), 0);
+	u64 pages = (u64)pcp->huge.count << HUGE_ORDER;
+	if (!huge_only) {
+		pages += pcp->small.count;
+		buddy_free_bulk(&zones[node], list_take(&pcp->small, pcp->small.count), 0);
+	}
 	buddy_free_bulk(&zones[node], list_take(&pcp->huge, pcp->huge.count), HUGE_ORDER);
 	spin_unlock_irqrestore(&pcp->lock, flags);
 	return pages;
@@ -142,7 +300,7 @@ u64 pcp_drain_nodes(const int *nodes, unsigned n)
 			struct pcp *pcp = &pcps[cpu][nodes[i]];
 			/* A racy peek: lists that look empty are not worth their lock. */
 			if (READ_ONCE(pcp->small.count) || READ_ONCE(pcp->huge.count))
-				pages += pcp_drain_one(cpu, nodes[i]);
+				pages += pcp_drain_one(cpu, nodes[i], false);
 		}
 	return pages;
 }
@@ -160,8 +318,29 @@ void pcp_drain_local(void)
 	unsigned long flags = arch_irq_save();
 	unsigned cpu = smp_processor_id();
 	for (unsigned node = 0; node < nr_nodes; node++)
-		pcp_drain_one(cpu, (int)node);
+		pcp_drain_one(cpu, (int)node, false);
 	arch_irq_restore(flags);
+}
+
+void pcp_set_huge_batching(bool on)
+{
+	WRITE_ONCE(huge_batching, on);
+	if (on)
+		return;
+	/*
+	 * Every lock, even of lists that look empty: one may be held by a refill that
+	 * read the old mode. A CPU that takes its lock after our release of it sees the
+	 * new mode (the lock orders our store before its load), and one that took it
+	 * before has finished its refill by the time we drain.
+	 */
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		for (unsigned node = 0; node < nr_nodes; node++)
+			pcp_drain_one(cpu, (int)node, true);
+}
+
+bool pcp_huge_batching(void)
+{
+	return READ_ONCE(huge_batching);
 }
 
 u64 pcp_pages(int node)
@@ -172,4 +351,26 @@ u64 pcp_pages(int node)
 		pages += (u64)READ_ONCE(pcps[cpu][node].huge.count) << HUGE_ORDER;
 	}
 	return pages;
+}
+
+u64 pcp_huge_blocks(int node)
+{
+	u64 blocks = 0;
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		blocks += READ_ONCE(pcps[cpu][node].huge.count);
+	return blocks;
+}
+
+void pcp_stats_sum(struct pcp_stats *out)
+{
+	*out = (struct pcp_stats){0};
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		for (unsigned node = 0; node < nr_nodes; node++) {
+			const struct pcp_stats *s = &pcps[cpu][node].stats;
+			out->huge_hits += READ_ONCE(s->huge_hits);
+			out->huge_refills += READ_ONCE(s->huge_refills);
+			out->huge_spills += READ_ONCE(s->huge_spills);
+			out->small_refills += READ_ONCE(s->small_refills);
+			out->small_spills += READ_ONCE(s->small_spills);
+		}
 }

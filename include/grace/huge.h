@@ -14,9 +14,15 @@
 void *huge_alloc(int node);
 void huge_free(void *block);
 
-/* Per-CPU counts summed over CPUs: blocks from the preferred node, from another, none. */
+/*
+ * Per-CPU counts summed over CPUs: blocks from the preferred node, from another,
+ * none; and of every 2 MiB allocation (huge_alloc's or not), those served from a
+ * CPU's per-CPU list without the zone lock, and the zone-lock holds that refilled
+ * such a list or gave it back past its high mark (mm/pcp.c).
+ */
 struct huge_stats {
 	u64 local, remote, failed;
+	u64 pcp_hits, pcp_refills, pcp_spills;
 };
 void huge_stats_sum(struct huge_stats *out);
 

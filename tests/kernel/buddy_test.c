@@ -200,8 +200,12 @@ TEST(buddy, storm_every_cpu_no_block_twice)
 	u64 before = mm_test_buddy_free();
 	t = (struct storm){.steps =
 			       lock_sized_share(STORM_TOTAL, num_online_cpus(), STORM_MIN_PER_CPU)};
-	/* Twice what all CPUs could hold at once (a huge block, 8-page blocks, their lists). */
-	u64 need = 2ULL * num_online_cpus() * ((1u << HUGE_ORDER) + STORM_HELD * 8 + PCP_HIGH);
+	/*
+	 * Twice what all CPUs could hold at once (a huge block, 8-page blocks, their
+	 * order-0 lists; a huge list's blocks are drained before an allocation fails).
+	 */
+	u64 need = 2ULL * num_online_cpus() *
+		   ((1u << HUGE_ORDER) + STORM_HELD * 8 + pcp_limits(numa_this_node(), 0).high);
 	t.huge = before >= need;
 	if (!t.huge)
 		printk("# %u CPUs, %llu free pages: no 2 MiB blocks in this storm\n",
