@@ -14,20 +14,24 @@
  *   map its region (untimed)  | barrier | touch every 4 KiB (timed) | barrier |
  *   unmap its region (timed apart, with its TLB shootdown) | barrier
  *
- * The rows, one phase each, in one boot so the figures compare directly: split
- * PMD locks vs one mm-wide page-table lock, each with 2 MiB pages (one fault per
- * 2 MiB, the thread's THP-on case) and with 4 KiB pages only (one fault per 4 KiB,
- * the will-it-scale page_fault1 shape):
+ * The rows, one phase each, in one boot so the figures compare directly: three
+ * designs, each with 2 MiB pages (one fault per 2 MiB, the thread's THP-on case)
+ * and with 4 KiB pages only (one fault per 4 KiB, the will-it-scale page_fault1
+ * shape). Today's: split PMD locks, VMAs found under RCU and held by their own
+ * lock, 2 MiB blocks from per-CPU lists refilled in batches. The 2013 kernel's:
+ * split PMD locks, but every fault read-locking the mm's vma_lock and 2 MiB blocks
+ * from the zone. The one before: the same with one mm-wide page-table lock.
  *
- *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split pages=huge faults_per_sec=...
- * cycles=... seconds=... unmap_us_per_cycle=...
+ *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu pcp_huge=batch
+ * pages=huge faults_per_sec=... cycles=... seconds=... unmap_us_per_cycle=...
  *
  * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
  * of the touch windows, seconds; a touch window runs from the barrier release
  * that starts the touches to the last CPU's last write. unmap_us_per_cycle is the
  * same for the unmaps (the release after the touches to the last CPU's return
- * from vma_unmap), per cycle. A phase is named ptlock=<mode>/pages=<size>, so the
- * profiler reports thp_memscale/ptlock=split/pages=huge; thp_rows=<glob>[,<glob>]
+ * from vma_unmap), per cycle. A phase is named by its row's fields joined with
+ * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/pcp_huge=batch/
+ * pages=huge; thp_rows=<glob>[,<glob>]
  * on the command line runs only the rows whose thp_memscale/<phase> matches
  * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
  *
@@ -52,6 +56,7 @@
 #include <grace/time.h>
 #include <grace/vma.h>
 #include <asm/cpu.h>
+#include <mm/page_alloc_internal.h>
 
 /*
  * The share of free memory the regions take, in eighths. Half: the 4 KiB phase
@@ -78,12 +83,21 @@
 static const struct thp_row {
 	enum ptlock_mode ptlock;
 	enum vma_lookup lookup;
-	bool huge; /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
+	bool pcp_batch; /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
+	bool huge;	/* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
 } thp_rows[] = {
-    /* Today's design; the 2013 kernel (split PMD locks, VMAs under the mm's lock); before it. */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU, true},     {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, true},
-    {PTLOCK_MM, VMA_LOOKUP_LOCKED, true},     {PTLOCK_SPLIT, VMA_LOOKUP_RCU, false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false}, {PTLOCK_MM, VMA_LOOKUP_LOCKED, false},
+    /*
+     * Today's design; the 2013 kernel's (split PMD locks, VMAs under the mm's lock,
+     * 2 MiB blocks from the zone); the one before it (one mm-wide page-table lock).
+     */
+    /* clang-format off */
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, true},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, false},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, false},
+    /* clang-format on */
 };
 
 /* What one CPU writes during a phase; a cache line each, so no CPU's write moves another's. */
@@ -120,12 +134,15 @@ static uintptr_t thp_slot(unsigned cpu)
 
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "ptlock=%s/vma=%s/pages=%s", ptlock_mode_name(row->ptlock),
-		 vma_lookup_name(row->lookup), row->huge ? "huge" : "4k");
+	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pages=%s", ptlock_mode_name(row->ptlock),
+		 vma_lookup_name(row->lookup), row->pcp_batch ? "batch" : "single",
+		 row->huge ? "huge" : "4k");
 }
 
+/* The row's address space, and the row's per-CPU list design for the whole allocator. */
 static struct mm *thp_mm_create(const struct thp_row *row)
 {
+	pcp_set_huge_batching(row->pcp_batch);
 	return mm_create_modes(row->ptlock, row->lookup);
 }
 
@@ -326,6 +343,7 @@ BENCH(thp_memscale)
 {
 	const char *globs = cmdline_get("thp_rows");
 	u64 phase_ns = bench_phase_ns_default(THP_PHASE_MS_DEFAULT * NSEC_PER_MSEC);
+	bool batching = pcp_huge_batching(); /* the rows change it; given back after */
 	unsigned ran = 0;
 
 	for (unsigned i = 0; i < ARRAY_SIZE(thp_rows); i++) {
@@ -342,6 +360,7 @@ BENCH(thp_memscale)
 			thp_phase(&thp_rows[0], 0, false);
 		thp_phase(&thp_rows[i], phase_ns, true);
 	}
+	pcp_set_huge_batching(batching);
 	if (!ran)
 		bench_report("thp_memscale", 0, "rows=0 thp_rows=%s", globs);
 }
