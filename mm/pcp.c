@@ -47,17 +47,19 @@
 #define PCP_BATCH_MIN 4
 /*
  * Huge: share = the node's 2 MiB blocks / (PCP_HUGE_SHARE_DIV * CPUs); batch =
- * share clamped to [1, PCP_HUGE_BATCH_MAX], high = 2 * batch, so at their high
- * marks all CPUs' lists hold at most 1/8 of the node's blocks and a refill leaves
- * room for as many frees as allocations before the next zone-lock hold. A huge
- * fault under the single design cost ~5 cache-line transfers from the zone lock
- * and the buddy lists; a batch of 8 brings that under one per fault, and more would
- * save nothing next to the 32768 lines the fault writes clearing its block. A node
- * with fewer than PCP_HUGE_SHARE_DIV blocks per CPU (96 MiB with 4 CPUs or more)
- * gets the single design's numbers, batch 1 and high PCP_HUGE_HIGH: no more than
- * one block per CPU can be parked, as before.
+ * share clamped to [1, PCP_HUGE_BATCH_MAX], high = 2 * batch, so a refill leaves
+ * room for as many frees as allocations before the next zone-lock hold, and at
+ * their high marks all CPUs' lists hold at most half the node's blocks. That is a
+ * large share, chosen on purpose: 2 MiB blocks are few (256 in 512 MiB), a
+ * refill of one or two blocks costs each fault the zone lock and the buddy lists
+ * (~5 cache-line transfers under the single design), and a block parked on
+ * another CPU is never lost: a node that looks empty drains every CPU's lists
+ * before an allocation fails (alloc_from_nodes). At 512 MiB that is batch 7 at 8
+ * CPUs and 8 at 2 or 4; a node with fewer than PCP_HUGE_SHARE_DIV blocks per CPU
+ * (96 MiB with 12 CPUs or more) gets the single design's numbers, batch 1 and
+ * high PCP_HUGE_HIGH: no more than one block per CPU can be parked, as before.
  */
-#define PCP_HUGE_SHARE_DIV 16
+#define PCP_HUGE_SHARE_DIV 4
 /*
  * Measured with `tests/run --bench thp_memscale --profile sharing`, riscv64, 4 CPUs,
  * 512 MiB (huge batch 3, order 0 63/252): cache-line transfers on the zones per 2

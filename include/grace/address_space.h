@@ -43,15 +43,16 @@
 #define VMA_NOHUGE 0x2 /* never back with 2 MiB pages, even where aligned */
 
 /*
- * One cache line each: a fault writes its VMA's lock, and two CPUs faulting in
- * VMAs of their own must not share that line.
+ * Two cache lines: every lookup's binary search reads the first line of the
+ * VMAs on its way, while only the faults inside a VMA write its lock, on the
+ * second line, so a fault's lock never moves a line another CPU's search reads.
  */
 struct vma {
-	uintptr_t start, end; /* [start, end), page aligned */
-	unsigned prot;	      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
-	unsigned flags;	      /* VMA_* */
-	u32 lock;	      /* readers | VMA_LOCK_WRITER (mm/vma.c) */
-	struct rcu_head rcu;  /* freed after a grace period: lookups hold no lock */
+	uintptr_t start, end;	      /* [start, end), page aligned */
+	unsigned prot;		      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
+	unsigned flags;		      /* VMA_* */
+	struct rcu_head rcu;	      /* freed after a grace period: lookups hold no lock */
+	u32 lock __cacheline_aligned; /* readers | VMA_LOCK_WRITER (mm/vma.c) */
 } __cacheline_aligned;
 
 /* The VMA pointers of an mm, sorted by start; replaced (and freed after a grace period) to grow. */
