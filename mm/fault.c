@@ -16,8 +16,8 @@
  * PMD tables", Kirill A. Shutemov, 2013): a 2 MiB leaf or a PTE table goes into
  * a PMD table under that PMD table's own ptl, a 4 KiB leaf into a PTE table
  * under the PTE table's ptl; with PTLOCK_MM both are mm->page_table_lock. A new
- * PMD table goes in under the PUD table's lock, the levels above take no lock
- * (mm/pagewalk.c).
+ * PMD table goes into its PUD entry by cmpxchg, or under mm->page_table_lock with
+ * PTLOCK_MM; the levels above take no lock (mm/pagewalk.c).
  *
  * Lock order: docs/locking.md.
  */

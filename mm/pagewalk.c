@@ -5,15 +5,18 @@
  * teardown walk. The rules for who may change which entry are in
  * include/grace/pagewalk.h.
  *
- * Why the PUD level takes a lock but the levels above it none: a PUD entry points
- * to a PMD table, and it is installed under the PUD table's lock (pt_lock: its own
- * ptl, or mm->page_table_lock with PTLOCK_MM), so that one rule covers every entry
- * that maps a table a fault fills, as Linux's __pmd_alloc() takes the page-table
- * lock. That is one lock hold per PMD table installed, once per 1 GiB region, and
- * none at all for a fault in a region whose PMD table exists. Above the PUD (the
- * x86 PML4) an entry only ever goes from empty to "points to a zeroed table" while
- * faults run, so a cmpxchg from 0 decides the race and the loser frees its table;
- * a lock there would be one line every CPU faulting anywhere in the user half shares.
+ * The levels above the PMD: an entry there only ever goes from empty to "points
+ * to a zeroed table" while faults run (clearing needs the VMA lock for writing,
+ * and happens only where no VMA remains, so no fault walks there), so a cmpxchg
+ * from 0 decides a race and the loser frees its table. That is the PUD level's
+ * split lock taken to its end: each entry is its own, so faults installing PMD
+ * tables in two 1 GiB regions never wait for each other (they share at most the
+ * entry's cache line, eight regions to a line), where a lock per PUD table would
+ * be one line every CPU installing anywhere in its 512 GiB shares (on Sv39, the
+ * whole user half: the root is the PUD table). With PTLOCK_MM a PUD entry is
+ * installed under mm->page_table_lock instead, as Linux's __pmd_alloc() took it
+ * before the split: there a PMD-table install waits for every page-table change
+ * of the mm. Above the PUD (the x86 PML4) it is cmpxchg in both modes.
  *
  * Splitting: a 2 MiB leaf is replaced, under its PMD table's lock, by a PTE table
  * (allocated by the caller before it took mm->vma_lock) of 512 leaves for the same
@@ -79,9 +82,9 @@ void pt_table_stats_sum(struct pt_table_stats *out)
 /*
  * The table that *e (an entry of `table`, a level-`level` table above the PMD)
  * points to, installing a zeroed one if it is empty. Memory is allocated with no
- * lock held; at the PUD level the entry is rechecked and filled under the table's
- * lock, above it by cmpxchg from 0. Whoever loses frees its table. 0 and *out, or
- * -ENOMEM.
+ * lock held; then the entry is filled by cmpxchg from 0, or, where the level has
+ * a lock (a PUD entry with PTLOCK_MM), rechecked and filled under it. Whoever
+ * loses frees its table. 0 and *out, or -ENOMEM.
  */
 static int populate_entry(struct mm *mm, pte_t *table, pte_t *e, int level, pte_t *out)
 {
@@ -94,8 +97,8 @@ static int populate_entry(struct mm *mm, pte_t *table, pte_t *e, int level, pte_
 	if (!next)
 		return -ENOMEM;
 	pte_t new = pte_mk_table(virt_to_phys(next));
-	if (level == PT_LEVEL_PUD) {
-		spinlock_t *ptl = pt_lock(mm, table);
+	spinlock_t *ptl = pt_lock_level(mm, table, level);
+	if (ptl) {
 		old = *e;
 		if (!pte_present(old)) {
 			/* Release: the zeroed table (and its ptl) before the pointer to it. */
@@ -245,7 +248,7 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 		}
 		if (pte_is_leaf(old)) {
 			/* The caller split every 2 MiB leaf that straddled the range's edges. */
-			spinlock_t *ptl = level <= PT_LEVEL_PUD ? pt_lock(mm, table) : NULL;
+			spinlock_t *ptl = pt_lock_level(mm, table, level);
 			pt_entry_write(e, 0);
 			if (ptl)
 				spin_unlock(ptl);
@@ -260,7 +263,7 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 			 */
 			if (clear_table(mm, child, level - 1, va, next, g) &&
 			    !vma_overlaps_locked(mm, span, span + size)) {
-				spinlock_t *ptl = level <= PT_LEVEL_PUD ? pt_lock(mm, table) : NULL;
+				spinlock_t *ptl = pt_lock_level(mm, table, level);
 				pt_entry_write(e, 0);
 				if (ptl)
 					spin_unlock(ptl);

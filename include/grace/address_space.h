@@ -19,13 +19,13 @@
  *                         the VMA (mm/vma.c).
  *   vma_seq (seqcount)    bumped around every change of the table, so a lookup
  *                         under RCU knows whether what it found still holds.
- *   page-table locks      the entries of one PUD, PMD or PTE table: that table
- *                         page's own ptl (struct page) with PTLOCK_SPLIT, else
- *                         mm->page_table_lock for every table (PTLOCK_MM). The
- *                         PUD table's (Sv39 root, x86 PDPT) is taken to install
- *                         a PMD table, once per 1 GiB region.
- *   top levels            entries of tables above the PUD level (x86 PML4) are
- *                         filled by cmpxchg and take no lock (mm/pagewalk.c).
+ *   page-table locks      the entries of one PMD or PTE table: that table page's
+ *                         own ptl (struct page) with PTLOCK_SPLIT, else
+ *                         mm->page_table_lock for every table (PTLOCK_MM), PUD
+ *                         tables too (Sv39 root, x86 PDPT).
+ *   top levels            entries of tables above the PMD level are filled by
+ *                         cmpxchg and take no lock (with PTLOCK_MM: above the
+ *                         PUD level; mm/pagewalk.c).
  */
 #ifndef GRACE_ADDRESS_SPACE_H
 #define GRACE_ADDRESS_SPACE_H

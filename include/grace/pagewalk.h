@@ -3,15 +3,17 @@
  * their locks, and the walks that fault, unmap and teardown are built from.
  *
  * Who may change which entry:
- *   above PT_LEVEL_PUD   (x86 PML4 entries: pointers to PUD tables) filled once
- *                        by cmpxchg from empty, no lock; cleared only with the VMA
- *                        lock held for writing (no fault can be walking).
- *   PT_LEVEL_PUD, PMD,   under the lock of the table holding the entry:
- *   PTE                  pt_lock(mm, table), which is that table page's own ptl
- *                        (PTLOCK_SPLIT) or mm->page_table_lock (PTLOCK_MM). A
- *                        PUD entry (a pointer to a PMD table; on Sv39 the root's
- *                        entries) is filled once from empty and cleared only with
- *                        the VMA lock held for writing as well.
+ *   above PT_LEVEL_PMD   (PUD entries, pointers to PMD tables; on Sv39 the root's
+ *                        entries; and x86's PML4 entries) filled once from empty
+ *                        and cleared only with the VMA lock held for writing
+ *                        and where no VMA remains. With PTLOCK_SPLIT by cmpxchg,
+ *                        no lock: each entry is its own split, so installing a
+ *                        PMD table in one 1 GiB region never waits for another.
+ *                        With PTLOCK_MM a PUD entry changes under
+ *                        mm->page_table_lock, as every other entry does then.
+ *   PT_LEVEL_PMD, PTE    under the lock of the table holding the entry:
+ *                        pt_lock(mm, table), which is that table page's own ptl
+ *                        (PTLOCK_SPLIT) or mm->page_table_lock (PTLOCK_MM).
  * Entries are published with a release store (the table or page they point to
  * is zeroed first) and read with an acquire load by software walkers.
  */
@@ -41,7 +43,7 @@ static inline pte_t *pt_table_of(pte_t e)
 	return phys_to_virt(pte_phys(e));
 }
 
-/* The lock that guards the entries of `table` (a PUD, PMD or PTE table of mm). */
+/* The lock that guards the entries of `table` (a PMD or PTE table of mm). */
 static inline spinlock_t *pt_lockptr(struct mm *mm, pte_t *table)
 {
 	if (mm->ptlock == PTLOCK_SPLIT)
@@ -54,6 +56,17 @@ static inline spinlock_t *pt_lock(struct mm *mm, pte_t *table)
 	spinlock_t *ptl = pt_lockptr(mm, table);
 	spin_lock(ptl);
 	return ptl;
+}
+
+/*
+ * The lock for changing an entry of a level-`level` table, taken; NULL where the
+ * level takes none (above the PMD with PTLOCK_SPLIT, above the PUD always).
+ */
+static inline spinlock_t *pt_lock_level(struct mm *mm, pte_t *table, int level)
+{
+	if (level <= PT_LEVEL_PMD || (level == PT_LEVEL_PUD && mm->ptlock == PTLOCK_MM))
+		return pt_lock(mm, table);
+	return NULL;
 }
 
 /* A zeroed page-table page on this CPU's node, its ptl unlocked; NULL when out of memory. */

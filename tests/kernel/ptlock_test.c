@@ -10,8 +10,9 @@
  * does. Then faults racing on one empty entry from every CPU, let go at once by a
  * start barrier or funnelled through a held lock (so that every one of them rechecks
  * the entry under it): exactly one table or page goes in, and the page-table pages
- * allocated minus those freed are the ones the tables hold. A fault that installs a
- * PMD table takes the PUD table's lock, one under an existing PMD table never does.
+ * allocated minus those freed are the ones the tables hold. Installing a PMD table
+ * waits for the mm-wide lock under PTLOCK_MM and takes no lock with split locks; a
+ * walk through an existing PMD table takes none in either mode.
  *
  * The default mode follows ptlock= on the command line; these tests pick each mode
  * explicitly. Faults run through mm_fault(), which needs no CPU to run the mm.
@@ -33,10 +34,11 @@
 
 struct ptlock_hold {
 	struct mm *mm;
-	pte_t *table;		/* whose lock the holder takes; NULL: a free race */
-	unsigned holder;	/* the CPU running the test */
-	unsigned faulters;	/* CPUs with an address in va[] */
-	bool must_wait;		/* the faults need the held lock */
+	pte_t *table;	   /* whose lock the holder takes; NULL: a free race */
+	unsigned holder;   /* the CPU running the test */
+	unsigned faulters; /* CPUs with an address in va[] */
+	bool must_wait;	   /* the faults need the held lock */
+	bool walk_only;	   /* faulters only walk to their PMD table, making it (pt_pmd_table) */
 	uintptr_t va[MAX_CPUS]; /* each faulting CPU's address; 0: it does not fault */
 	struct smp_sync start;	/* free race: the faulters start together */
 	u32 locked;		/* the holder has the lock */
@@ -91,7 +93,9 @@ static void ptlock_hold_worker(void *arg)
 	} else {
 		smp_sync_wait(&t->start, t->faulters);
 	}
-	int ret = mm_fault(t->mm, va, FAULT_WRITE);
+	int err = 0;
+	int ret = t->walk_only ? (pt_pmd_table(t->mm, va, &err) ? 0 : err)
+			       : mm_fault(t->mm, va, FAULT_WRITE);
 	/* Pairs with the holder's release: a fault that took the lock after it sees the flag. */
 	bool released = smp_load_acquire(&t->releasing);
 	if (ret)
@@ -140,7 +144,7 @@ static void ptlock_hold_check(void)
 	EXPECT_EQ(atomic_read(&ph.errors), 0);
 	EXPECT_EQ(atomic_read(&ph.done), ph.faulters);
 	for_each_online_cpu(cpu)
-		if (ph.va[cpu] && !as_pa(ph.mm, ph.va[cpu], NULL))
+		if (ph.va[cpu] && !ph.walk_only && !as_pa(ph.mm, ph.va[cpu], NULL))
 			unmapped++;
 	EXPECT_EQ(unmapped, 0);
 	if (!ph.table)
@@ -286,50 +290,66 @@ static pte_t *ptlock_pud_table(struct mm *mm, uintptr_t va)
 }
 
 /*
- * The holder holds the PUD table over every slot (one PUD table maps 512 GiB on
- * x86, the whole user half on Sv39). Each faulter takes a 4 KiB page in a 1 GiB slot
- * of its own: with fresh_pmd its PMD table does not exist yet, so the fault installs
- * one under the held lock; else it exists (made first) and the fault never needs
- * the PUD table's lock.
+ * The holder holds the lock a PUD entry would change under: the PUD table's own
+ * ptl with split locks (one PUD table maps 512 GiB on x86, the whole user half on
+ * Sv39), mm->page_table_lock with the mm-wide one. Each other CPU walks to the PMD
+ * table of a 1 GiB slot of its own (pt_pmd_table, the first step of a fault):
+ * with fresh_pmd that table does not exist yet and the walk installs it, which
+ * under the mm-wide lock must wait for the holder and with split locks takes no
+ * lock at all (cmpxchg); else the table exists and no walk takes any lock.
  */
 static void pud_table_case(enum ptlock_mode mode, bool fresh_pmd)
 {
 	u64 before = as_free_bytes();
+	bool must_wait = fresh_pmd && mode == PTLOCK_MM;
 	int err = 0;
-	unsigned cpu;
+	unsigned cpu, missing = 0;
 
-	ASSERT_TRUE(ptlock_hold_init(mode, fresh_pmd) != NULL);
+	ASSERT_TRUE(ptlock_hold_init(mode, must_wait) != NULL);
+	ph.walk_only = true;
 	/* Slot 0's PMD table makes the levels above the PUD (x86's PDPT) exist. */
 	ASSERT_TRUE(pt_pmd_table(ph.mm, as_slot(0), &err) != NULL);
 	ph.table = ptlock_pud_table(ph.mm, as_slot(0));
-	ptlock_assign(as_slot(1), GiB, fresh_pmd ? PTLOCK_FAULTERS : MAX_CPUS, false);
+	ptlock_assign(as_slot(1), GiB, must_wait ? PTLOCK_FAULTERS : MAX_CPUS, false);
 	for_each_online_cpu(cpu) {
 		if (!ph.va[cpu])
 			continue;
 		ASSERT_TRUE(ptlock_pud_table(ph.mm, ph.va[cpu]) == ph.table);
-		ASSERT_EQ(vma_map(ph.mm, ph.va[cpu], PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
 		if (!fresh_pmd)
 			ASSERT_TRUE(pt_pmd_table(ph.mm, ph.va[cpu], &err) != NULL);
 	}
 	smp_run_all(ptlock_hold_worker, &ph);
 	ptlock_hold_check();
+	/* Every walker's PMD table is there, exactly once. */
+	for_each_online_cpu(cpu)
+		if (ph.va[cpu] &&
+		    !pte_present(pt_entry_read(&ph.table[pt_index(ph.va[cpu], PT_LEVEL_PUD)])))
+			missing++;
+	EXPECT_EQ(missing, 0);
 	mm_destroy(ph.mm);
 	EXPECT_EQ(as_free_bytes(), before);
 }
 
-TEST(ptlock, pmd_table_install_waits_for_the_pud_table_lock)
+TEST(ptlock, pmd_table_install_under_the_mm_wide_lock_waits_for_it)
+{
+	if (!ptlock_needs_two_cpus())
+		return;
+	pud_table_case(PTLOCK_MM, true);
+}
+
+TEST(ptlock, pmd_table_installs_with_split_locks_take_no_lock)
+{
+	if (!ptlock_needs_two_cpus())
+		return;
+	pud_table_case(PTLOCK_SPLIT, true);
+}
+
+TEST(ptlock, walk_through_an_existing_pmd_table_takes_no_lock)
 {
 	if (!ptlock_needs_two_cpus())
 		return;
 	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++)
-		pud_table_case(as_ptlock_modes[m], true);
-}
-
-TEST(ptlock, fault_under_an_existing_pmd_table_never_takes_the_pud_table_lock)
-{
-	if (!ptlock_needs_two_cpus())
-		return;
-	pud_table_case(PTLOCK_SPLIT, false);
+		pud_table_case(as_ptlock_modes[m], false);
 }
 
 /*
