@@ -7,6 +7,7 @@
  */
 #include <grace/numa.h>
 #include <grace/printk.h>
+#include "../../mm/address_space_internal.h"
 #include "as_test.h"
 
 #define FAULT_TOTAL_PAGES 1024 /* 4 KiB pages first-touched over all CPUs (4 MiB) */
@@ -200,6 +201,132 @@ TEST(fault, same_pages_all_cpus)
 		shared_pages_run(&as_modes[m], false);
 		shared_pages_run(&as_modes[m], true);
 	}
+}
+
+/* ---- own regions and shared ones, 4 KiB and 2 MiB, all at once ---- */
+
+#define MIXED_OWN_PAGES 64 /* 4 KiB pages each CPU first-touches in its own slot */
+
+struct mixed_faults {
+	struct mm *mm;
+	uintptr_t shared_4k, shared_huge; /* in a slot of their own, above every CPU's */
+	unsigned huge_cpus;		  /* CPUs below this also fault 2 MiB regions */
+	struct smp_sync start, written;
+	atomic_t errors;
+};
+
+static uintptr_t mixed_own_huge(unsigned cpu)
+{
+	return as_slot(cpu) + HUGE_SIZE; /* past the 4 KiB region, 2 MiB aligned */
+}
+
+static void mixed_check(struct mixed_faults *t, uintptr_t va, u64 want)
+{
+	u64 v = 0;
+	if (user_read_u64(va, &v) || v != want)
+		atomic_inc(&t->errors);
+}
+
+static void mixed_worker(void *arg)
+{
+	struct mixed_faults *t = arg;
+	unsigned cpu = smp_processor_id();
+	uintptr_t own = as_slot(cpu);
+	bool huge = cpu < t->huge_cpus;
+
+	mm_switch(t->mm);
+	if (vma_map(t->mm, own, MIXED_OWN_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE, VMA_NOHUGE) ||
+	    (huge && vma_map(t->mm, mixed_own_huge(cpu), HUGE_SIZE, PROT_READ | PROT_WRITE, 0)))
+		atomic_inc(&t->errors);
+	smp_sync_wait(&t->start, num_online_cpus());
+	/* Own pages and shared ones interleaved, so both kinds of fault run at once. */
+	for (unsigned i = 0; i < MIXED_OWN_PAGES; i++) {
+		uintptr_t shared = t->shared_4k + (uintptr_t)(i % FAULT_SHARED_PAGES) * PAGE_SIZE;
+		if (user_write_u64(own + (uintptr_t)i * PAGE_SIZE, tag(cpu, i)) ||
+		    user_write_u64(shared + 8 * cpu, tag(cpu, i % FAULT_SHARED_PAGES)))
+			atomic_inc(&t->errors);
+		if (huge && i == MIXED_OWN_PAGES / 2 &&
+		    (user_write_u64(mixed_own_huge(cpu) + HUGE_SIZE - 8, tag(cpu, 0)) ||
+		     user_write_u64(t->shared_huge + 8 * cpu, tag(cpu, 1))))
+			atomic_inc(&t->errors);
+	}
+	smp_sync_wait(&t->written, num_online_cpus());
+	/* Two pages installed at one shared address would lose someone's write. */
+	for (unsigned i = 0; i < MIXED_OWN_PAGES; i++)
+		mixed_check(t, own + (uintptr_t)i * PAGE_SIZE, tag(cpu, i));
+	for (unsigned i = 0; i < FAULT_SHARED_PAGES; i++)
+		mixed_check(t, t->shared_4k + (uintptr_t)i * PAGE_SIZE + 8 * cpu, tag(cpu, i));
+	if (huge) {
+		mixed_check(t, mixed_own_huge(cpu) + HUGE_SIZE - 8, tag(cpu, 0));
+		mixed_check(t, t->shared_huge + 8 * cpu, tag(cpu, 1));
+	}
+	mm_switch(NULL);
+}
+
+/* No two addresses of [va, va + pages * 4 KiB) and the shared 4 KiB region share a page. */
+static unsigned mixed_duplicate_pages(struct mixed_faults *t, unsigned cpus)
+{
+	unsigned n = 0, dups = 0;
+	phys_addr_t *pas = alloc_pages(4); /* 64 KiB: room for 8192 addresses */
+	unsigned cpu;
+
+	if (!pas)
+		return ~0u;
+	for_each_online_cpu(cpu)
+		for (unsigned i = 0; i < MIXED_OWN_PAGES && n < 8192; i++)
+			pas[n++] = as_pa(t->mm, as_slot(cpu) + (uintptr_t)i * PAGE_SIZE, NULL);
+	for (unsigned i = 0; i < FAULT_SHARED_PAGES && n < 8192; i++)
+		pas[n++] = as_pa(t->mm, t->shared_4k + (uintptr_t)i * PAGE_SIZE, NULL);
+	sort_pas(pas, n);
+	for (unsigned i = 0; i < n; i++)
+		dups += pas[i] == 0 || (i && pas[i] == pas[i - 1]);
+	dups += n != cpus * MIXED_OWN_PAGES + FAULT_SHARED_PAGES;
+	free_pages(pas, 4);
+	return dups;
+}
+
+static void mixed_run(const struct as_mode *mode)
+{
+	static struct mixed_faults t;
+	unsigned cpus = num_online_cpus();
+	struct fault_stats s0, s1;
+	struct pt_table_stats p0, p1;
+	struct pt_counts c;
+	u64 before = as_free_bytes();
+
+	pt_table_stats_sum(&p0);
+	t = (struct mixed_faults){.huge_cpus = MIN(cpus, FAULT_HUGE_CPUS)};
+	t.shared_4k = as_slot(cpus);
+	t.shared_huge = t.shared_4k + HUGE_SIZE;
+	t.mm = mm_create_modes(mode->ptlock, mode->lookup);
+	ASSERT_TRUE(t.mm != NULL);
+	ASSERT_EQ(vma_map(t.mm, t.shared_4k, FAULT_SHARED_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  VMA_NOHUGE),
+		  0);
+	ASSERT_EQ(vma_map(t.mm, t.shared_huge, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	fault_stats_sum(&s0);
+	smp_run_all(mixed_worker, &t);
+	fault_stats_sum(&s1);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
+
+	/* What the faults say they installed is what the tables hold, and what the mm counts. */
+	pt_count(t.mm, &c);
+	EXPECT_EQ(s1.mapped_4k - s0.mapped_4k, c.pages_4k);
+	EXPECT_EQ(s1.mapped_huge - s0.mapped_huge, c.pages_huge);
+	EXPECT_GE(c.pages_4k, (u64)cpus * MIXED_OWN_PAGES + FAULT_SHARED_PAGES);
+	as_expect_rss_matches(t.mm);
+	EXPECT_EQ(mixed_duplicate_pages(&t, cpus), 0);
+	/* Every table page allocated meanwhile is in the tables (the root included), or freed. */
+	pt_table_stats_sum(&p1);
+	EXPECT_EQ((p1.allocated - p0.allocated) - (p1.freed - p0.freed), c.tables + 1);
+	mm_destroy(t.mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+TEST(fault, own_and_shared_regions_at_once)
+{
+	for (unsigned m = 0; m < ARRAY_SIZE(as_modes); m++)
+		mixed_run(&as_modes[m]);
 }
 
 /* ---- huge pages where aligned, 4 KiB where not ---- */
