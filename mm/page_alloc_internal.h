@@ -74,7 +74,7 @@ void buddy_add_range(phys_addr_t start, phys_addr_t end, int node);
  * huge fault under one cache-line transfer.
  */
 #define PCP_BATCH_MAX 63
-#define PCP_HIGH_MAX (4 * PCP_BATCH_MAX)
+#define PCP_HIGH_MAX 4096 /* 16 MiB per CPU and node */
 #define PCP_HUGE_BATCH_MAX 8
 #define PCP_HUGE_HIGH_MAX (2 * PCP_HUGE_BATCH_MAX)
 /* 2 MiB blocks kept per CPU per node by the single design: one, for a free-then-alloc pair. */

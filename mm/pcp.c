@@ -34,16 +34,18 @@
 #include "page_alloc_internal.h"
 
 /*
- * Sizing (pcp_size_lists). Order 0: all CPUs' lists of a node together hold at
- * most 1/PCP_SHARE_DIV of it at their high marks, with a refill a quarter of the
- * high mark (Linux's ratio, mm/page_alloc.c zone_batchsize/zone_highsize), the
- * batch kept in [PCP_BATCH_MIN, PCP_BATCH_MAX]. 63 is Linux's largest default
- * batch (2^n - 1, so batches of neighbouring CPUs do not alias in cache); at 512
- * MiB and 4 CPUs it gives batch 63, high 252 (1 MiB per CPU), a quarter of the
- * zone-lock holds of the old fixed 16/64; at 96 MiB with 64 CPUs, 4/16, a quarter
- * of what 16/64 could strand there. Below 4 pages a refill amortises nothing.
+ * Sizing (pcp_size_lists). Order 0: high = the node's pages / (PCP_SHARE_DIV *
+ * CPUs), within [4 * PCP_BATCH_MIN, PCP_HIGH_MAX], so all CPUs' lists together
+ * hold at most 1/16 of the node at their high marks; a refill is a quarter of the
+ * high mark (Linux's ratio, mm/page_alloc.c zone_batchsize/zone_highsize), kept in
+ * [PCP_BATCH_MIN, PCP_BATCH_MAX]. 63 is Linux's largest default batch (2^n - 1,
+ * so batches of neighbouring CPUs do not alias in cache), and bounds how long a
+ * refill holds the zone lock with interrupts off. A high mark well above the batch
+ * lets a CPU that frees what it faulted (an unmap) keep it for its next faults:
+ * at 512 MiB and 8 CPUs, 1024 pages (4 MiB) each, batch 63; at 96 MiB with 64
+ * CPUs, 24 and 6. Below 4 pages a refill amortises nothing.
  */
-#define PCP_SHARE_DIV 64
+#define PCP_SHARE_DIV 16
 #define PCP_BATCH_MIN 4
 /*
  * Huge: share = the node's 2 MiB blocks / (PCP_HUGE_SHARE_DIV * CPUs); batch =
@@ -166,9 +168,10 @@ static unsigned clamp_unsigned(u64 v, unsigned lo, unsigned hi)
 static void size_node(unsigned node, unsigned cpus)
 {
 	u64 pages = zones[node].managed;
-	unsigned batch =
-	    clamp_unsigned(pages / (PCP_SHARE_DIV * cpus) / 4, PCP_BATCH_MIN, PCP_BATCH_MAX);
-	small_limits[node] = (struct pcp_limits){batch, 4 * batch};
+	unsigned high =
+	    clamp_unsigned(pages / (PCP_SHARE_DIV * cpus), 4 * PCP_BATCH_MIN, PCP_HIGH_MAX);
+	unsigned batch = clamp_unsigned(high / 4, PCP_BATCH_MIN, PCP_BATCH_MAX);
+	small_limits[node] = (struct pcp_limits){batch, high};
 
 	u64 share = (pages >> HUGE_ORDER) / (PCP_HUGE_SHARE_DIV * cpus);
 	if (share == 0)

@@ -55,6 +55,7 @@
 #include <grace/string.h>
 #include <grace/time.h>
 #include <grace/vma.h>
+#include <grace/wait.h>
 #include <asm/cpu.h>
 #include <mm/page_alloc_internal.h>
 
@@ -118,6 +119,7 @@ static struct thp_bench {
 	/* The barrier: the leader waits for arrived == cpus - 1, then bumps released. */
 	atomic_t arrived __cacheline_aligned;
 	u32 released __cacheline_aligned;
+	struct wait_queue_head leader_wq, release_wq; /* who sleeps for each */
 
 	/* Written by the leader only, between a barrier's arrival and its release. */
 	u64 start, touch_start, unmap_start, touch_ns, unmap_ns;
@@ -150,27 +152,29 @@ static struct mm *thp_mm_create(const struct thp_row *row)
  * The barrier, in two halves so the leader can act while everyone waits. Every
  * CPU calls thp_arrive(); the others return from it only once the leader, which
  * returns as soon as all have arrived, calls thp_release(). *passed counts the
- * barriers this CPU has been through.
+ * barriers this CPU has been through. Waiters sleep rather than spin: with more
+ * vCPUs than host cores, a vCPU spinning at the barrier would take the host time
+ * the CPUs still touching need, and the touch window would measure that instead.
  */
 static void thp_arrive(bool leader, u32 *passed)
 {
 	u32 next = ++*passed;
 	if (leader) {
 		/* Pairs with the others' fully ordered increment: their work is before this. */
-		while ((unsigned)atomic_read_acquire(&tb.arrived) < tb.cpus - 1)
-			cpu_relax();
+		wait_event(tb.leader_wq, (unsigned)atomic_read_acquire(&tb.arrived) == tb.cpus - 1);
 		atomic_set(&tb.arrived, 0); /* nobody arrives again before the release */
 		return;
 	}
-	atomic_inc_return(&tb.arrived);
+	if ((unsigned)atomic_inc_return(&tb.arrived) == tb.cpus - 1)
+		wake_up(&tb.leader_wq);
 	/* Pairs with thp_release(): the leader's decisions are visible after this. */
-	while (smp_load_acquire(&tb.released) != next)
-		cpu_relax();
+	wait_event(tb.release_wq, smp_load_acquire(&tb.released) == next);
 }
 
 static void thp_release(u32 passed)
 {
 	smp_store_release(&tb.released, passed);
+	wake_up_all(&tb.release_wq);
 }
 
 /* The latest of the CPUs' touch_end (or unmap_end), by the leader at a barrier. */
@@ -277,6 +281,8 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
 	thp_row_name(row, phase, sizeof(phase));
 	size_t region = thp_region(row, &cpus);
 	memset(&tb, 0, sizeof(tb));
+	wait_queue_init(&tb.leader_wq);
+	wait_queue_init(&tb.release_wq);
 	tb.region = region;
 	tb.vma_flags = row->huge ? 0 : VMA_NOHUGE;
 	tb.cpus = cpus;

@@ -92,6 +92,7 @@ TEST(pcp, huge_block_kept_once_per_cpu)
 /* Every CPU takes and frees pages so that each ends with pages parked on its lists. */
 #define PARK_TOTAL 2048
 #define PARK_MIN_PER_CPU 8
+#define PARK_CHUNK 64 /* pages a worker holds at once, at most half its list's high mark */
 
 struct park {
 	struct smp_sync start;
@@ -102,8 +103,8 @@ struct park {
 static void park_worker(void *arg)
 {
 	struct park *t = arg;
-	void *pages[PCP_HIGH_MAX];
-	unsigned half = pcp_limits(numa_this_node(), 0).high / 2;
+	void *pages[PARK_CHUNK];
+	unsigned half = MIN(pcp_limits(numa_this_node(), 0).high / 2, PARK_CHUNK);
 	smp_sync_wait(&t->start, num_online_cpus());
 	for (unsigned done = 0; done < t->per_cpu;) {
 		unsigned n = MIN(t->per_cpu - done, half);
