@@ -28,10 +28,10 @@ extern const struct bench_case __benches_start[], __benches_end[];
  * at a time per CPU:
  *
  *   percpu <base> <size>     (hex) one per CPU: where its per-CPU copy lives
- *   begin <phase> <cpus>     start counting, on every CPU (no CPU paused)
+ *   begin <phase> <cpus>     start counting, on every CPU not paused
  *   pause                    stop counting the sending CPU's instructions and accesses
  *   resume                   count them again
- *   end <ops>                stop, and report per-operation figures (paused or not)
+ *   end <ops>                stop, report per-operation figures, unpause every CPU
  *
  * pause and resume (bench_pause/bench_resume) cut a CPU's untimed work out of a
  * phase, say a barrier or the setup between two measured loops; the CPU's

@@ -353,21 +353,21 @@ struct vma_spares {
 	struct vma *v[2];
 };
 
+static void vma_spares_free(struct vma_spares *sp)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (sp->v[i])
+			kmem_cache_free(vma_cache, sp->v[i]);
+}
+
 static int vma_spares_alloc(struct vma_spares *sp)
 {
 	sp->v[0] = kmem_cache_alloc(vma_cache);
 	sp->v[1] = sp->v[0] ? kmem_cache_alloc(vma_cache) : NULL;
 	if (sp->v[1])
 		return 0;
-	kmem_cache_free(vma_cache, sp->v[0]);
+	vma_spares_free(sp);
 	return -ENOMEM;
-}
-
-static void vma_spares_free(struct vma_spares *sp)
-{
-	for (unsigned i = 0; i < 2; i++)
-		if (sp->v[i])
-			kmem_cache_free(vma_cache, sp->v[i]);
 }
 
 /* VMAs that splitting at start and at end adds: one per edge strictly inside a VMA. */

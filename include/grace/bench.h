@@ -53,10 +53,11 @@ void bench_phase_end(u64 ops);
  * instructions and memory accesses between bench_pause() and bench_resume() are
  * not counted (the plugin still tracks which CPU holds each line, so a transfer
  * after the resume is counted right). For a CPU's untimed work between measured
- * loops: barriers, setup, teardown. bench_phase_begin() unpauses every CPU;
- * bench_phase_end() reports whichever CPUs are paused. Nesting is not counted: a
- * second pause is a no-op, one resume undoes any number. Without the plugin each
- * costs a few stores.
+ * loops: barriers, setup, teardown. A CPU paused before bench_phase_begin()
+ * stays paused in the phase (so it can be left out from its start);
+ * bench_phase_end() reports whichever CPUs are paused, then unpauses them all. Nesting is not
+ * counted: a second pause is a no-op, one resume undoes any number. Without the plugin each costs a
+ * few stores.
  */
 void bench_pause(void);
 void bench_resume(void);

@@ -38,9 +38,9 @@
  * Under the profiler (make profile BENCH=thp_memscale) each CPU is paused
  * (bench_pause()) from the end of its touches to the start of its next ones, so
  * barriers, maps and unmaps (and their shootdown IPIs) stay out of the counts:
- * ops are the faults, and the per-op figures are those of the faults themselves
- * (and of the other CPUs' way out of the first barrier, the leader's
- * bench_phase_begin() having unpaused them: a transfer or so each, per phase).
+ * ops are the faults, and the per-op figures are those of the faults themselves.
+ * Every CPU pauses before the first barrier, inside which the leader begins the
+ * phase, so their way into the phase (a thread start, a sleep) is not counted.
  * An unreported one-cycle warm-up of the first row goes before the rows.
  */
 #include <grace/bench.h>
@@ -200,6 +200,7 @@ static void thp_worker(void *arg)
 	uintptr_t base = thp_slot(smp_processor_id()), end = base + tb.region;
 	u32 passed = 0;
 
+	bench_pause(); /* the profiler counts the touches only */
 	mm_switch(tb.mm);
 	thp_arrive(leader, &passed);
 	if (leader) {
@@ -208,7 +209,6 @@ static void thp_worker(void *arg)
 		tb.start = arch_clock_ns();
 		thp_release(passed);
 	}
-	bench_pause(); /* the profiler counts the touches only */
 	for (;;) {
 		int err = vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags);
 		thp_note_error(me, err);

@@ -37,11 +37,12 @@
  * counted, so a benchmark can leave a CPU's barriers, setup and teardown out of
  * the figures. A paused vCPU's accesses still go through the line table (holders
  * and last writer), uncounted, so that after the resume a line it wrote while
- * paused is its own and a line another CPU took meanwhile is not. "begin" clears
- * every vCPU's pause; "end" reports whether or not some vCPU is paused. Pauses do
- * not nest. An instruction is counted when its translation block starts to run,
- * so the few instructions of bench_mark_send() that send "pause" are counted and
- * those that send "resume" are not.
+ * paused is its own and a line another CPU took meanwhile is not. A pause sent
+ * before "begin" holds into the window (so a CPU can be paused from the start);
+ * "end" reports whether or not some vCPU is paused, then clears every pause, so
+ * no window inherits one from an earlier phase. Pauses do not nest. An instruction is counted when
+ * its translation block starts to run, so the few instructions of bench_mark_send() that send
+ * "pause" are counted and those that send "resume" are not.
  *
  * Arguments: elf=<kernel.elf> (required), mode=insns|sharing, out=<file>,
  * arch=<name>, percpu=on (per-CPU columns), top=<n> (table rows).
@@ -323,14 +324,14 @@ static void message(unsigned cpu, const char *m)
 	if (sscanf(m, "begin %127s %d", name, &cpus) == 2) {
 		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
 		counters_reset();
-		for (int c = 0; c < MAX_VCPUS; c++)
-			__atomic_store_n(&P.paused[c], 0, __ATOMIC_RELAXED);
 		snprintf(P.phase, sizeof(P.phase), "%s", name);
 		P.phase_cpus = cpus;
 		__atomic_store_n(&P.counting, 1, __ATOMIC_SEQ_CST);
 	} else if (sscanf(m, "end %llu", &a) == 1) {
 		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
 		phase_report(a);
+		for (int c = 0; c < MAX_VCPUS; c++)
+			__atomic_store_n(&P.paused[c], 0, __ATOMIC_RELAXED);
 	} else if (!strcmp(m, "pause") || !strcmp(m, "resume")) {
 		/* Only this vCPU's own thread reads its flag on the hot path. */
 		__atomic_store_n(&P.paused[cpu], m[0] == 'p', __ATOMIC_RELAXED);
