@@ -41,7 +41,7 @@
  * ops are the faults, and the per-op figures are those of the faults themselves.
  * Every CPU pauses before the first barrier, inside which the leader begins the
  * phase, so their way into the phase (a thread start, a sleep) is not counted.
- * An unreported one-cycle warm-up of the first row goes before the rows.
+ * Each phase first runs THP_WARMUP_CYCLES cycles it does not measure or count.
  */
 #include <grace/bench.h>
 #include <grace/cmdline.h>
@@ -74,6 +74,13 @@
 #define THP_MAX_TOTAL_HUGE (192 * MiB)
 #define THP_MAX_TOTAL_4K (32 * MiB)
 #define THP_PHASE_MS_DEFAULT 1000
+/*
+ * Cycles each phase runs before it is measured: the first touch of guest RAM
+ * makes the host allocate it, the first 2 MiB allocations split the buddy's
+ * larger blocks, and the per-CPU page lists start empty; after a cycle each CPU
+ * has on its lists what its unmap freed, as in a steady state.
+ */
+#define THP_WARMUP_CYCLES 1
 #define THP_NAME_MAX 80 /* "thp_memscale/" and a row's name */
 
 /*
@@ -112,9 +119,9 @@ static struct thp_bench {
 	struct mm *mm;
 	size_t region; /* bytes per CPU, a multiple of HUGE_SIZE */
 	unsigned vma_flags, cpus;
-	const char *phase; /* for bench_phase_begin, NULL for the warm-up */
-	u64 phase_ns;	   /* 0: one cycle */
-	atomic_t ticket;   /* rank 0 is the leader */
+	const char *phase; /* for bench_phase_begin */
+	u64 phase_ns;
+	atomic_t ticket; /* rank 0 is the leader */
 
 	/* The barrier: the leader waits for arrived == cpus - 1, then bumps released. */
 	atomic_t arrived __cacheline_aligned;
@@ -123,6 +130,8 @@ static struct thp_bench {
 
 	/* Written by the leader only, between a barrier's arrival and its release. */
 	u64 start, touch_start, unmap_start, touch_ns, unmap_ns;
+	struct fault_stats faults0; /* the counts when the measured cycles began */
+	struct huge_stats huge0;
 	unsigned cycles;
 	bool stop;
 
@@ -192,6 +201,15 @@ static void thp_note_error(struct thp_cpu *me, int err)
 		me->err = err;
 }
 
+/* The leader, at the barrier before the touches of the first measured cycle. */
+static void thp_begin(void)
+{
+	bench_phase_begin(tb.phase, tb.cpus);
+	fault_stats_sum(&tb.faults0);
+	huge_stats_sum(&tb.huge0);
+	tb.start = arch_clock_ns();
+}
+
 static void thp_worker(void *arg)
 {
 	unsigned rank = (unsigned)atomic_inc_return(&tb.ticket) - 1;
@@ -202,23 +220,20 @@ static void thp_worker(void *arg)
 
 	bench_pause(); /* the profiler counts the touches only */
 	mm_switch(tb.mm);
-	thp_arrive(leader, &passed);
-	if (leader) {
-		if (tb.phase)
-			bench_phase_begin(tb.phase, tb.cpus);
-		tb.start = arch_clock_ns();
-		thp_release(passed);
-	}
-	for (;;) {
+	for (unsigned cycle = 0;; cycle++) {
+		bool measured = cycle >= THP_WARMUP_CYCLES;
 		int err = vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags);
 		thp_note_error(me, err);
 
 		thp_arrive(leader, &passed);
 		if (leader) {
+			if (cycle == THP_WARMUP_CYCLES)
+				thp_begin();
 			tb.touch_start = arch_clock_ns();
 			thp_release(passed);
 		}
-		bench_resume();
+		if (measured)
+			bench_resume();
 		if (!err) {
 			arch_user_access_begin();
 			for (uintptr_t va = base; va < end; va += PAGE_SIZE)
@@ -230,7 +245,8 @@ static void thp_worker(void *arg)
 
 		thp_arrive(leader, &passed);
 		if (leader) {
-			tb.touch_ns += thp_last(false) - tb.touch_start;
+			if (measured)
+				tb.touch_ns += thp_last(false) - tb.touch_start;
 			tb.unmap_start = arch_clock_ns();
 			thp_release(passed);
 		}
@@ -243,9 +259,11 @@ static void thp_worker(void *arg)
 			bool failed = false;
 			for (unsigned r = 0; r < tb.cpus; r++)
 				failed |= tb.cpu[r].err != 0;
-			tb.unmap_ns += last - tb.unmap_start;
-			tb.cycles++;
-			tb.stop = failed || last - tb.start >= tb.phase_ns;
+			if (measured) {
+				tb.unmap_ns += last - tb.unmap_start;
+				tb.cycles++;
+			}
+			tb.stop = failed || (measured && last - tb.start >= tb.phase_ns);
 			thp_release(passed);
 		}
 		if (READ_ONCE(tb.stop))
@@ -270,12 +288,12 @@ static size_t thp_region(const struct thp_row *row, unsigned *cpus)
 	return MIN(region, MAX(ALIGN_DOWN(bound / *cpus, HUGE_SIZE), HUGE_SIZE));
 }
 
-/* One row: a phase of phase_ns (0: one cycle), reported unless it is the warm-up. */
-static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
+/* One row: its warm-up cycle, then a phase of at least phase_ns. */
+static void thp_phase(const struct thp_row *row, u64 phase_ns)
 {
 	unsigned cpus = num_online_cpus();
-	struct fault_stats s0, s1;
-	struct huge_stats h0, h1;
+	struct fault_stats s1;
+	struct huge_stats h1;
 	char phase[THP_NAME_MAX];
 
 	thp_row_name(row, phase, sizeof(phase));
@@ -286,21 +304,19 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
 	tb.region = region;
 	tb.vma_flags = row->huge ? 0 : VMA_NOHUGE;
 	tb.cpus = cpus;
-	tb.phase = report ? phase : NULL;
+	tb.phase = phase;
 	tb.phase_ns = phase_ns;
 	tb.mm = thp_mm_create(row);
 	if (!tb.mm) {
 		bench_error("thp_memscale", "phase %s: no memory for an mm", phase);
 		return;
 	}
-	fault_stats_sum(&s0);
-	huge_stats_sum(&h0);
 	smp_run_on(cpus, thp_worker, NULL);
 	fault_stats_sum(&s1);
 	huge_stats_sum(&h1);
-	u64 faults = s1.faults - s0.faults;
-	if (report)
-		bench_phase_end(faults);
+	const struct fault_stats *s0 = &tb.faults0;
+	u64 faults = s1.faults - s0->faults;
+	bench_phase_end(faults);
 	mm_destroy(tb.mm);
 
 	unsigned failed = 0;
@@ -315,8 +331,6 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
 			    phase, failed, errno_name(first));
 		return;
 	}
-	if (!report)
-		return;
 	u64 ns = MAX(tb.touch_ns, 1);
 	char fields[THP_NAME_MAX];
 	thp_row_name(row, fields, sizeof(fields));
@@ -329,9 +343,9 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns, bool report)
 		     ns % NSEC_PER_SEC / 1000, tb.unmap_ns / tb.cycles / 1000);
 	printk("thp_memscale: %s: %llu MiB per CPU, %u cycles, %llu faults (%llu x 2 MiB, %llu x "
 	       "4 KiB, %llu lost races, %llu huge fallbacks, %llu remote huge)\n",
-	       phase, (u64)(region >> 20), tb.cycles, faults, s1.mapped_huge - s0.mapped_huge,
-	       s1.mapped_4k - s0.mapped_4k, s1.lost_race - s0.lost_race,
-	       s1.huge_fallback - s0.huge_fallback, h1.remote - h0.remote);
+	       phase, (u64)(region >> 20), tb.cycles, faults, s1.mapped_huge - s0->mapped_huge,
+	       s1.mapped_4k - s0->mapped_4k, s1.lost_race - s0->lost_race,
+	       s1.huge_fallback - s0->huge_fallback, h1.remote - tb.huge0.remote);
 }
 
 /* Is thp_memscale/<row's name> one of the rows thp_rows= asks for (all, without it)? */
@@ -355,16 +369,8 @@ BENCH(thp_memscale)
 	for (unsigned i = 0; i < ARRAY_SIZE(thp_rows); i++) {
 		if (!thp_row_selected(globs, &thp_rows[i]))
 			continue;
-		/*
-		 * Warm-up, not reported, before the first row: the first touch of guest
-		 * RAM makes the host allocate it, and the first 2 MiB allocations split
-		 * the buddy's larger blocks. Without this the first phase measures QEMU
-		 * and the allocator, not the fault path. The table's first row has huge
-		 * pages, the largest regions.
-		 */
-		if (!ran++)
-			thp_phase(&thp_rows[0], 0, false);
-		thp_phase(&thp_rows[i], phase_ns, true);
+		thp_phase(&thp_rows[i], phase_ns);
+		ran++;
 	}
 	pcp_set_huge_batching(batching);
 	if (!ran)
