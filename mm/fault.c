@@ -5,12 +5,12 @@
  * A fault holds its VMA from the lookup to the end of the walk, so the VMA and
  * every table it walks stay put: by the VMA's own lock, taken under RCU, when
  * the mm looks VMAs up that way (VMA_LOOKUP_RCU) and the lookup succeeds, else
- * by mm->vma_lock for reading (mm/vma.c says why either keeps unmap out). Only to
- * allocate and clear a 2 MiB block does it let go and then start over. Memory for a new page or
- * table is allocated with no page-table lock held; then the lock of the one table whose entry
- * changes is taken, the entry rechecked, and either filled or, if a racing CPU
- * filled it first, our allocation freed. So of two CPUs faulting the same
- * address, one installs and the other finds the mapping and returns.
+ * by mm->vma_lock for reading (mm/vma.c says why either keeps unmap out). Only
+ * to allocate and clear a 2 MiB block does it let go and then start over. Memory
+ * for a new page or table is allocated with no page-table lock held; then the
+ * lock of the one table whose entry changes is taken, the entry rechecked, and
+ * either filled or, if a racing CPU filled it first, our allocation freed. So of two CPUs faulting
+ * the same address, one installs and the other finds the mapping and returns.
  *
  * Which lock that is (split PMD locks, the point of "split page table lock for
  * PMD tables", Kirill A. Shutemov, 2013): a 2 MiB leaf or a PTE table goes into
@@ -365,23 +365,40 @@ int handle_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 	return ret;
 }
 
+void fault_stats_cpu(unsigned cpu, struct fault_stats *out)
+{
+	struct fault_stats *s = &per_cpu(fault_stats, cpu);
+	out->faults = READ_ONCE(s->faults);
+	out->mapped_4k = READ_ONCE(s->mapped_4k);
+	out->mapped_huge = READ_ONCE(s->mapped_huge);
+	out->lost_race = READ_ONCE(s->lost_race);
+	out->huge_fallback = READ_ONCE(s->huge_fallback);
+	out->spurious = READ_ONCE(s->spurious);
+	out->split_huge = READ_ONCE(s->split_huge);
+	out->efault = READ_ONCE(s->efault);
+	out->enomem = READ_ONCE(s->enomem);
+	out->lookup_rcu = READ_ONCE(s->lookup_rcu);
+	out->lookup_locked = READ_ONCE(s->lookup_locked);
+}
+
 void fault_stats_sum(struct fault_stats *out)
 {
+	struct fault_stats one;
 	unsigned cpu;
 
 	*out = (struct fault_stats){0};
 	for_each_online_cpu(cpu) {
-		struct fault_stats *s = &per_cpu(fault_stats, cpu);
-		out->faults += READ_ONCE(s->faults);
-		out->mapped_4k += READ_ONCE(s->mapped_4k);
-		out->mapped_huge += READ_ONCE(s->mapped_huge);
-		out->lost_race += READ_ONCE(s->lost_race);
-		out->huge_fallback += READ_ONCE(s->huge_fallback);
-		out->spurious += READ_ONCE(s->spurious);
-		out->split_huge += READ_ONCE(s->split_huge);
-		out->efault += READ_ONCE(s->efault);
-		out->enomem += READ_ONCE(s->enomem);
-		out->lookup_rcu += READ_ONCE(s->lookup_rcu);
-		out->lookup_locked += READ_ONCE(s->lookup_locked);
+		fault_stats_cpu(cpu, &one);
+		out->faults += one.faults;
+		out->mapped_4k += one.mapped_4k;
+		out->mapped_huge += one.mapped_huge;
+		out->lost_race += one.lost_race;
+		out->huge_fallback += one.huge_fallback;
+		out->spurious += one.spurious;
+		out->split_huge += one.split_huge;
+		out->efault += one.efault;
+		out->enomem += one.enomem;
+		out->lookup_rcu += one.lookup_rcu;
+		out->lookup_locked += one.lookup_locked;
 	}
 }

@@ -60,16 +60,26 @@ void huge_free(void *block)
 	free_pages(block, HUGE_ORDER);
 }
 
+void huge_stats_cpu(unsigned cpu, struct huge_stats *out)
+{
+	struct huge_stats *s = &per_cpu(huge_stats, cpu);
+	*out = (struct huge_stats){0};
+	out->local = READ_ONCE(s->local);
+	out->remote = READ_ONCE(s->remote);
+	out->failed = READ_ONCE(s->failed);
+}
+
 void huge_stats_sum(struct huge_stats *out)
 {
+	struct huge_stats one;
 	unsigned cpu;
 
 	*out = (struct huge_stats){0};
 	for_each_online_cpu(cpu) {
-		struct huge_stats *s = &per_cpu(huge_stats, cpu);
-		out->local += READ_ONCE(s->local);
-		out->remote += READ_ONCE(s->remote);
-		out->failed += READ_ONCE(s->failed);
+		huge_stats_cpu(cpu, &one);
+		out->local += one.local;
+		out->remote += one.remote;
+		out->failed += one.failed;
 	}
 	struct pcp_stats p;
 	pcp_stats_sum(&p);

@@ -41,6 +41,11 @@ struct fault_stats {
 	u64 lookup_locked; /* attempts under mm->vma_lock (the fallback, or VMA_LOOKUP_LOCKED) */
 };
 void fault_stats_sum(struct fault_stats *out);
+/*
+ * One CPU's counts. Reading another CPU's moves its lines to the reader, so a
+ * benchmark that must not disturb the CPUs it measures reads only its own.
+ */
+void fault_stats_cpu(unsigned cpu, struct fault_stats *out);
 
 /*
  * Fault injection for the -ENOMEM paths: after `skip` more page or page-table

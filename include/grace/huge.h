@@ -25,5 +25,7 @@ struct huge_stats {
 	u64 pcp_hits, pcp_refills, pcp_spills;
 };
 void huge_stats_sum(struct huge_stats *out);
+/* One CPU's local, remote and failed counts (the per-CPU list counts left 0), read alone. */
+void huge_stats_cpu(unsigned cpu, struct huge_stats *out);
 
 #endif

@@ -108,11 +108,19 @@ static const struct thp_row {
     /* clang-format on */
 };
 
-/* What one CPU writes during a phase; a cache line each, so no CPU's write moves another's. */
+/*
+ * What one CPU writes during a phase; cache-line aligned, so no CPU's write moves
+ * another's. Each CPU takes its own counts when the measured cycles begin: the
+ * leader summing everyone's then would hold a copy of every CPU's counter lines,
+ * and each CPU's next fault would pay to take its own line back.
+ */
 struct thp_cpu {
 	u64 touch_end; /* when its last write of this cycle was done */
 	u64 unmap_end; /* when its vma_unmap of this cycle returned */
 	int err;       /* the first vma_map or vma_unmap error, 0 without */
+	unsigned cpu;
+	struct fault_stats faults0; /* its counts when the measured cycles began */
+	struct huge_stats huge0;
 } __cacheline_aligned;
 
 static struct thp_bench {
@@ -130,8 +138,6 @@ static struct thp_bench {
 
 	/* Written by the leader only, between a barrier's arrival and its release. */
 	u64 start, touch_start, unmap_start, touch_ns, unmap_ns;
-	struct fault_stats faults0; /* the counts when the measured cycles began */
-	struct huge_stats huge0;
 	unsigned cycles;
 	bool stop;
 
@@ -205,8 +211,6 @@ static void thp_note_error(struct thp_cpu *me, int err)
 static void thp_begin(void)
 {
 	bench_phase_begin(tb.phase, tb.cpus);
-	fault_stats_sum(&tb.faults0);
-	huge_stats_sum(&tb.huge0);
 	tb.start = arch_clock_ns();
 }
 
@@ -219,11 +223,16 @@ static void thp_worker(void *arg)
 	u32 passed = 0;
 
 	bench_pause(); /* the profiler counts the touches only */
+	me->cpu = smp_processor_id();
 	mm_switch(tb.mm);
 	for (unsigned cycle = 0;; cycle++) {
 		bool measured = cycle >= THP_WARMUP_CYCLES;
 		int err = vma_map(tb.mm, base, tb.region, PROT_READ | PROT_WRITE, tb.vma_flags);
 		thp_note_error(me, err);
+		if (cycle == THP_WARMUP_CYCLES) {
+			fault_stats_cpu(me->cpu, &me->faults0);
+			huge_stats_cpu(me->cpu, &me->huge0);
+		}
 
 		thp_arrive(leader, &passed);
 		if (leader) {
@@ -292,8 +301,6 @@ static size_t thp_region(const struct thp_row *row, unsigned *cpus)
 static void thp_phase(const struct thp_row *row, u64 phase_ns)
 {
 	unsigned cpus = num_online_cpus();
-	struct fault_stats s1;
-	struct huge_stats h1;
 	char phase[THP_NAME_MAX];
 
 	thp_row_name(row, phase, sizeof(phase));
@@ -312,10 +319,22 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns)
 		return;
 	}
 	smp_run_on(cpus, thp_worker, NULL);
-	fault_stats_sum(&s1);
-	huge_stats_sum(&h1);
-	const struct fault_stats *s0 = &tb.faults0;
-	u64 faults = s1.faults - s0->faults;
+	/* The measured cycles' counts: each CPU's now, less what it took when they began. */
+	struct fault_stats d = {0};
+	u64 remote = 0;
+	for (unsigned r = 0; r < cpus; r++) {
+		struct fault_stats f;
+		struct huge_stats h;
+		fault_stats_cpu(tb.cpu[r].cpu, &f);
+		huge_stats_cpu(tb.cpu[r].cpu, &h);
+		d.faults += f.faults - tb.cpu[r].faults0.faults;
+		d.mapped_huge += f.mapped_huge - tb.cpu[r].faults0.mapped_huge;
+		d.mapped_4k += f.mapped_4k - tb.cpu[r].faults0.mapped_4k;
+		d.lost_race += f.lost_race - tb.cpu[r].faults0.lost_race;
+		d.huge_fallback += f.huge_fallback - tb.cpu[r].faults0.huge_fallback;
+		remote += h.remote - tb.cpu[r].huge0.remote;
+	}
+	u64 faults = d.faults;
 	bench_phase_end(faults);
 	mm_destroy(tb.mm);
 
@@ -343,9 +362,8 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns)
 		     ns % NSEC_PER_SEC / 1000, tb.unmap_ns / tb.cycles / 1000);
 	printk("thp_memscale: %s: %llu MiB per CPU, %u cycles, %llu faults (%llu x 2 MiB, %llu x "
 	       "4 KiB, %llu lost races, %llu huge fallbacks, %llu remote huge)\n",
-	       phase, (u64)(region >> 20), tb.cycles, faults, s1.mapped_huge - s0->mapped_huge,
-	       s1.mapped_4k - s0->mapped_4k, s1.lost_race - s0->lost_race,
-	       s1.huge_fallback - s0->huge_fallback, h1.remote - tb.huge0.remote);
+	       phase, (u64)(region >> 20), tb.cycles, faults, d.mapped_huge, d.mapped_4k,
+	       d.lost_race, d.huge_fallback, remote);
 }
 
 /* Is thp_memscale/<row's name> one of the rows thp_rows= asks for (all, without it)? */
