@@ -482,7 +482,21 @@ static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t en
 	}
 }
 
-int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
+/* Give the VMAs in [start, end) prot; its edges are VMA boundaries already. */
+static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, unsigned prot)
+{
+	struct vma *v;
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
+		WRITE_ONCE(v->prot, prot);
+}
+
+/*
+ * Unmap [start, start + len), or give it prot (prot != 0: every page must lie in a
+ * VMA): the VMAs it touches write-locked, its edges made VMA boundaries and the
+ * 2 MiB pages they cut split, then the range removed or given prot, in the table
+ * and the page tables, and one TLB shootdown once the lock is dropped.
+ */
+static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 {
 	int err = range_check(start, len);
 	if (err)
@@ -495,26 +509,42 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 	if (vma_spares_alloc(&sp))
 		return -ENOMEM;
 	write_lock(&mm->vma_lock);
-	err = vma_edit_prepare_locked(mm, start, end, false, &st);
+	err = vma_edit_prepare_locked(mm, start, end, prot != 0, &st);
 	if (err)
 		goto out_unlocked;
 	vma_write_lock_range(mm, start, end, &lo, &hi);
 	write_seqcount_begin(&mm->vma_seq);
 	vma_split_at_locked(mm, start, &sp.v[0]);
 	vma_split_at_locked(mm, end, &sp.v[1]);
-	vma_remove_range_locked(mm, start, end);
+	if (prot)
+		vma_set_prot_locked(mm, start, end, prot);
+	else
+		vma_remove_range_locked(mm, start, end);
 	write_seqcount_end(&mm->vma_seq);
 	tlb_gather_init(&g, mm);
 	pt_split_edges(mm, start, end, &st, &g);
-	pt_clear_range(mm, start, end, &g);
-	vma_write_unlock_range(mm, lo, hi); /* what is left of them, around the hole */
+	if (prot)
+		pt_protect_range(mm, start, end, prot | PROT_USER, &g);
+	else
+		pt_clear_range(mm, start, end, &g);
+	vma_write_unlock_range(mm, lo, hi); /* what is left of them: the page tables match now */
 	write_unlock(&mm->vma_lock);
-	/* Faults may resume now: the range has no VMA, so they fail; the old pages wait in g. */
+	/*
+	 * Faults may resume now: an unmapped range has no VMA, so they fail, and its old
+	 * pages wait in g; a protected one's faults see the new prot. The shootdown makes
+	 * every CPU drop the old entries before we return (a CPU spinning for the lock
+	 * could not answer it).
+	 */
 	tlb_finish(&g);
 out_unlocked:
 	vma_spares_free(&sp);
 	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
 	return err;
+}
+
+int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
+{
+	return vma_edit(mm, start, len, 0);
 }
 
 void vma_free_all(struct mm *mm)
@@ -537,42 +567,7 @@ void vma_quiesce(void)
 
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 {
-	int err = range_check(start, len);
-	if (err)
-		return err;
 	if (!prot || (prot & ~VMA_PROT_ALL))
 		return -EINVAL;
-	uintptr_t end = start + len, lo, hi;
-	struct pt_split_tables st = {.nr = 0};
-	struct vma_spares sp;
-	struct tlb_gather g;
-
-	if (vma_spares_alloc(&sp))
-		return -ENOMEM;
-	write_lock(&mm->vma_lock);
-	err = vma_edit_prepare_locked(mm, start, end, true, &st);
-	if (err)
-		goto out_unlocked;
-	vma_write_lock_range(mm, start, end, &lo, &hi);
-	write_seqcount_begin(&mm->vma_seq);
-	vma_split_at_locked(mm, start, &sp.v[0]);
-	vma_split_at_locked(mm, end, &sp.v[1]);
-	struct vma *v;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
-		WRITE_ONCE(v->prot, prot);
-	write_seqcount_end(&mm->vma_seq);
-	tlb_gather_init(&g, mm);
-	pt_split_edges(mm, start, end, &st, &g);
-	pt_protect_range(mm, start, end, prot | PROT_USER, &g);
-	vma_write_unlock_range(mm, lo, hi);
-	write_unlock(&mm->vma_lock);
-	/*
-	 * Faults already see the new prot; the shootdown makes every CPU drop the old
-	 * permissions before we return (a CPU spinning for the lock could not answer it).
-	 */
-	tlb_finish(&g);
-out_unlocked:
-	vma_spares_free(&sp);
-	pt_split_tables_free(&st);
-	return err;
+	return vma_edit(mm, start, len, prot);
 }
