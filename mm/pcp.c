@@ -36,16 +36,16 @@
 /*
  * Sizing (pcp_size_lists). Order 0: high = the node's pages / (PCP_SHARE_DIV *
  * CPUs), within [4 * PCP_BATCH_MIN, PCP_HIGH_MAX], so all CPUs' lists together
- * hold at most 1/16 of the node at their high marks; a refill is a quarter of the
+ * hold at most 1/8 of the node at their high marks; a refill is a quarter of the
  * high mark (Linux's ratio, mm/page_alloc.c zone_batchsize/zone_highsize), kept in
  * [PCP_BATCH_MIN, PCP_BATCH_MAX]. 63 is Linux's largest default batch (2^n - 1,
  * so batches of neighbouring CPUs do not alias in cache), and bounds how long a
  * refill holds the zone lock with interrupts off. A high mark well above the batch
  * lets a CPU that frees what it faulted (an unmap) keep it for its next faults:
- * at 512 MiB and 8 CPUs, 1024 pages (4 MiB) each, batch 63; at 96 MiB with 64
- * CPUs, 24 and 6. Below 4 pages a refill amortises nothing.
+ * at 512 MiB, about 2000 pages (8 MiB) each at 8 CPUs and 250 at 64, batch 63;
+ * at 96 MiB with 64 CPUs, 47 and 11. Below 4 pages a refill amortises nothing.
  */
-#define PCP_SHARE_DIV 16
+#define PCP_SHARE_DIV 8
 #define PCP_BATCH_MIN 4
 /*
  * Huge: share = the node's 2 MiB blocks / (PCP_HUGE_SHARE_DIV * CPUs); batch =
