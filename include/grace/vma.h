@@ -27,7 +27,8 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
  * tables freed after one batched TLB shootdown. Unmapping a hole is not an error.
  * A 2 MiB page an edge cuts is split into 4 KiB pages first; the part outside the
  * range stays mapped to the same memory. Returns 0, -EINVAL (bad range), -ENOMEM
- * (a VMA split needs a bigger array, or a 2 MiB split a page table; nothing changed).
+ * (no memory for the VMAs a split makes, a bigger table, or the page table a 2 MiB
+ * split needs; nothing changed).
  * Call with interrupts enabled: the shootdown waits for other CPUs to answer.
  */
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
@@ -39,7 +40,7 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
  * already mapped get the new permissions, and a TLB shootdown makes every CPU drop
  * the old ones before this returns. Returns 0, -EINVAL (bad range, prot 0 or
  * unknown bits), -ENOMEM (a page of the range is in no VMA, as mprotect() says; or
- * out of memory for the VMA array or a page table; nothing changed then). Call with
+ * out of memory for the VMAs, the table or a page table; nothing changed then). Call with
  * interrupts enabled.
  */
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot);
