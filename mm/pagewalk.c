@@ -318,21 +318,6 @@ int pt_split_huge(struct mm *mm, uintptr_t va, pte_t *new_table, struct tlb_gath
 	return 1;
 }
 
-/* Do the two edges cut one and the same 2 MiB leaf? (then one split serves both) */
-static bool edges_share_leaf(uintptr_t start, uintptr_t end)
-{
-	u64 huge = pt_level_size(PT_LEVEL_PMD);
-	return ALIGN_DOWN(start, huge) == ALIGN_DOWN(end, huge);
-}
-
-unsigned pt_split_needed(struct mm *mm, uintptr_t start, uintptr_t end)
-{
-	bool at_start = pt_huge_straddles(mm, start), at_end = pt_huge_straddles(mm, end);
-	if (at_start && at_end && edges_share_leaf(start, end))
-		return 1;
-	return (unsigned)at_start + (unsigned)at_end;
-}
-
 void pt_split_edges(struct mm *mm, uintptr_t start, uintptr_t end, struct pt_split_tables *st,
 		    struct tlb_gather *g)
 {

@@ -3,11 +3,13 @@
  * pages and a shorter one of free 2 MiB (HUGE_ORDER) blocks, so that most
  * alloc/free pairs touch only memory of their own CPU. An empty list is refilled
  * with `batch` blocks in one zone-lock hold (buddy_alloc_bulk); a list that grows
- * past its high mark gives blocks back down to `batch` in one hold. Batch and high
- * mark are sized per node at boot (pcp_size_lists) from the node's managed memory
- * and the CPU count, so that all CPUs' lists together hold a small, fixed share of
- * the node; on a machine too small for that share they fall back to the smallest
- * lists (order 0: PCP_BATCH_MIN; huge: PCP_HUGE_HIGH, one block freed here).
+ * past its high mark gives back in one hold (order 0: `batch` pages; huge: down to
+ * `batch` blocks, the oldest). Batch and high mark are sized per node at boot
+ * (pcp_size_lists) from the node's managed memory and the CPU count, so that all
+ * CPUs' lists together hold a bounded share of the node; on a machine too small
+ * for that share they fall back to the smallest lists (order 0: PCP_BATCH_MIN;
+ * huge: PCP_HUGE_HIGH, one block freed here). A drain gives a list back a batch
+ * per zone-lock hold, so no hold is longer than a refill's.
  *
  * The huge list has a second mode, `pcp_huge=single` on the command line or
  * pcp_set_huge_batching(false) at run time: never refilled, it keeps at most
@@ -212,6 +214,7 @@ struct pcp_limits pcp_limits(int node, unsigned order)
 /* Refill an empty list with a batch in one zone-lock hold; pcp->lock held. */
 static void pcp_refill_locked(struct pcp *pcp, int node, unsigned order, unsigned batch)
 {
+	lockdep_assert_held(&pcp->lock);
 	struct page *got = NULL;
 	unsigned n = buddy_alloc_bulk(&zones[node], order, batch, &got);
 	if (!n)
@@ -250,6 +253,7 @@ struct page *pcp_alloc(int node, unsigned order)
 static struct page *pcp_spill_locked(struct pcp *pcp, struct pcp_list *l, unsigned order,
 				     struct pcp_limits lim)
 {
+	lockdep_assert_held(&pcp->lock);
 	if (l->count <= lim.high)
 		return NULL;
 	if (order == 0) {
@@ -289,8 +293,11 @@ static u64 pcp_drain_one(unsigned cpu, int node, bool huge_only)
 	unsigned long flags = spin_lock_irqsave(&pcp->lock);
 	u64 pages = (u64)pcp->huge.count << HUGE_ORDER;
 	if (!huge_only) {
+		/* A batch per zone-lock hold: a full list is up to PCP_HIGH_MAX pages. */
+		unsigned chunk = MAX(small_limits[node].batch, 1u);
 		pages += pcp->small.count;
-		buddy_free_bulk(&zones[node], list_take(&pcp->small, pcp->small.count), 0);
+		while (pcp->small.count)
+			buddy_free_bulk(&zones[node], list_take(&pcp->small, chunk), 0);
 	}
 	buddy_free_bulk(&zones[node], list_take(&pcp->huge, pcp->huge.count), HUGE_ORDER);
 	spin_unlock_irqrestore(&pcp->lock, flags);

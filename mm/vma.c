@@ -37,6 +37,7 @@
  * Lock order: docs/locking.md.
  */
 #include <grace/errno.h>
+#include <grace/huge.h>
 #include <grace/page_alloc.h>
 #include <grace/pagewalk.h>
 #include <grace/printk.h>
@@ -236,8 +237,13 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 			write_unlock(&mm->vma_lock);
 			return -ENOMEM;
 		}
-		if (mm->vmat != old) {
-			/* Someone grew it meanwhile; ours is surplus. */
+		/* Other writers ran meanwhile: decide again from the table as it is now. */
+		old = mm->vmat;
+		nr = old ? old->nr : 0;
+		if ((old && (old->order >= order || nr + extra <= old->cap)) ||
+		    nr + extra > table_capacity(order)) {
+			/* Grown, or shrunk to fit, or grown past what ours holds: ours is surplus.
+			 */
 			write_unlock(&mm->vma_lock);
 			free_pages(bigger, order);
 			write_lock(&mm->vma_lock);
@@ -324,17 +330,42 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 }
 
 /*
+ * May a 2 MiB leaf cut the edge at addr? Only if addr is not 2 MiB aligned and
+ * the VMA around it may hold the whole aligned 2 MiB (the fault path's rule).
+ * Counted from the VMAs, not the page tables: until the writer has the VMA
+ * write-locked a lockless fault may still install such a leaf.
+ */
+static bool vma_edge_may_cut_huge_locked(struct mm *mm, uintptr_t addr)
+{
+	uintptr_t base = ALIGN_DOWN(addr, HUGE_SIZE);
+	struct vma *v = vma_find_locked(mm, addr);
+	return addr != base && v && (v->flags & VMA_ANON) && !(v->flags & VMA_NOHUGE) &&
+	       base >= v->start && base + HUGE_SIZE <= v->end;
+}
+
+/* The PTE tables splitting at [start, end)'s edges may need: 0, 1 or 2. */
+static unsigned vma_split_tables_needed_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	bool at_start = vma_edge_may_cut_huge_locked(mm, start);
+	bool at_end = vma_edge_may_cut_huge_locked(mm, end);
+	if (at_start && at_end && ALIGN_DOWN(start, HUGE_SIZE) == ALIGN_DOWN(end, HUGE_SIZE))
+		return 1; /* one 2 MiB page, cut at both ends: one split */
+	return (unsigned)at_start + (unsigned)at_end;
+}
+
+/*
  * With the lock held for writing: have in st a PTE table for each edge of
- * [start, end) that cuts a mapped 2 MiB page. Tables are allocated with the lock
+ * [start, end) that may cut a 2 MiB page. Tables are allocated with the lock
  * dropped, never under it; then *relocked is set and the caller must recheck
- * everything. 0 with the lock held, or -ENOMEM with it dropped.
+ * everything. 0 with the lock held, or -ENOMEM with it dropped. Those no split
+ * used are freed after.
  */
 static int vma_split_tables_locked(struct mm *mm, uintptr_t start, uintptr_t end,
 				   struct pt_split_tables *st, bool *relocked)
 {
 	lockdep_assert_held(&mm->vma_lock);
 	*relocked = false;
-	while (st->nr < pt_split_needed(mm, start, end)) {
+	while (st->nr < vma_split_tables_needed_locked(mm, start, end)) {
 		write_unlock(&mm->vma_lock);
 		pte_t *table = pt_table_alloc();
 		write_lock(&mm->vma_lock);
@@ -532,8 +563,8 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 	/*
 	 * Faults may resume now: an unmapped range has no VMA, so they fail, and its old
 	 * pages wait in g; a protected one's faults see the new prot. The shootdown makes
-	 * every CPU drop the old entries before we return (a CPU spinning for the lock
-	 * could not answer it).
+	 * every CPU drop the old entries before we return; it waits for the slowest CPU's
+	 * answer, which no fault or writer should wait for behind vma_lock.
 	 */
 	tlb_finish(&g);
 out_unlocked:

@@ -108,8 +108,9 @@ bool pt_huge_straddles(struct mm *mm, uintptr_t va);
  * installed under the PMD table's lock; the block becomes 512 order-0 pages and its
  * range goes into g to be flushed. Returns 1 (new_table is in use), or 0 (no 2 MiB
  * leaf maps va; new_table is still the caller's). Caller holds mm->vma_lock for
- * writing, so no fault or unmap runs meanwhile; other CPUs may keep reading the
- * range through either translation, which map the same bytes.
+ * writing and the VMA around va for writing, so no unmap and no fault in it runs
+ * meanwhile; other CPUs may keep reading the range through either translation,
+ * which map the same bytes.
  */
 int pt_split_huge(struct mm *mm, uintptr_t va, pte_t *new_table, struct tlb_gather *g);
 
@@ -122,9 +123,10 @@ struct pt_split_tables {
 	unsigned nr;
 };
 
-/* Tables the edges of [start, end) need: 0, 1 or 2. Caller holds mm->vma_lock. */
-unsigned pt_split_needed(struct mm *mm, uintptr_t start, uintptr_t end);
-/* Split every 2 MiB leaf an edge cuts, with st's tables (pt_split_needed() of them). */
+/*
+ * Split every 2 MiB leaf an edge cuts, with st's tables: one for each edge where a
+ * 2 MiB leaf may be (mm/vma.c counts them from the VMAs).
+ */
 void pt_split_edges(struct mm *mm, uintptr_t start, uintptr_t end, struct pt_split_tables *st,
 		    struct tlb_gather *g);
 /* Free the tables st holds still (after the VMA lock is dropped). */

@@ -51,7 +51,8 @@ struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);
 /*
  * The fault path's lookup: the VMA containing addr, found under RCU and returned
  * with its lock held for reading (vma_read_unlock() when done), so no writer can
- * change or remove it meanwhile; nothing shared is written. NULL when there is
+ * change or remove it meanwhile. It writes only the VMA's lock, which no fault in
+ * another VMA touches. NULL when there is
  * none, when the table changed during the lookup, or when a writer holds the
  * VMA: the caller then looks again under mm->vma_lock.
  */

@@ -2,7 +2,8 @@
  * VMA lookups under RCU (mm/vma.c): a VMA that unmap took out stays intact for a
  * lookup still inside its read-side section, and faults racing munmap of their
  * own VMA on other CPUs either map before the unmap (which then takes the page
- * away) or fail with -EFAULT, leaving nothing mapped, counted or allocated.
+ * away) or fail with -EFAULT, leaving nothing mapped, counted or allocated, also
+ * when the unmap's edges cut 2 MiB pages the faults are installing.
  */
 #include <grace/rcupdate.h>
 #include "as_test.h"
@@ -49,6 +50,7 @@ struct munmap_race {
 	uintptr_t base;
 	size_t len;
 	unsigned flags;	   /* VMA_NOHUGE or 0 */
+	bool cut;	   /* first unmap a middle piece whose edges cut 2 MiB pages */
 	unsigned faulters; /* CPUs 1..faulters fault; CPU 0 maps and unmaps */
 	struct smp_sync start;
 	unsigned round;	       /* bumped by CPU 0 after each map */
@@ -105,6 +107,14 @@ static void munmap_race_unmapper(struct munmap_race *t)
 		/* Let the faulters in, then pull the VMA from under them. */
 		while (atomic_read(&t->round_faults) < (int)t->faulters)
 			cpu_relax();
+		/*
+		 * Edges inside 2 MiB pages the faulters may be installing right now: the
+		 * unmap must have a table ready for every page an edge can cut.
+		 */
+		if (t->cut && vma_unmap(t->mm, t->base + HUGE_SIZE / 2, HUGE_SIZE)) {
+			atomic_inc(&t->errors);
+			break;
+		}
 		if (vma_unmap(t->mm, t->base, t->len)) {
 			atomic_inc(&t->errors);
 			break;
@@ -128,7 +138,7 @@ static void munmap_race_worker(void *arg)
 		munmap_race_fault(t, cpu);
 }
 
-static void munmap_race_run(const struct as_mode *mode, bool huge)
+static void munmap_race_run(const struct as_mode *mode, bool huge, bool cut)
 {
 	static struct munmap_race t;
 	struct fault_stats s0, s1;
@@ -136,8 +146,9 @@ static void munmap_race_run(const struct as_mode *mode, bool huge)
 
 	t = (struct munmap_race){
 	    .base = as_slot(0),
-	    .len = huge ? HUGE_SIZE : RACE_SMALL_PAGES * PAGE_SIZE,
+	    .len = huge ? (cut ? 2 : 1) * HUGE_SIZE : RACE_SMALL_PAGES * PAGE_SIZE,
 	    .flags = huge ? 0 : VMA_NOHUGE,
+	    .cut = cut,
 	    .faulters = MIN(num_online_cpus() - 1, RACE_FAULTERS),
 	};
 	t.mm = mm_create_modes(mode->ptlock, mode->lookup);
@@ -165,7 +176,8 @@ TEST(vma_rcu, faults_racing_munmap_map_or_fail)
 		return;
 	}
 	for (unsigned m = 0; m < ARRAY_SIZE(as_modes); m++) {
-		munmap_race_run(&as_modes[m], false);
-		munmap_race_run(&as_modes[m], true);
+		munmap_race_run(&as_modes[m], false, false);
+		munmap_race_run(&as_modes[m], true, false);
+		munmap_race_run(&as_modes[m], true, true);
 	}
 }

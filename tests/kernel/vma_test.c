@@ -244,3 +244,43 @@ TEST(vma, concurrent_map_unmap)
 	mm_destroy(t.mm);
 	EXPECT_EQ(as_free_bytes(), before);
 }
+
+/* ---- every CPU maps and unmaps at once, past the table's first growth ---- */
+
+#define VMA_GROW_TOTAL 1024 /* single-page VMAs over all CPUs: the table grows twice */
+
+static void vma_grow_worker(void *arg)
+{
+	struct vma_concurrent *t = arg;
+	unsigned n = MAX(VMA_GROW_TOTAL / num_online_cpus(), 8u);
+	uintptr_t base = as_slot(smp_processor_id());
+	struct vma v;
+
+	smp_sync_wait(&t->start, num_online_cpus());
+	for (unsigned i = 0; i < n; i++)
+		if (vma_map(t->mm, base + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE, RW, 0))
+			atomic_inc(&t->errors);
+	/* A table grown under other CPUs' maps and unmaps lost none of this CPU's VMAs. */
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t va = base + (uintptr_t)i * 2 * PAGE_SIZE;
+		if (!vma_lookup(t->mm, va, &v) || v.start != va || v.end != va + PAGE_SIZE)
+			atomic_inc(&t->errors);
+	}
+	if (vma_unmap(t->mm, base, (size_t)n * 2 * PAGE_SIZE))
+		atomic_inc(&t->errors);
+}
+
+TEST(vma, concurrent_maps_grow_the_table_and_keep_every_vma)
+{
+	static struct vma_concurrent t;
+	u64 before = as_free_bytes();
+
+	t = (struct vma_concurrent){0};
+	t.mm = mm_create();
+	ASSERT_TRUE(t.mm != NULL);
+	smp_run_all(vma_grow_worker, &t);
+	EXPECT_EQ(atomic_read(&t.errors), 0);
+	EXPECT_EQ(vma_count(t.mm), 0);
+	mm_destroy(t.mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
