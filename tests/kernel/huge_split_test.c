@@ -172,9 +172,10 @@ static void split_worker(void *arg)
 
 /*
  * Map len bytes at as_slot(0) as 2 MiB pages and fill them. The physical address of
- * each 2 MiB page goes to pa[]; false (the test skips) if a node had no 2 MiB block.
+ * each 2 MiB page goes to pa[]. False if a node had no 2 MiB block: the mm is gone
+ * again, with all its memory (free bytes back to before), and the test is skipped.
  */
-static bool split_setup(struct split_test *t, uintptr_t len, phys_addr_t *pa)
+static bool split_map_huge(struct split_test *t, uintptr_t len, phys_addr_t *pa)
 {
 	int level;
 
@@ -187,6 +188,18 @@ static bool split_setup(struct split_test *t, uintptr_t len, phys_addr_t *pa)
 		pa[off / HUGE_SIZE] = as_pa(t->mm, t->base + off, &level);
 		if (level != PT_LEVEL_PMD)
 			return false;
+	}
+	return true;
+}
+
+static bool split_setup(struct split_test *t, uintptr_t len, phys_addr_t *pa, u64 before)
+{
+	if (!split_map_huge(t, len, pa)) {
+		if (t->mm)
+			mm_destroy(t->mm);
+		EXPECT_EQ(as_free_bytes(), before);
+		test_skip("no free 2 MiB blocks");
+		return false;
 	}
 	mm_switch(t->mm);
 	for (uintptr_t va = t->base; va < t->base + len; va += PAGE_SIZE)
@@ -236,13 +249,8 @@ TEST(huge_split, partial_unmap_keeps_the_rest_while_cpus_read_it)
 
 	pt_table_stats_sum(&p0);
 	split_test_init(false);
-	if (!split_setup(&st, len, pa)) {
-		if (st.mm)
-			mm_destroy(st.mm);
-		EXPECT_EQ(as_free_bytes(), before);
-		test_skip("no free 2 MiB blocks");
+	if (!split_setup(&st, len, pa, before))
 		return;
-	}
 	fault_stats_sum(&f0);
 	smp_run_all(split_worker, &st);
 	fault_stats_sum(&f1);
@@ -345,13 +353,8 @@ TEST(huge_split, protect_makes_part_of_a_huge_page_read_only_on_every_cpu)
 	uintptr_t len = 2 * HUGE_SIZE;
 
 	split_test_init(true);
-	if (!split_setup(&st, len, pa)) {
-		if (st.mm)
-			mm_destroy(st.mm);
-		EXPECT_EQ(as_free_bytes(), before);
-		test_skip("no free 2 MiB blocks");
+	if (!split_setup(&st, len, pa, before))
 		return;
-	}
 	fault_stats_sum(&f0);
 	smp_run_all(split_worker, &st);
 	fault_stats_sum(&f1);
@@ -402,13 +405,8 @@ TEST(huge_split, out_of_memory_for_the_table_changes_nothing)
 	int level;
 
 	split_test_init(true); /* no page counts as cut */
-	if (!split_setup(&st, HUGE_SIZE, pa)) {
-		if (st.mm)
-			mm_destroy(st.mm);
-		EXPECT_EQ(as_free_bytes(), before);
-		test_skip("no free 2 MiB blocks");
+	if (!split_setup(&st, HUGE_SIZE, pa, before))
 		return;
-	}
 	/* The VMA array has room: the split's table is the only allocation. */
 	mm_inject_alloc_failures(0, 1);
 	EXPECT_EQ(vma_unmap(st.mm, mid, PAGE_SIZE), -ENOMEM);
