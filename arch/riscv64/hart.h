@@ -26,6 +26,8 @@
 #define HART_SATP 48
 #define HART_BOOT_SP 56
 #define HART_TRAP_REGS 64
+#define HART_HARTID 72
+#define HART_SIZE 128
 
 /*
  * Trap nesting at which the entry stops trusting sp: a trap while handling a trap
@@ -54,6 +56,7 @@ struct riscv_hart {
 } __cacheline_aligned;
 
 extern struct riscv_hart riscv_harts[];
+extern const u32 riscv_hart_slots;	   /* riscv_harts[]'s length, for head.S */
 extern struct riscv_hart riscv_early_hart; /* the boot hart until it knows its logical id */
 
 static inline struct riscv_hart *this_hart(void)

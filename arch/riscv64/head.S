@@ -45,11 +45,11 @@ boot_entry:
 	li	t0, SSTATUS_FS | SSTATUS_SIE
 	csrc	sstatus, t0		/* interrupts off, FPU off: the kernel uses no FP */
 
-	/* One hart runs boot. Loaders without HSM may release every hart here: park the rest. */
+	/* One hart runs boot; the others are late (lottery_lost). */
 	lla	t0, boot_lottery
 	li	t1, 1
 	amoswap.w t1, t1, (t0)
-	bnez	t1, park
+	bnez	t1, lottery_lost
 
 	mv	s1, a0			/* hart id */
 	mv	s2, a1			/* DTB physical address */
@@ -71,6 +71,7 @@ boot_entry:
 	addi	t0, t0, 8
 	j	1b
 2:
+	fence	w, w			/* bss is clear before lottery_lost sees the offset */
 	lla	t0, kernel_va_pa_offset
 	sd	s4, 0(t0)
 
@@ -166,6 +167,31 @@ boot_fail:
 	addi	s6, s6, 1
 	j	1b
 
+/*
+ * A hart that entered here after another won the lottery (a0 = hart id). Loaders
+ * without HSM release every hart here at boot: those park. But OpenSBI 1.1's
+ * hart_start marks a hart START_PENDING before it stores the start address and
+ * argument, so a waiting hart that sees the state in between leaves with those of
+ * its cold boot: this entry and the DTB. If arch_cpu_start() published a struct
+ * riscv_hart for this hart id, the kernel is starting it: go on as it asked.
+ */
+lottery_lost:
+	lla	t0, kernel_va_pa_offset
+	ld	t0, 0(t0)
+	beqz	t0, park		/* bss not cleared yet: nothing is being started */
+	fence	r, r
+	lla	t0, riscv_harts
+	lla	t1, riscv_hart_slots
+	lwu	t1, 0(t1)
+1:	ld	t2, HART_SATP(t0)	/* zero until arch_cpu_start() fills the slot */
+	beqz	t2, 2f
+	lwu	t2, HART_HARTID(t0)
+	bne	t2, a0, 2f
+	mv	a1, t0
+	j	secondary_entry
+2:	addi	t0, t0, HART_SIZE
+	addi	t1, t1, -1
+	bnez	t1, 1b
 park:
 	wfi
 	j	park
