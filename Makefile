@@ -17,6 +17,9 @@ MEM ?= 512M
 NUMA ?=
 ARGS ?=
 QEMUFLAGS ?=
+MACHINE ?=
+BOOT ?=
+FIRMWARE ?=
 BENCH ?= all
 TIMEOUT ?=
 
@@ -106,7 +109,7 @@ $(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image deps qemu gdb qemu-gdb test mutants bench profile plugin format format-check clean
+.PHONY: all test-image image deps qemu gdb qemu-gdb test mutants bench profile plugin format format-check clean
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -157,12 +160,21 @@ $(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 
 # QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
 # TESTS=1: boot the test image instead of the production kernel.
-QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS)
+QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS) \
+	MACHINE="$(MACHINE)" BOOT="$(BOOT)" FIRMWARE="$(FIRMWARE)"
+# One configuration's QEMU for tests/run: the machine, the boot path and the firmware.
+RUN_MACHINE = --machine "$(MACHINE)" --boot "$(BOOT)" --firmware "$(FIRMWARE)"
 BOOT_IMAGE := $(if $(filter 1,$(TESTS)),test-image,all)
 BOOT_ELF := $(if $(filter 1,$(TESTS)),$(TEST_KERNEL),$(KERNEL))
 
 qemu: $(BOOT_IMAGE)
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" scripts/qemu/$(ARCH).sh
+
+# What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
+# boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).
+DTB ?=
+image: all
+	$(Q)BUILD=$(BUILD) DTB="$(DTB)" CMDLINE="$(ARGS)" scripts/image/$(ARCH).sh
 
 GDB_CMD := $(if $(filter riscv64,$(ARCH)),gdb-multiarch,gdb)
 gdb qemu-gdb: $(BOOT_IMAGE)
@@ -172,7 +184,7 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
-SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS,$(if $(filter command line,$(origin $(v))),$(v))))
+SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE,$(if $(filter command line,$(origin $(v))),$(v))))
 
 test: | $(DEPS_STAMP)
 ifeq ($(SELECTORS),)
@@ -180,7 +192,7 @@ ifeq ($(SELECTORS),)
 else
 	$(Q)$(MAKE) -s test-image
 	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
-		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
 
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
@@ -191,7 +203,7 @@ mutants: | $(DEPS_STAMP)
 
 bench: test-image
 	$(Q)python3 tests/run --bench $(BENCH) --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
-		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 # The QEMU TCG profiling plugin (tools/profile), built with the host compiler.
 PLUGIN := build/tools/grace_profile.so
