@@ -193,7 +193,7 @@ void __noreturn riscv_boot_main(unsigned long hartid, phys_addr_t dtb_pa)
 	csr_write(sscratch, h);
 
 	if (boot_info.console.kind == CONSOLE_NONE) {
-		pr_warn("riscv: no ns16550 UART in the device tree; console through SBI\n");
+		pr_warn("riscv: no UART we drive in the device tree; console through SBI\n");
 		console_register(&sbi_console);
 	}
 	riscv_early_boot = false;

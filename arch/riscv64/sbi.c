@@ -18,6 +18,7 @@
 #define SBI_BASE_GET_IMPL_ID 1
 #define SBI_BASE_PROBE_EXTENSION 3
 #define SBI_SRST_SHUTDOWN 0
+#define SBI_SRST_COLD_REBOOT 1
 #define SBI_SRST_REASON_NONE 0
 #define SBI_SRST_REASON_FAILURE 1
 /* A hart_mask_base of -1 means "every hart", mask ignored (SBI v0.2 and later). */
@@ -129,10 +130,20 @@ int sbi_hart_start(unsigned long hartid, unsigned long start_pa, unsigned long o
 
 void sbi_shutdown(bool failure)
 {
-	if (has_srst)
+	if (has_srst) {
 		sbi_ecall(SBI_EXT_SRST, 0, SBI_SRST_SHUTDOWN,
 			  failure ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE, 0, 0);
+		return; /* no power-off device behind it */
+	}
+	/* OpenSBI hangs the hart here when it has no power-off device either. */
 	sbi_ecall(SBI_EXT_LEGACY_SHUTDOWN, 0, 0, 0, 0, 0);
+}
+
+void sbi_reset(bool failure)
+{
+	if (has_srst)
+		sbi_ecall(SBI_EXT_SRST, 0, SBI_SRST_COLD_REBOOT,
+			  failure ? SBI_SRST_REASON_FAILURE : SBI_SRST_REASON_NONE, 0, 0);
 }
 
 void sbi_console_putchar(char c)

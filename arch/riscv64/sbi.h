@@ -51,7 +51,10 @@ int sbi_send_ipi(unsigned long mask, unsigned long base);
 /* sfence.vma on every hart. */
 void sbi_remote_sfence_vma_all(void);
 int sbi_hart_start(unsigned long hartid, unsigned long start_pa, unsigned long opaque);
+/* Power off; returns only if the firmware cannot. */
 void sbi_shutdown(bool failure);
+/* Reset the machine (a cold reboot); returns only if the firmware cannot. */
+void sbi_reset(bool failure);
 void sbi_console_putchar(char c);
 
 #endif

@@ -22,6 +22,8 @@
 #define INTC_S_SOFTWARE 1
 #define INTC_S_EXTERNAL 9
 #define NO_PHANDLE 0
+/* What a UART with a known clock is set to when nothing in the tree names a rate. */
+#define UART_DEFAULT_BAUD 115200
 
 struct scan {
 	const struct fdt *fdt;
@@ -29,6 +31,7 @@ struct scan {
 	u32 boot_hartid;
 	bool boot_seen;
 	int stdout_node;	       /* node named by /chosen stdout-path, or -1 */
+	u32 stdout_baud;	       /* the rate its options ask for ("115200n8"), or 0 */
 	u32 console_irq_parent;	       /* phandle of the console's interrupt controller */
 	int path[FDT_MAX_DEPTH + 1];   /* path[d]: the current node's ancestor at depth d */
 	int plic_nodes[FDT_MAX_PLICS]; /* PLIC and SSWI nodes, resolved after the walk */
@@ -253,30 +256,46 @@ static u32 scan_interrupt_parent(const struct scan *s, int depth)
 	return NO_PHANDLE;
 }
 
-static void scan_uart(struct scan *s, int depth, int node)
+/*
+ * A UART: the console if stdout-path names it, else the first one in the tree.
+ * 16550s come with reg-shift and reg-io-width on boards (StarFive JH7110, SiFive
+ * FU740: 2 and 4); SiFive's own UART has 32-bit registers only. The input clock
+ * (clock-frequency) and the rate (stdout-path's options, else current-speed, else
+ * 115200) let the driver program the divisor itself.
+ */
+static void scan_uart(struct scan *s, int depth, int node, enum console_kind kind)
 {
 	struct console_desc *c = &s->m->console;
-	/* The stdout-path node wins; otherwise the first 16550 in the tree. */
 	if (c->kind != CONSOLE_NONE && node != s->stdout_node)
 		return;
 
 	u64 base, size;
-	u32 shift = 0, width = 1, len;
+	u32 shift = 0, width = kind == CONSOLE_SIFIVE_UART ? 4 : 1, len;
 	int err = scan_reg(s, depth, node, 0, &base, &size);
 	if (err) {
 		pr_warn("fdt: %s: bad reg (%s), UART skipped\n", node_name(s, node),
 			errno_name(err));
 		return;
 	}
-	fdt_prop_u32(s->fdt, node, "reg-shift", &shift);
-	fdt_prop_u32(s->fdt, node, "reg-io-width", &width);
+	if (kind == CONSOLE_NS16550_MMIO) {
+		fdt_prop_u32(s->fdt, node, "reg-shift", &shift);
+		fdt_prop_u32(s->fdt, node, "reg-io-width", &width);
+	}
 	/* Registers are bytes: 8 of them, each (1 << shift) apart, read 1 or 4 bytes wide. */
 	if (shift > 4 || (width != 1 && width != 4)) {
 		pr_warn("fdt: %s: reg-shift %u / reg-io-width %u unsupported, UART skipped\n",
 			node_name(s, node), shift, width);
 		return;
 	}
-	*c = (struct console_desc){CONSOLE_NS16550_MMIO, base, shift, width, 0};
+	*c = (struct console_desc){
+	    .kind = kind, .base = base, .reg_shift = shift, .reg_io_width = width};
+	if (fdt_prop_u32(s->fdt, node, "clock-frequency", &c->clock_hz) == 0 && c->clock_hz) {
+		c->baud = UART_DEFAULT_BAUD;
+		if (node == s->stdout_node && s->stdout_baud)
+			c->baud = s->stdout_baud;
+		else
+			fdt_prop_u32(s->fdt, node, "current-speed", &c->baud);
+	}
 	s->console_irq_parent = NO_PHANDLE;
 
 	const u8 *irq = fdt_prop(s->fdt, node, "interrupts-extended", &len);
@@ -422,7 +441,9 @@ static void scan_node(struct scan *s, int depth, int node)
 	}
 	if (fdt_prop_has_string(fdt, node, "compatible", "ns16550a") ||
 	    fdt_prop_has_string(fdt, node, "compatible", "ns16550"))
-		scan_uart(s, depth, node);
+		scan_uart(s, depth, node, CONSOLE_NS16550_MMIO);
+	else if (fdt_prop_has_string(fdt, node, "compatible", "sifive,uart0"))
+		scan_uart(s, depth, node, CONSOLE_SIFIVE_UART);
 	else if (fdt_prop_has_string(fdt, node, "compatible", "riscv,plic0") ||
 		 fdt_prop_has_string(fdt, node, "compatible", "sifive,plic-1.0.0"))
 		scan_plic(s, depth, node);
@@ -507,6 +528,9 @@ static void scan_chosen(struct scan *s)
 	size_t len = 0;
 	while (out[len] && out[len] != ':')
 		len++;
+	/* Options after the colon begin with the baud rate, as the kernel's console= does. */
+	for (const char *o = out + len + (out[len] == ':'); *o >= '0' && *o <= '9'; o++)
+		s->stdout_baud = s->stdout_baud * 10 + (u32)(*o - '0');
 	if (out[0] != '/') {
 		int aliases = fdt_path(fdt, "/aliases", 8);
 		const char *alias = NULL;
@@ -517,7 +541,7 @@ static void scan_chosen(struct scan *s)
 			alias = fdt_prop_string(fdt, aliases, name);
 		}
 		if (!alias) {
-			pr_warn("fdt: stdout-path \"%s\" names no alias, using the first 16550\n",
+			pr_warn("fdt: stdout-path \"%s\" names no alias, using the first UART\n",
 				out);
 			return;
 		}
@@ -526,7 +550,7 @@ static void scan_chosen(struct scan *s)
 	}
 	s->stdout_node = fdt_path(fdt, out, len);
 	if (s->stdout_node < 0)
-		pr_warn("fdt: stdout-path \"%s\" names no node, using the first 16550\n", out);
+		pr_warn("fdt: stdout-path \"%s\" names no node, using the first UART\n", out);
 }
 
 static void scan_rsvmap(struct scan *s)

@@ -2,7 +2,11 @@
  * The 16550 UART as the console: output by polling the transmit-empty bit, input
  * by the receive interrupt. The registers are found in boot_info.console (from the
  * DT or the PC's COM1), with reg-shift and reg-io-width honoured for MMIO UARTs.
- * The firmware has already set the baud rate; we leave it.
+ *
+ * Where the firmware description gives the input clock, the divisor is programmed
+ * for the baud rate it asks for (8 data bits, no parity, one stop bit): a board
+ * whose firmware never used this UART leaves the divisor unset. Otherwise the
+ * firmware's setting stays, as on the PC, where the BIOS programmed COM1.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
@@ -11,15 +15,21 @@
 #include <grace/printk.h>
 #include <asm/cpu.h>
 #include <asm/io.h>
+#include "uart.h"
 
 /* 16550 register numbers (before reg-shift) and bits. */
 #define UART_RBR 0 /* receive buffer (read) */
 #define UART_THR 0 /* transmit holding (write) */
 #define UART_IER 1 /* interrupt enable */
 #define UART_FCR 2 /* FIFO control (write) */
+#define UART_LCR 3 /* line control */
 #define UART_LSR 5 /* line status */
+#define UART_DLL 0 /* divisor latch, low byte (with LCR_DLAB) */
+#define UART_DLM 1 /* divisor latch, high byte (with LCR_DLAB) */
 #define IER_RX_AVAILABLE 0x01
 #define FCR_ENABLE_CLEAR 0x07 /* enable FIFOs, clear both */
+#define LCR_8N1 0x03	      /* 8 data bits, no parity, 1 stop bit */
+#define LCR_DLAB 0x80	      /* registers 0 and 1 are the divisor latch */
 #define LSR_DATA_READY 0x01
 #define LSR_THR_EMPTY 0x20
 
@@ -66,11 +76,7 @@ static void uart_putc(char c)
 
 static void uart_console_write(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n')
-			uart_putc('\r');
-		uart_putc(s[i]);
-	}
+	uart_write_crlf(s, n, uart_putc);
 }
 
 static void uart_rx_interrupt(void *arg)
@@ -81,36 +87,48 @@ static void uart_rx_interrupt(void *arg)
 
 static const struct console uart_console = {"ns16550", uart_console_write};
 
-void console_init(void)
+/* The 16550 divides its clock by 16 x the divisor: the nearest divisor to the rate. */
+static void uart_set_baud(u32 clock_hz, u32 baud)
 {
-	const struct console_desc *d = &boot_info.console;
+	u32 divisor = (clock_hz + 8 * baud) / (16 * baud);
+	if (divisor == 0 || divisor > 0xffff) {
+		pr_warn("ns16550: no divisor gives %u baud from %u Hz; keeping the firmware's\n",
+			baud, clock_hz);
+		return;
+	}
+	uart_write(UART_LCR, LCR_DLAB);
+	uart_write(UART_DLL, (u8)divisor);
+	uart_write(UART_DLM, (u8)(divisor >> 8));
+	uart_write(UART_LCR, LCR_8N1);
+}
 
-	switch (d->kind) {
-	case CONSOLE_NS16550_MMIO:
+static bool ns16550_init(const struct console_desc *d)
+{
+	if (d->kind == CONSOLE_NS16550_MMIO) {
 		uart.base = (uintptr_t)ioremap(d->base, 8u << d->reg_shift);
 		if (!uart.base)
-			return;
+			return false;
 		uart.shift = d->reg_shift;
 		uart.width = d->reg_io_width == 4 ? 4 : 1;
-		break;
+	} else {
 #ifdef ARCH_HAS_PORT_IO
-	case CONSOLE_NS16550_PIO:
 		uart.base = d->base;
 		uart.pio = true;
-		break;
+#else
+		return false;
 #endif
-	default:
-		return; /* no console: printk keeps logging to the ring */
 	}
+	if (d->clock_hz && d->baud)
+		uart_set_baud(d->clock_hz, d->baud);
 	uart_write(UART_FCR, FCR_ENABLE_CLEAR);
 	console_register(&uart_console);
+	return true;
 }
 
-/* Receive interrupts need the interrupt controller, so they start later than output. */
-void console_enable_input(void)
+static void ns16550_enable_input(const struct console_desc *d)
 {
-	if (!uart.base || !boot_info.console.irq)
-		return;
-	if (irq_register(boot_info.console.irq, uart_rx_interrupt, NULL) == 0)
+	if (irq_register(d->irq, uart_rx_interrupt, NULL) == 0)
 		uart_write(UART_IER, IER_RX_AVAILABLE);
 }
+
+const struct uart_driver ns16550_driver = {ns16550_init, ns16550_enable_input};

@@ -27,7 +27,7 @@ struct cpu_desc {
 	int node;
 };
 
-enum console_kind { CONSOLE_NONE, CONSOLE_NS16550_MMIO, CONSOLE_NS16550_PIO };
+enum console_kind { CONSOLE_NONE, CONSOLE_NS16550_MMIO, CONSOLE_NS16550_PIO, CONSOLE_SIFIVE_UART };
 
 struct console_desc {
 	enum console_kind kind;
@@ -35,6 +35,8 @@ struct console_desc {
 	u32 reg_shift;	  /* register i is at base + (i << reg_shift) */
 	u32 reg_io_width; /* 1 or 4 bytes per access */
 	u32 irq;	  /* interrupt line at the interrupt controller, 0 if none */
+	u32 clock_hz;	  /* the UART's input clock, 0 if not described */
+	u32 baud;	  /* with clock_hz: the rate to program; 0: leave the firmware's */
 };
 
 /* A memory-mapped device and its interrupt line (0: none usable). */

@@ -109,7 +109,7 @@ struct fdt_machine {
 	bool sstc;			   /* every usable hart has Sstc */
 	u64 timebase_hz;
 
-	struct console_desc console; /* kind CONSOLE_NONE when no ns16550 was found */
+	struct console_desc console; /* kind CONSOLE_NONE when no UART we drive was found */
 	int console_plic;	     /* PLIC that console.irq belongs to, or -1 */
 
 	struct fdt_plic plics[FDT_MAX_PLICS];
