@@ -16,7 +16,8 @@
  *     every address space (arch_mm_init_root) stay valid;
  *   - nothing at virtual 0, so a NULL dereference faults.
  * ioremap() and the ACPI table mapper add 2 MiB pages to the direct map on demand
- * (uncached for devices, never executable).
+ * (uncached for devices, never executable). Device memory beyond the direct map's
+ * reach goes to the ioremap window instead (see ioremap_window()).
  *
  * The boot tables stay in use as the AP trampoline's page tables: their identity
  * map lets the trampoline turn paging on, and their kernel entries are pointed at
@@ -51,15 +52,36 @@
  */
 #define IMAGE_POOL_PAGES 16
 
+/*
+ * The ioremap window: device memory above DIRECT_MAP_MAX. UEFI firmware puts 64-bit
+ * PCI BARs near the top of the physical address space (OVMF under QEMU at 896 GiB
+ * and up), past anything a direct map sized for RAM covers. The window has its own
+ * PML4 entry, below the vmap area's, with 2 MiB pages handed out from its bottom and
+ * never taken back (ioremap() has no inverse).
+ */
+#define IOREMAP_BASE 0xffffc88000000000UL
+#define IOREMAP_SIZE (512 * GiB) /* one PML4 entry */
+#define IOREMAP_MAX_RANGES 16	 /* mappings remembered, so a second ioremap() reuses one */
+
 typedef u64 pt_page[PT_ENTRIES] __aligned(PAGE_SIZE);
 
-static pt_page kernel_pml4, dm_pdpt, vmap_pdpt;
+static pt_page kernel_pml4, dm_pdpt, vmap_pdpt, io_pdpt;
 static pt_page image_pool[IMAGE_POOL_PAGES];
 static unsigned image_pool_used;
 static pt_page pd_pool[PD_POOL_PAGES];
 static unsigned pd_pool_used;
 static u64 *dm_pd[PD_POOL_PAGES]; /* the page directory of each GiB, or NULL */
-static DEFINE_SPINLOCK(mmu_lock); /* protects dm_pd[], pd_pool_used, direct-map entries */
+static DEFINE_SPINLOCK(mmu_lock); /* dm_pd[], pd_pool_used, direct-map and window entries */
+
+/* The window's mappings, under mmu_lock: physical [pa, pa + len) at va, 2 MiB-aligned. */
+struct io_range {
+	phys_addr_t pa;
+	u64 len;
+	uintptr_t va;
+};
+static struct io_range io_ranges[IOREMAP_MAX_RANGES];
+static unsigned nr_io_ranges;
+static uintptr_t io_next = IOREMAP_BASE; /* the lowest window address not yet used */
 
 u64 x86_kernel_cr3, x86_trampoline_cr3;
 
@@ -127,9 +149,59 @@ void *mmu_map_phys(phys_addr_t pa, u64 len, bool uncached)
 	return ok ? phys_to_virt(pa) : NULL;
 }
 
+/* Map the 2 MiB page at pa at window address va; false when out of page directories. */
+static bool io_map_large_locked(uintptr_t va, phys_addr_t pa)
+{
+	lockdep_assert_held(&mmu_lock);
+	u64 *pdpte = &io_pdpt[PDPT_INDEX(va)];
+	if (!(*pdpte & PTE_PRESENT)) {
+		if (pd_pool_used == PD_POOL_PAGES)
+			return false;
+		*pdpte = table_entry(pd_pool[pd_pool_used++]);
+	}
+	u64 *pd = phys_to_virt(*pdpte & PTE_ADDR_MASK);
+	pd[PD_INDEX(va)] = pa | DM_FLAGS_DEVICE | PTE_LARGE;
+	return true;
+}
+
+static void *ioremap_window(phys_addr_t pa, size_t size)
+{
+	void *va = NULL;
+	unsigned long flags = spin_lock_irqsave(&mmu_lock);
+	for (unsigned i = 0; i < nr_io_ranges && !va; i++) {
+		const struct io_range *r = &io_ranges[i];
+		if (r->pa <= pa && pa + size <= r->pa + r->len)
+			va = (void *)(r->va + (pa - r->pa));
+	}
+	phys_addr_t start = ALIGN_DOWN(pa, LARGE_PAGE_SIZE);
+	u64 len = ALIGN_UP(pa + size, LARGE_PAGE_SIZE) - start;
+	if (!va && nr_io_ranges < IOREMAP_MAX_RANGES &&
+	    len <= IOREMAP_BASE + IOREMAP_SIZE - io_next) {
+		u64 done = 0;
+		while (done < len && io_map_large_locked(io_next + done, start + done))
+			done += LARGE_PAGE_SIZE;
+		/* A partial mapping stays (unused); the window's next range starts past it. */
+		if (done == len) {
+			io_ranges[nr_io_ranges++] = (struct io_range){start, len, io_next};
+			va = (void *)(io_next + (pa - start));
+		}
+		io_next += done;
+	}
+	spin_unlock_irqrestore(&mmu_lock, flags);
+	/* Only not-present entries became present: no TLB holds them, nothing to flush. */
+	if (!va)
+		pr_err("mmu: no room in the ioremap window for %llx+%zx\n", (unsigned long long)pa,
+		       size);
+	return va;
+}
+
 void *ioremap(phys_addr_t pa, size_t size)
 {
-	return mmu_map_phys(pa, size, true);
+	if (size == 0 || pa + size < pa)
+		return NULL;
+	if (pa + size <= DIRECT_MAP_MAX)
+		return mmu_map_phys(pa, size, true);
+	return ioremap_window(pa, size);
 }
 
 pte_t *arch_kernel_root(void)
@@ -187,6 +259,7 @@ void mmu_init(void)
 
 	kernel_pml4[PML4_INDEX(PAGE_OFFSET)] = table_entry(dm_pdpt);
 	kernel_pml4[PML4_INDEX(VMAP_BASE)] = table_entry(vmap_pdpt);
+	kernel_pml4[PML4_INDEX(IOREMAP_BASE)] = table_entry(io_pdpt);
 	x86_kernel_cr3 = virt_to_phys(kernel_pml4);
 	write_cr3(x86_kernel_cr3);
 
