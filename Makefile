@@ -99,7 +99,11 @@ KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c net/*.c net/*/*.
 TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)
 objs_of = $(patsubst %,$(BUILD)/%.o,$(basename $(1)))
 KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
-TEST_OBJS := $(call objs_of,$(TEST_SRCS))
+# Device trees of boards the parser selftests read: each .dts compiled by dtc and
+# linked in as dtb_<name>_start..dtb_<name>_end (tests/kernel/dts/dtb_blob.S).
+TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
+TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
+TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS)
 OBJS := $(KERNEL_OBJS) $(TEST_OBJS)
 LDSCRIPT := linker/$(ARCH).ld
 
@@ -128,6 +132,15 @@ $(BUILD)/%.o: %.S | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC) $(ASFLAGS) -c $< -o $@
+
+$(BUILD)/tests/kernel/dts/%.dtb: tests/kernel/dts/%.dts | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  DTC     $<")
+	$(Q)dtc -q -I dts -O dtb -o $@ $<
+
+$(BUILD)/tests/kernel/dts/%.dtb.o: $(BUILD)/tests/kernel/dts/%.dtb tests/kernel/dts/dtb_blob.S
+	$(Q)$(CC) $(ASFLAGS) -DDTB_PATH='"$<"' -DDTB_START=dtb_$(subst -,_,$*)_start \
+		-DDTB_END=dtb_$(subst -,_,$*)_end -c tests/kernel/dts/dtb_blob.S -o $@
 
 # The kernel embeds its own symbol table for backtraces. Link three times: with an
 # empty table, with the table of that link (now the right size, so every address

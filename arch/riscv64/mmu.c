@@ -149,6 +149,23 @@ int mmu_init(phys_addr_t dtb_pa, u32 dtb_size)
 
 	for (unsigned i = 0; i < boot_info.nr_mem;) {
 		struct mem_range *r = &boot_info.mem[i];
+		/*
+		 * The direct map's finest leaf is 2 MiB: only whole 2 MiB blocks of RAM are
+		 * used, so that a block's other bytes (a no-map region, a hole) stay unmapped.
+		 */
+		phys_addr_t lo = ALIGN_UP(r->base, PMD_SIZE);
+		phys_addr_t hi = ALIGN_DOWN(r->base + r->size, PMD_SIZE);
+		if (lo != r->base || hi != r->base + r->size)
+			pr_warn(
+			    "mm: RAM [%llx, %llx) used from %llx to %llx, in whole 2 MiB blocks\n",
+			    (unsigned long long)r->base, (unsigned long long)(r->base + r->size),
+			    (unsigned long long)lo, (unsigned long long)MAX(lo, hi));
+		if (hi <= lo) {
+			boot_info.mem[i] = boot_info.mem[--boot_info.nr_mem];
+			continue;
+		}
+		r->base = lo;
+		r->size = hi - lo;
 		err = direct_map_range(r->base, r->size);
 		if (!err) {
 			i++;

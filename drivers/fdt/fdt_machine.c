@@ -154,6 +154,40 @@ static void range_add(struct mem_range *table, unsigned *n, unsigned max, u64 ba
 	table[(*n)++] = (struct mem_range){base, size, node};
 }
 
+/*
+ * Take [base, base + size) out of the RAM ranges, which stay in tree order: a range
+ * it cuts in two becomes two. A cut that would need a range more than the table
+ * holds keeps the lower piece only (and says so).
+ */
+static void mem_carve(struct fdt_machine *m, u64 base, u64 size)
+{
+	u64 end = base + size;
+	for (unsigned i = 0; i < m->nr_mem; i++) {
+		struct mem_range *r = &m->mem[i];
+		u64 r_end = r->base + r->size;
+		if (end <= r->base || base >= r_end)
+			continue;
+		struct mem_range above = {end, r_end > end ? r_end - end : 0, r->node};
+		r->size = base > r->base ? base - r->base : 0;
+		if (above.size && !r->size) {
+			*r = above;
+		} else if (above.size && m->nr_mem == MAX_MEM_RANGES) {
+			pr_warn("fdt: no room for RAM above no-map [%llx, %llx); not using it\n",
+				(unsigned long long)base, (unsigned long long)end);
+		} else if (above.size) {
+			memmove(&m->mem[i + 2], &m->mem[i + 1],
+				(m->nr_mem - i - 1) * sizeof(m->mem[0]));
+			m->mem[i + 1] = above;
+			m->nr_mem++;
+			i++;
+		} else if (!r->size) {
+			memmove(r, r + 1, (m->nr_mem - i - 1) * sizeof(m->mem[0]));
+			m->nr_mem--;
+			i--;
+		}
+	}
+}
+
 /* Every reg entry of node, added to a range table. */
 static void scan_ranges_of(struct scan *s, int depth, int node, struct mem_range *table,
 			   unsigned *n, unsigned max, int numa, const char *what)
@@ -435,12 +469,18 @@ static void scan_node(struct scan *s, int depth, int node)
 	}
 	if (depth == 2 && !strcmp(parent, "reserved-memory")) {
 		/* Regions with only a size are for the OS to place; we place nothing there. */
-		scan_ranges_of(s, depth, node, m->reserved, &m->nr_reserved, MAX_RESERVED, 0,
-			       "reserved");
+		if (fdt_prop(fdt, node, "no-map", NULL))
+			scan_ranges_of(s, depth, node, m->nomap, &m->nr_nomap, MAX_RESERVED, 0,
+				       "no-map");
+		else
+			scan_ranges_of(s, depth, node, m->reserved, &m->nr_reserved, MAX_RESERVED,
+				       0, "reserved");
 		return;
 	}
+	/* The DesignWare APB UART (StarFive JH7110 and many boards) is a 16550. */
 	if (fdt_prop_has_string(fdt, node, "compatible", "ns16550a") ||
-	    fdt_prop_has_string(fdt, node, "compatible", "ns16550"))
+	    fdt_prop_has_string(fdt, node, "compatible", "ns16550") ||
+	    fdt_prop_has_string(fdt, node, "compatible", "snps,dw-apb-uart"))
 		scan_uart(s, depth, node, CONSOLE_NS16550_MMIO);
 	else if (fdt_prop_has_string(fdt, node, "compatible", "sifive,uart0"))
 		scan_uart(s, depth, node, CONSOLE_SIFIVE_UART);
@@ -607,6 +647,9 @@ static int scan_finish(struct scan *s)
 	if (dropped)
 		pr_warn("fdt: %u of %u virtio-mmio interrupts are not on the primary PLIC\n",
 			dropped, m->nr_virtio_mmio);
+
+	for (unsigned i = 0; i < m->nr_nomap; i++)
+		mem_carve(m, m->nomap[i].base, m->nomap[i].size);
 
 	if (m->nr_mem == 0) {
 		pr_err("fdt: no memory described (no /memory node with a usable reg)\n");

@@ -99,6 +99,9 @@ struct fdt_machine {
 	unsigned nr_mem;
 	struct mem_range reserved[MAX_RESERVED]; /* memreserve block and /reserved-memory */
 	unsigned nr_reserved;
+	/* /reserved-memory regions marked no-map: taken out of mem, never mapped. */
+	struct mem_range nomap[MAX_RESERVED];
+	unsigned nr_nomap;
 
 	struct fdt_hart harts[MAX_CPUS]; /* usable harts in tree order (boot hart kept) */
 	unsigned nr_harts;
