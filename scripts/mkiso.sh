@@ -1,5 +1,7 @@
 #!/bin/sh
-# Build a BIOS-bootable GRUB ISO that loads a Grace kernel via multiboot2.
+# Build a GRUB ISO that loads a Grace kernel via multiboot2, bootable both ways:
+# by a PC BIOS (El Torito, or the MBR when written to a disk or stick) and by UEFI
+# (El Torito's EFI image, or the GPT's EFI system partition on a stick).
 #   mkiso.sh KERNEL_ELF OUT_ISO CMDLINE
 # GRUB talks on the serial line (COM1), waits 0 s, and passes CMDLINE to the kernel.
 # The kernel is copied without debug info (the kernel embeds its own symbol table).
@@ -7,6 +9,14 @@ set -e
 kernel=$1
 out=$2
 cmdline=$3
+
+# The two platforms the ISO must boot on.
+for dir in /usr/lib/grub/i386-pc /usr/lib/grub/x86_64-efi; do
+	if [ ! -d "$dir" ]; then
+		echo "mkiso.sh: $dir is missing (packages grub-pc-bin, grub-efi-amd64-bin)" >&2
+		exit 1
+	fi
+done
 
 work=$(mktemp -d "${out%.iso}.work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -24,10 +34,14 @@ for arg in $cmdline; do
 	quoted="$quoted '$arg'"
 done
 
+# all_video: under UEFI there is no text mode, and GRUB's multiboot2 loader sets a
+# graphics mode before it starts the kernel; without a video driver it prints an
+# "error:" line (and boots anyway). Under BIOS it keeps text mode.
 cat > "$root/boot/grub/grub.cfg" <<CFG
 serial --unit=0 --speed=115200
 terminal_input serial
 terminal_output serial
+insmod all_video
 set timeout=0
 set default=0
 menuentry "Grace" {
@@ -36,9 +50,14 @@ menuentry "Grace" {
 }
 CFG
 
-# Only the BIOS platform, and only the modules grub.cfg needs: a smaller, faster ISO.
-grub-mkrescue -d /usr/lib/grub/i386-pc \
-	--install-modules="multiboot2 normal serial terminal boot iso9660 biosdisk" \
+# Only the modules grub.cfg needs, a smaller, faster ISO; the EFI image's built-in
+# configuration loads every partition map module, so those come too (each missing one
+# is an error line on the console).
+modules="multiboot2 normal serial terminal boot iso9660 all_video \
+	$(cat /usr/lib/grub/x86_64-efi/partmap.lst)"
+# Without -d, grub-mkrescue makes a boot image for every platform under /usr/lib/grub.
+grub-mkrescue \
+	--install-modules="$(echo $modules)" \
 	--fonts= --locales= --themes= \
 	-o "$work/out.iso" "$root" >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }
 # Rename into place: a concurrent reader never sees a half-written ISO.

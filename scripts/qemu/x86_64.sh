@@ -1,7 +1,10 @@
 #!/bin/sh
-# Boot Grace/x86_64 under QEMU: SeaBIOS -> GRUB (from an ISO) -> multiboot2 kernel.
+# Boot Grace/x86_64 under QEMU: SeaBIOS or OVMF -> GRUB (from an ISO) -> multiboot2 kernel.
 #
-# Environment (all optional): BUILD (build/x86_64, relative to the repo root),
+# Environment (all optional): MACHINE (pc: i440FX and PIIX, PCI configuration through
+# ports 0xcf8/0xcfc; q35: ICH9 and PCI Express, configuration through ECAM), FIRMWARE
+# (bios: SeaBIOS; uefi: OVMF, whose GRUB starts the kernel after ExitBootServices
+# with an EFI memory map), BUILD (build/x86_64, relative to the repo root),
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
 # on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
@@ -16,11 +19,19 @@
 #
 # GRUB takes the command line from grub.cfg, so each kernel and command line gets
 # its own ISO, cached under $BUILD/iso/ by a hash of both and rebuilt when the
-# kernel is newer.
+# kernel or scripts/mkiso.sh is newer. The ISO boots under both firmwares.
 set -e
 cd "$(dirname "$0")/../.."
 
 BUILD=${BUILD:-build/x86_64}
+case ${MACHINE:-pc} in
+pc|q35) machine=${MACHINE:-pc} ;;
+*) echo "x86_64.sh: MACHINE must be pc or q35, not '$MACHINE'" >&2; exit 1 ;;
+esac
+case ${FIRMWARE:-bios} in
+bios|uefi) firmware=${FIRMWARE:-bios} ;;
+*) echo "x86_64.sh: FIRMWARE must be bios or uefi, not '$FIRMWARE'" >&2; exit 1 ;;
+esac
 SMP=${SMP:-8}
 MEM=${MEM:-512M}
 if [ "$TESTS" = 1 ]; then
@@ -42,7 +53,7 @@ else
 	hash=$(printf '%s %s' "$KERNEL" "$CMDLINE" | sha1sum | cut -c1-16)
 	iso=$BUILD/iso/$hash.iso
 fi
-if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ]; then
+if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ] || [ scripts/mkiso.sh -nt "$iso" ]; then
 	mkdir -p "$(dirname "$iso")"
 	scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
 fi
@@ -87,12 +98,32 @@ if [ -n "$NUMA" ]; then
 	done
 fi
 
+# UEFI: OVMF's code read-only, and its variable store (boot entries OVMF writes at every
+# boot) a private copy. The copy is opened on descriptor 3 and unlinked at once, so
+# QEMU writes to a file nobody else sees, and nothing is left behind however QEMU ends
+# (the test runner kills it with SIGKILL).
+firmware_args=""
+if [ "$firmware" = uefi ]; then
+	OVMF_CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+	OVMF_VARS=/usr/share/OVMF/OVMF_VARS_4M.fd
+	if [ ! -f "$OVMF_CODE" ] || [ ! -f "$OVMF_VARS" ]; then
+		echo "x86_64.sh: $OVMF_CODE or $OVMF_VARS missing (package ovmf)" >&2
+		exit 1
+	fi
+	vars=$(mktemp "$BUILD/ovmf-vars.XXXXXX")
+	cp "$OVMF_VARS" "$vars"
+	exec 3<>"$vars"
+	rm -f "$vars"
+	firmware_args="-drive if=pflash,format=raw,unit=0,readonly=on,file=$OVMF_CODE \
+		-drive if=pflash,format=raw,unit=1,file=/dev/fd/3"
+fi
+
 gdb_args=""
 [ "$GDB" = 1 ] && gdb_args="-s -S"
 
 # The network: a modern-only virtio-net PCI device (no legacy I/O BAR) behind QEMU's user
 # networking (slirp), the echo service's port forwarded from the host's loopback. No
-# option ROM (romfile=): SeaBIOS boots the ISO, and iPXE would only slow the boot. No IPv6:
+# option ROM (romfile=): the firmware boots the ISO, and iPXE would only slow the boot. No IPv6:
 # slirp would send router advertisements every few minutes, traffic in the middle of tests
 # that count pages.
 ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
@@ -101,6 +132,8 @@ net_args="-netdev user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7 \
 
 # shellcheck disable=SC2086
 exec qemu-system-x86_64 \
+	-machine "$machine" \
+	$firmware_args \
 	-cdrom "$iso" \
 	-serial mon:stdio \
 	-display none \
