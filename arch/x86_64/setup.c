@@ -116,6 +116,9 @@ static void boot_parse_multiboot2(u32 magic, u32 info_pa)
 	if (strlen(mb2.cmdline) >= sizeof(boot_info.cmdline))
 		pr_warn("boot: command line longer than %u bytes, truncated\n", CMDLINE_MAX - 1);
 
+	if (mb2.mmap_from_efi)
+		printk("multiboot2: no BIOS memory map; RAM from the EFI memory map (%u ranges)\n",
+		       mb2.nr_mmap);
 	for (unsigned i = 0; i < mb2.nr_mmap; i++)
 		if (mb2.mmap[i].type == MB2_MEM_AVAILABLE)
 			boot_add_ram(mb2.mmap[i].base, mb2.mmap[i].length, 0);

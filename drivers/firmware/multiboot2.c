@@ -3,12 +3,14 @@
  * a u32 total_size and a reserved u32, then tags, each starting 8-aligned with a
  * u32 type and a u32 size (header included), until the end tag (type 0, size 8).
  * Every offset and size is checked against min(total_size, buffer size) before
- * the bytes behind it are read; unknown tags are skipped.
+ * the bytes behind it are read; unknown tags are skipped. The EFI memory map tag
+ * has its own file, multiboot2_efi.c.
  */
 #include <grace/errno.h>
 #include <grace/multiboot2.h>
 #include <grace/printk.h>
 #include <grace/string.h>
+#include "multiboot2_internal.h"
 
 #define MB2_FIXED_HEADER 8 /* total_size, reserved */
 #define MB2_TAG_HEADER 8   /* type, size */
@@ -23,6 +25,7 @@ enum {
 	MB2_TAG_MMAP = 6,
 	MB2_TAG_ACPI_OLD = 14,
 	MB2_TAG_ACPI_NEW = 15,
+	MB2_TAG_EFI_MMAP = 17,
 };
 
 #define MB2_MMAP_HEADER 16    /* tag header, entry_size, entry_version */
@@ -31,20 +34,6 @@ enum {
 #define MB2_MEMINFO_SIZE 16
 #define ACPI_RSDP_V1_LEN 20 /* the ACPI 1.0 RSDP */
 #define ACPI_RSDP_V2_LEN 36 /* ACPI 2.0+: adds length, XSDT address, extended checksum */
-
-static u32 get_u32(const u8 *p)
-{
-	u32 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static u64 get_u64(const u8 *p)
-{
-	u64 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* A NUL-terminated string filling part of [p, p + len), or NULL. */
 static const char *tag_string(const u8 *p, u32 len)
@@ -60,14 +49,14 @@ static int mb2_parse_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 		pr_err("multiboot2: memory map tag of %u bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 entry_size = get_u32(tag + 8);
+	u32 entry_size = mb2_get_u32(tag + 8);
 	if (entry_size < MB2_MMAP_ENTRY_MIN || entry_size % 8) {
 		pr_err("multiboot2: memory map entry size %u is invalid\n", entry_size);
 		return -EINVAL;
 	}
 	for (u32 off = MB2_MMAP_HEADER; off + entry_size <= size; off += entry_size) {
 		const u8 *e = tag + off;
-		u64 base = get_u64(e), len = get_u64(e + 8);
+		u64 base = mb2_get_u64(e), len = mb2_get_u64(e + 8);
 		if (len == 0)
 			continue;
 		if (base + len < base) {
@@ -79,7 +68,7 @@ static int mb2_parse_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 			out->nr_mmap_dropped++;
 			continue;
 		}
-		out->mmap[out->nr_mmap++] = (struct mb2_mmap_entry){base, len, get_u32(e + 16)};
+		out->mmap[out->nr_mmap++] = (struct mb2_mmap_entry){base, len, mb2_get_u32(e + 16)};
 	}
 	return 0;
 }
@@ -90,7 +79,7 @@ static int mb2_parse_module(const u8 *tag, u32 size, struct mb2_info *out)
 		pr_err("multiboot2: module tag of %u bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 start = get_u32(tag + 8), end = get_u32(tag + 12);
+	u32 start = mb2_get_u32(tag + 8), end = mb2_get_u32(tag + 12);
 	const char *s = tag_string(tag + MB2_MODULE_HEADER, size - MB2_MODULE_HEADER);
 	if (end < start || !s) {
 		pr_err("multiboot2: module [%x, %x) is malformed\n", start, end);
@@ -130,11 +119,13 @@ static int mb2_parse_tag(u32 type, const u8 *tag, u32 size, struct mb2_info *out
 			pr_err("multiboot2: basic meminfo tag of %u bytes is too short\n", size);
 			return -EINVAL;
 		}
-		out->mem_lower_kib = get_u32(body);
-		out->mem_upper_kib = get_u32(body + 4);
+		out->mem_lower_kib = mb2_get_u32(body);
+		out->mem_upper_kib = mb2_get_u32(body + 4);
 		return 0;
 	case MB2_TAG_MMAP:
 		return mb2_parse_mmap(tag, size, out);
+	case MB2_TAG_EFI_MMAP:
+		return mb2_parse_efi_mmap(tag, size, out);
 	case MB2_TAG_ACPI_OLD:
 	case MB2_TAG_ACPI_NEW: {
 		u32 need = type == MB2_TAG_ACPI_OLD ? ACPI_RSDP_V1_LEN : ACPI_RSDP_V2_LEN;
@@ -167,7 +158,7 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		pr_err("multiboot2: info of %zu bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 total = get_u32(p);
+	u32 total = mb2_get_u32(p);
 	if (total < MB2_FIXED_HEADER + MB2_TAG_HEADER || total > size ||
 	    total > MB2_INFO_MAX_SIZE) {
 		pr_err("multiboot2: total_size %u is invalid (buffer holds %zu bytes)\n", total,
@@ -182,7 +173,7 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 			pr_err("multiboot2: no end tag within %u bytes\n", total);
 			return -EINVAL;
 		}
-		u32 type = get_u32(p + off), tag_size = get_u32(p + off + 4);
+		u32 type = mb2_get_u32(p + off), tag_size = mb2_get_u32(p + off + 4);
 		if (tag_size < MB2_TAG_HEADER || tag_size > total - off) {
 			pr_err("multiboot2: tag %u at offset %u has size %u, past the end (%u)\n",
 			       type, off, tag_size, total);
@@ -194,6 +185,13 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		if (err)
 			return err;
 		off += ALIGN_UP(tag_size, MB2_TAG_ALIGN);
+	}
+	/* Without a BIOS-style map (loaders give it whenever they can), the EFI one. */
+	if (out->nr_mmap == 0 && out->nr_efi_mmap) {
+		memcpy(out->mmap, out->efi_mmap, sizeof(out->mmap));
+		out->nr_mmap = out->nr_efi_mmap;
+		out->nr_mmap_dropped = out->nr_efi_mmap_dropped;
+		out->mmap_from_efi = true;
 	}
 	if (out->nr_mmap == 0) {
 		pr_err("multiboot2: no memory map\n");

@@ -7,6 +7,11 @@
  * end tag, string termination and the memory map's entry size before it reads
  * anything, and returns -EINVAL (after a printk saying what is wrong) on bad data.
  * Pointers in struct mb2_info point into the caller's buffer.
+ *
+ * The memory map comes from the BIOS-style tag (6, E820 types) when the loader gives
+ * one, else from the EFI memory map tag (17), whose descriptors are converted to the
+ * same types: GRUB booted by UEFI passes both today, another loader may pass only
+ * the EFI one.
  */
 #ifndef GRACE_MULTIBOOT2_H
 #define GRACE_MULTIBOOT2_H
@@ -38,6 +43,7 @@ struct mb2_module {
 
 struct mb2_info {
 	u32 total_size;
+	bool mmap_from_efi;	 /* no tag 6: mmap[] is the EFI memory map, converted */
 	const char *cmdline;	 /* "" when the tag is absent */
 	const char *loader_name; /* NULL when absent */
 	struct mb2_mmap_entry mmap[MB2_MAX_MMAP];
@@ -52,6 +58,10 @@ struct mb2_info {
 	const void *rsdp_v2;
 	u32 rsdp_v2_len;
 	u32 mem_lower_kib, mem_upper_kib; /* basic meminfo, 0 when absent */
+	/* The EFI memory map (tag 17), converted, adjacent ranges of one type merged. */
+	struct mb2_mmap_entry efi_mmap[MB2_MAX_MMAP];
+	unsigned nr_efi_mmap;	      /* 0: no tag 17, or an empty one */
+	unsigned nr_efi_mmap_dropped; /* ranges past MB2_MAX_MMAP */
 };
 
 int mb2_parse(const void *blob, size_t size, struct mb2_info *out);
