@@ -5,8 +5,8 @@
  * they touch, when the block has no BIOS-style map; with one, that map wins, in
  * either tag order. Bad descriptor sizes and versions, a tag ending inside a
  * descriptor and descriptors that wrap or are not page-aligned are refused with
- * -EINVAL. On a machine booted through UEFI (the block has tag 17), the two maps
- * GRUB passed agree on the RAM.
+ * -EINVAL, even beside a good BIOS-style map. On a machine booted through UEFI (the block has tag
+ * 17), the two maps GRUB passed agree on the RAM.
  */
 #include <grace/boot_info.h>
 #include <grace/errno.h>
@@ -138,10 +138,15 @@ static u32 block_end(u32 len)
 	return len;
 }
 
-/* A block with the header and tag 17 of pc_map; *efi: offset of the tag. */
-static u32 block_pc_map(u32 *efi)
+/*
+ * A block with tag 17 of pc_map (*efi: its offset), after a BIOS-style map when
+ * with_bios: then a refusal can only come from the EFI map itself.
+ */
+static u32 block_pc_map(u32 *efi, bool with_bios)
 {
 	u32 len = 8;
+	if (with_bios)
+		block_bios_mmap(&len, MiB_, 31 * MiB_);
 	*efi = len;
 	block_efi_mmap(&len, pc_map, ARRAY_SIZE(pc_map));
 	return block_end(len);
@@ -156,7 +161,7 @@ static void expect_rejected(u32 len, const char *what)
 
 TEST(multiboot2, efi_memory_map_alone_gives_the_ram)
 {
-	u32 efi, len = block_pc_map(&efi);
+	u32 efi, len = block_pc_map(&efi, false);
 	ASSERT_EQ(mb2_parse(block, len, &info), 0);
 	EXPECT_TRUE(info.mmap_from_efi);
 	ASSERT_EQ(info.nr_mmap, ARRAY_SIZE(pc_ranges));
@@ -197,7 +202,7 @@ TEST(multiboot2, bios_memory_map_wins_over_the_efi_one)
 TEST(multiboot2, rejects_bad_efi_descriptor_size)
 {
 	test_expect_message("multiboot2: ");
-	u32 efi, len = block_pc_map(&efi);
+	u32 efi, len = block_pc_map(&efi, true);
 	u32 bad[] = {0, 8, 32, 39, 41, 44, 0xfffffff8u};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		put_u32(block + efi + 8, bad[i]);
@@ -208,7 +213,7 @@ TEST(multiboot2, rejects_bad_efi_descriptor_size)
 TEST(multiboot2, rejects_bad_efi_descriptor_version)
 {
 	test_expect_message("multiboot2: ");
-	u32 efi, len = block_pc_map(&efi);
+	u32 efi, len = block_pc_map(&efi, true);
 	u32 bad[] = {0, 2, 0xffffffffu};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		put_u32(block + efi + 12, bad[i]);
@@ -227,7 +232,7 @@ TEST(multiboot2, rejects_truncated_efi_memory_map)
 		      EFI_MMAP_HEADER + EFI_DESC_SIZE - 8,
 		      EFI_MMAP_HEADER + 3 * EFI_DESC_SIZE + 40};
 	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
-		u32 efi, len = block_pc_map(&efi);
+		u32 efi, len = block_pc_map(&efi, true);
 		put_u32(block + efi + 4, cuts[i]);
 		/* The end tag follows the cut tag, as a loader that wrote it so would place it. */
 		u32 end = efi + ALIGN_UP(cuts[i], 8);
@@ -235,7 +240,7 @@ TEST(multiboot2, rejects_truncated_efi_memory_map)
 		expect_rejected(len, "EFI memory map cut inside a descriptor");
 	}
 	/* The block itself ends in the middle of the map. */
-	u32 efi, len = block_pc_map(&efi);
+	u32 efi, len = block_pc_map(&efi, true);
 	expect_rejected(efi + EFI_MMAP_HEADER + EFI_DESC_SIZE, "block cut inside the EFI map");
 	put_u32(block, efi + EFI_MMAP_HEADER + EFI_DESC_SIZE);
 	expect_rejected(len, "total_size cutting the EFI map");
@@ -251,6 +256,7 @@ TEST(multiboot2, rejects_wrapping_efi_descriptors)
 	};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		u32 len = 8;
+		block_bios_mmap(&len, MiB_, 31 * MiB_);
 		block_efi_mmap(&len, &bad[i], 1);
 		len = block_end(len);
 		expect_rejected(len, "malformed EFI descriptor");
