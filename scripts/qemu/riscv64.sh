@@ -8,7 +8,8 @@
 # "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234),
 # TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks),
 # GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded to the guest's
-# echo service, 10.0.2.15:7, through QEMU's user networking).
+# echo service, 10.0.2.15:7, through QEMU's user networking), BOOT (opensbi, the
+# default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -42,6 +43,43 @@ mem_mib() {
 }
 
 ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
+
+# BOOT=uboot boots the way a board whose firmware is U-Boot does: OpenSBI enters
+# S-mode U-Boot where it would enter the kernel, and U-Boot's distro boot, with no
+# key typed, finds extlinux.conf on a virtio disk (scripts/image/riscv64.sh) and
+# starts the kernel with booti. The command line reaches the kernel only through
+# extlinux.conf's append line, never through -append, so each kernel and command
+# line gets its own disk image, cached under $BUILD/uboot/ by a hash of both and
+# rebuilt when the kernel is newer. Debian's U-Boot counts down its bootdelay (2 s)
+# first. It loads the kernel at 0x84000000 and extlinux.conf and the device tree at
+# 0x8c000000 and up, so RAM must reach past them: with 128 MiB U-Boot faults loading
+# extlinux.conf; 256 MiB leaves room for U-Boot itself, relocated to the top.
+boot_disk=""
+case $BOOT in
+"" | opensbi) ;;
+uboot)
+	uboot_bin=/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin
+	if [ ! -f "$uboot_bin" ]; then
+		echo "riscv64.sh: BOOT=uboot needs $uboot_bin (Debian package u-boot-qemu)" >&2
+		exit 1
+	fi
+	if [ "${MACHINE:-virt}" != virt ] || [ "$(mem_mib "$MEM")" -lt 256 ]; then
+		echo "riscv64.sh: BOOT=uboot runs Debian's qemu-riscv64_smode U-Boot: MACHINE=virt and MEM of 256M or more" >&2
+		exit 1
+	fi
+	hash=$(printf '%s %s' "$IMAGE" "$CMDLINE" | sha1sum | cut -c1-16)
+	boot_disk=$BUILD/uboot/$hash.img
+	# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
+	if [ ! -f "$boot_disk" ] || [ "$IMAGE" -nt "$boot_disk" ]; then
+		KERNEL=$IMAGE OUT=$boot_disk CMDLINE=$CMDLINE DTB="" scripts/image/riscv64.sh
+	fi
+	IMAGE=$uboot_bin	# what -kernel loads and OpenSBI enters
+	CMDLINE=""	# given to U-Boot's extlinux.conf above, not to QEMU
+	;;
+*)
+	echo "riscv64.sh: BOOT is opensbi or uboot, not '$BOOT'" >&2
+	exit 1 ;;
+esac
 
 # The network: a virtio-net device on one of the virt machine's virtio-mmio slots, behind
 # QEMU's user networking (slirp). virtio-mmio is the legacy version 1 unless told
@@ -88,6 +126,10 @@ if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 fi
 
 [ -n "$CMDLINE" ] && set -- "$@" -append "$CMDLINE"
+# U-Boot's disk, on a virtio-mmio slot of its own (Grace reports a block device as one
+# it has no driver for). Read-only: boots of one configuration share the cached image.
+[ -n "$boot_disk" ] && set -- "$@" \
+	-drive "file=$boot_disk,format=raw,if=none,id=boot,readonly=on" -device virtio-blk-device,drive=boot
 [ "$GDB" = 1 ] && set -- "$@" -s -S
 
 # QEMUFLAGS is split into words on purpose: it holds several options.
