@@ -6,6 +6,8 @@
 # Without root and without loop devices: sfdisk writes the table into the file,
 # and mtools formats and fills the partition at its byte offset (img@@offset).
 set -e
+# sfdisk lives in /sbin, which is not on an ordinary user's PATH on Debian.
+PATH=$PATH:/usr/sbin:/sbin
 dir=$1
 out=$2
 if [ ! -d "$dir" ] || [ -z "$out" ]; then
