@@ -43,5 +43,7 @@ int acpi_walk_entries(const char *sig, const u8 *t, u32 len, u32 first, const u8
 int acpi_parse_madt(const u8 *t, u32 len, struct acpi_info *out);
 int acpi_parse_srat(const u8 *t, u32 len, struct acpi_info *out);
 int acpi_parse_slit(const u8 *t, u32 len, struct acpi_info *out);
+int acpi_parse_mcfg(const u8 *t, u32 len, struct acpi_info *out);
+int acpi_parse_hpet(const u8 *t, u32 len, struct acpi_info *out);
 
 #endif

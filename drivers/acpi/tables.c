@@ -1,8 +1,8 @@
 /*
  * ACPI table discovery: validate the RSDP, walk the RSDT (32-bit pointers) or the
  * XSDT (64-bit pointers, preferred when the RSDP is revision 2 or later), and hand
- * the MADT and SRAT to their parsers. Each table is mapped in two steps: the
- * 36-byte header first, so its length can be checked (at least a header, at most
+ * the MADT, SRAT, SLIT, MCFG and HPET tables to their parsers. Each table is mapped in two steps:
+ * the 36-byte header first, so its length can be checked (at least a header, at most
  * ACPI_TABLE_MAX_LEN) before the whole table is mapped and checksummed.
  */
 #include <grace/acpi.h>
@@ -132,7 +132,7 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx, st
 	}
 
 	/* Find the tables first: the SRAT's CPU entries refer to the MADT's, in either order. */
-	u64 madt_pa = 0, srat_pa = 0, slit_pa = 0;
+	u64 madt_pa = 0, srat_pa = 0, slit_pa = 0, mcfg_pa = 0, hpet_pa = 0;
 	for (u32 off = ACPI_HEADER_LEN; off < root_len; off += entry_size) {
 		u64 pa = xsdt ? acpi_u64(root + off) : acpi_u32(root + off);
 		const u8 *h = pa ? map(ctx, pa, ACPI_HEADER_LEN) : NULL;
@@ -148,6 +148,10 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx, st
 			srat_pa = pa;
 		else if (!memcmp(h, "SLIT", 4) && !slit_pa)
 			slit_pa = pa;
+		else if (!memcmp(h, "MCFG", 4) && !mcfg_pa)
+			mcfg_pa = pa;
+		else if (!memcmp(h, "HPET", 4) && !hpet_pa)
+			hpet_pa = pa;
 	}
 	if (!madt_pa) {
 		pr_err("acpi: no MADT: cannot find the CPUs and I/O APICs\n");
@@ -173,6 +177,11 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx, st
 	/* Distances are a refinement: a bad SLIT leaves the defaults, it does not stop the boot. */
 	if (slit_pa && (t = acpi_map_table(map, ctx, slit_pa, "SLIT", &len)))
 		acpi_parse_slit(t, len, out);
+	/* So are ECAM (port mechanism #1 reaches segment 0) and the HPET (the PIT calibrates). */
+	if (mcfg_pa && (t = acpi_map_table(map, ctx, mcfg_pa, "MCFG", &len)))
+		acpi_parse_mcfg(t, len, out);
+	if (hpet_pa && (t = acpi_map_table(map, ctx, hpet_pa, "HPET", &len)))
+		acpi_parse_hpet(t, len, out);
 	return 0;
 }
 

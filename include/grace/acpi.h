@@ -1,6 +1,7 @@
 /*
  * ACPI static tables: the RSDP, the root table (RSDT or XSDT), the MADT (CPUs,
- * I/O APICs, interrupt source overrides) and the SRAT (NUMA affinity). Generic C,
+ * I/O APICs, interrupt source overrides), the SRAT and SLIT (NUMA affinity and
+ * distances), the MCFG (PCI Express ECAM) and the HPET table. Generic C,
  * compiled on every arch (its selftests build everywhere); only x86_64 boots with it.
  *
  * Tables point at each other by physical address, so the parser asks the caller's
@@ -20,6 +21,7 @@
 #define ACPI_MAX_MEM_AFFINITY 16
 #define ACPI_NO_DOMAIN 0xffffffffu
 #define ACPI_MAX_LOCALITIES 16 /* SLIT rows kept; more domains: default distances */
+#define ACPI_MAX_MCFG 4	       /* ECAM allocations kept: PCs have one, segment 0 */
 
 /* Interrupt source override flags (MPS INTI flags). */
 #define ACPI_POLARITY_MASK 0x3
@@ -54,6 +56,13 @@ struct acpi_mem_affinity {
 	u32 domain;
 };
 
+/* One MCFG allocation: the ECAM of buses start_bus..end_bus of a PCI segment. */
+struct acpi_mcfg {
+	u64 base; /* physical address of bus 0's configuration space, even if start_bus > 0 */
+	u16 segment;
+	u8 start_bus, end_bus;
+};
+
 struct acpi_info {
 	u8 rsdp_revision;
 	bool xsdt; /* the root table used was the XSDT */
@@ -72,6 +81,12 @@ struct acpi_info {
 	unsigned nr_mem_affinity;
 	u8 slit[ACPI_MAX_LOCALITIES][ACPI_MAX_LOCALITIES]; /* by proximity domain */
 	unsigned slit_localities;			   /* 0: no SLIT */
+	struct acpi_mcfg mcfg[ACPI_MAX_MCFG];		   /* a bad MCFG leaves none */
+	unsigned nr_mcfg;
+	u64 hpet_addr;	   /* the first HPET's registers, physical; 0: none (or a bad table) */
+	u32 hpet_block_id; /* its event timer block id: revision, timers, vendor */
+	u8 hpet_number;
+	u16 hpet_min_tick;
 };
 
 /* Return a virtual pointer to physical [pa, pa + len), or NULL if that is not table memory. */

@@ -6,7 +6,10 @@
  * of length 0 or running past the end, a MADT or root table cut short (by its
  * length field or by the end of mappable memory), a root table of bad length. Each
  * must give an error, not a crash. The map function used here only hands out the
- * chain's own bytes, so a parser reading past a table would be caught.
+ * chain's own bytes, so a parser reading past a table would be caught. MCFG and
+ * HPET tables built here join the chain: they parse to their fields, and each kind
+ * of damage leaves the table out (the boot goes on without ECAM or the HPET) with
+ * an error line, the MADT still parsed.
  * Machines that did not boot through multiboot2 (riscv64) skip.
  */
 #include <grace/acpi.h>
@@ -34,12 +37,23 @@
 #define MADT_ENTRIES 44
 #define FOUR_GIB 0x100000000ULL
 
-/* The chain lives in one 8 KiB block: RSDP, root table, then the MADT copy. */
+/*
+ * The chain lives in one 8 KiB block: RSDP, root table, then the MADT copy, and in
+ * the last 512 bytes the tables a test adds (chain_add_table()).
+ */
 #define CHAIN_ORDER 1
 #define CHAIN_RSDP 0
 #define CHAIN_ROOT 64
 #define CHAIN_MADT 256
 #define CHAIN_SIZE (PAGE_SIZE << CHAIN_ORDER)
+#define CHAIN_EXTRA (CHAIN_SIZE - 512)
+#define CHAIN_EXTRA_SLOT 256
+#define CHAIN_MAX_EXTRA 2
+
+#define MCFG_ENTRIES 44
+#define MCFG_ENTRY_LEN 16
+#define HPET_TABLE_LEN 56
+#define HPET_GAS 40
 
 static struct mb2_info mb2;
 static struct acpi_info info; /* large: not on the test's stack */
@@ -49,7 +63,9 @@ struct chain {
 	phys_addr_t pa;
 	bool xsdt;
 	u32 madt_len;
-	u64 map_limit; /* bytes of the chain the map function hands out */
+	u64 map_limit;			/* bytes of the chain the map function hands out */
+	u32 extra_len[CHAIN_MAX_EXTRA]; /* length of each added table, for its checksum */
+	unsigned nr_extra;
 };
 
 /* Map for the boot tables: anything the memory map calls RAM or firmware memory. */
@@ -122,6 +138,9 @@ static void fix_checksum(u8 *t, u32 len, unsigned at)
 static void chain_fix(struct chain *c)
 {
 	u8 *rsdp = c->buf + CHAIN_RSDP, *root = c->buf + CHAIN_ROOT, *madt = c->buf + CHAIN_MADT;
+	for (unsigned i = 0; i < c->nr_extra; i++)
+		fix_checksum(c->buf + CHAIN_EXTRA + i * CHAIN_EXTRA_SLOT,
+			     MIN(c->extra_len[i], (u32)CHAIN_EXTRA_SLOT), HDR_CHECKSUM);
 	fix_checksum(madt, c->madt_len, HDR_CHECKSUM);
 	fix_checksum(root,
 		     get_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT
@@ -140,7 +159,7 @@ static bool chain_build(struct chain *c, bool xsdt)
 	const u8 *madt = boot_madt(&madt_len);
 	if (!madt)
 		return test_fail(__FILE__, __LINE__, "cannot find the boot MADT");
-	if (madt_len > CHAIN_SIZE - CHAIN_MADT) {
+	if (madt_len > CHAIN_EXTRA - CHAIN_MADT) {
 		test_skip("the MADT is larger than the test's chain buffer");
 		return false;
 	}
@@ -156,6 +175,7 @@ static bool chain_build(struct chain *c, bool xsdt)
 	c->xsdt = xsdt;
 	c->madt_len = madt_len;
 	c->map_limit = CHAIN_SIZE;
+	c->nr_extra = 0;
 
 	u8 *rsdp = c->buf + CHAIN_RSDP, *root = c->buf + CHAIN_ROOT;
 	memcpy(rsdp, "RSD PTR ", 8);
@@ -177,6 +197,28 @@ static bool chain_build(struct chain *c, bool xsdt)
 	memcpy(c->buf + CHAIN_MADT, madt, madt_len);
 	chain_fix(c);
 	return true;
+}
+
+/*
+ * Add a table of len bytes with signature sig after the MADT in the root table; its
+ * body is the caller's to fill (zeroed), then chain_fix(). Returns the table.
+ */
+static u8 *chain_add_table(struct chain *c, const char *sig, u32 len)
+{
+	u8 *root = c->buf + CHAIN_ROOT, *t = c->buf + CHAIN_EXTRA + c->nr_extra * CHAIN_EXTRA_SLOT;
+	u64 pa = c->pa + CHAIN_EXTRA + c->nr_extra * CHAIN_EXTRA_SLOT;
+	u32 root_len = get_u32(root + HDR_LENGTH);
+	memset(t, 0, CHAIN_EXTRA_SLOT);
+	memcpy(t, sig, 4);
+	put_u32(t + HDR_LENGTH, len);
+	t[8] = 1; /* revision */
+	if (c->xsdt)
+		put_u64(root + root_len, pa);
+	else
+		put_u32(root + root_len, (u32)pa);
+	put_u32(root + HDR_LENGTH, root_len + (c->xsdt ? 8 : 4));
+	c->extra_len[c->nr_extra++] = len;
+	return t;
 }
 
 static int chain_parse(struct chain *c)
@@ -401,4 +443,166 @@ TEST(acpi, rejects_bad_root_table_length)
 		EXPECT_EQ(chain_parse(&c), -ENODEV);
 		free_pages(c.buf, CHAIN_ORDER);
 	}
+}
+
+/* QEMU q35's MCFG, and a second segment: the first allocation ECAM at 0xb0000000. */
+static u8 *chain_add_mcfg(struct chain *c, unsigned entries)
+{
+	u8 *t = chain_add_table(c, "MCFG", MCFG_ENTRIES + entries * MCFG_ENTRY_LEN);
+	for (unsigned i = 0; i < entries; i++) {
+		u8 *e = t + MCFG_ENTRIES + i * MCFG_ENTRY_LEN;
+		put_u64(e, i ? 0x4000000000ull : 0xb0000000ull);
+		put_u32(e + 8, i ? 1 | 0x10 << 16 | 0x1f << 24 : 0 | 0 << 16 | 0xff << 24);
+	}
+	return t;
+}
+
+/* QEMU's HPET table: 3 timers of Intel's, 64-bit counter, legacy replacement capable. */
+static u8 *chain_add_hpet(struct chain *c)
+{
+	u8 *t = chain_add_table(c, "HPET", HPET_TABLE_LEN);
+	put_u32(t + HDR_LEN, 0x8086a201);
+	t[HPET_GAS] = 0;      /* system memory */
+	t[HPET_GAS + 1] = 64; /* register width */
+	put_u64(t + HPET_GAS + 4, 0xfed00000);
+	t[HPET_GAS + 12] = 0; /* HPET number */
+	put_u32(t + HPET_GAS + 13, 0x80);
+	return t;
+}
+
+TEST(acpi, mcfg_and_hpet_parse)
+{
+	struct chain c;
+	if (!boot_acpi())
+		return;
+	for (int x = 0; x < 2; x++) {
+		if (!chain_build(&c, x))
+			return;
+		chain_add_mcfg(&c, 2);
+		chain_add_hpet(&c);
+		chain_fix(&c);
+		ASSERT_EQ(chain_parse(&c), 0);
+		EXPECT_EQ(acpi_enabled_cpus(&info), boot_info.nr_cpus_found);
+		ASSERT_EQ(info.nr_mcfg, 2);
+		EXPECT_EQ(info.mcfg[0].base, 0xb0000000ull);
+		EXPECT_EQ(info.mcfg[0].segment, 0);
+		EXPECT_EQ(info.mcfg[0].start_bus, 0);
+		EXPECT_EQ(info.mcfg[0].end_bus, 0xff);
+		EXPECT_EQ(info.mcfg[1].base, 0x4000000000ull);
+		EXPECT_EQ(info.mcfg[1].segment, 1);
+		EXPECT_EQ(info.mcfg[1].start_bus, 0x10);
+		EXPECT_EQ(info.mcfg[1].end_bus, 0x1f);
+		EXPECT_EQ(info.hpet_addr, 0xfed00000ull);
+		EXPECT_EQ(info.hpet_block_id, 0x8086a201u);
+		EXPECT_EQ(info.hpet_min_tick, 0x80);
+		free_pages(c.buf, CHAIN_ORDER);
+	}
+}
+
+/* The damaged table is left out, everything else parses. */
+static void expect_left_out(struct chain *c, bool mcfg, const char *what)
+{
+	int err = chain_parse(c);
+	if (err)
+		test_fail(__FILE__, __LINE__,
+			  "%s: parse failed with %d; expected the table dropped", what, err);
+	else if (mcfg ? info.nr_mcfg != 0 : info.hpet_addr != 0)
+		test_fail(__FILE__, __LINE__, "%s: the %s was kept", what, mcfg ? "MCFG" : "HPET");
+	else if (acpi_enabled_cpus(&info) != boot_info.nr_cpus_found)
+		test_fail(__FILE__, __LINE__, "%s: %u CPUs, expected %u", what,
+			  acpi_enabled_cpus(&info), boot_info.nr_cpus_found);
+}
+
+TEST(acpi, rejects_bad_mcfg)
+{
+	test_expect_message("acpi: ");
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, true))
+		return;
+	u8 *t = chain_add_mcfg(&c, 1), *e = t + MCFG_ENTRIES;
+	chain_fix(&c);
+
+	t[MCFG_ENTRIES + 3] ^= 0x40; /* checksum not fixed */
+	expect_left_out(&c, true, "MCFG checksum");
+	t[MCFG_ENTRIES + 3] ^= 0x40;
+
+	/* Lengths that cut the reserved bytes or an allocation. */
+	u32 cuts[] = {HDR_LEN, MCFG_ENTRIES - 1, MCFG_ENTRIES + 8, MCFG_ENTRIES + 15};
+	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
+		put_u32(t + HDR_LENGTH, cuts[i]);
+		c.extra_len[0] = cuts[i];
+		chain_fix(&c);
+		expect_left_out(&c, true, "MCFG length cutting an allocation");
+	}
+	put_u32(t + HDR_LENGTH, MCFG_ENTRIES + MCFG_ENTRY_LEN);
+	c.extra_len[0] = MCFG_ENTRIES + MCFG_ENTRY_LEN;
+
+	/* Allocations no ECAM can be: no base, a base inside a bus, buses backwards. */
+	u64 bases[] = {0, 0xb0080000ull, 0xfffffffffff00000ull};
+	for (unsigned i = 0; i < ARRAY_SIZE(bases); i++) {
+		put_u64(e, bases[i]);
+		chain_fix(&c);
+		expect_left_out(&c, true, "MCFG base");
+	}
+	put_u64(e, 0xb0000000ull);
+	e[10] = 0x20, e[11] = 0x1f;
+	chain_fix(&c);
+	expect_left_out(&c, true, "MCFG buses backwards");
+	e[10] = 0, e[11] = 0xff;
+
+	/* The table runs into unmappable memory. */
+	chain_fix(&c);
+	c.map_limit = CHAIN_EXTRA + MCFG_ENTRIES + 4;
+	expect_left_out(&c, true, "MCFG past the end of memory");
+	c.map_limit = CHAIN_SIZE;
+
+	/* Undamaged again: kept. */
+	ASSERT_EQ(chain_parse(&c), 0);
+	EXPECT_EQ(info.nr_mcfg, 1);
+	free_pages(c.buf, CHAIN_ORDER);
+}
+
+TEST(acpi, rejects_bad_hpet)
+{
+	test_expect_message("acpi: ");
+	struct chain c;
+	if (!boot_acpi() || !chain_build(&c, false))
+		return;
+	u8 *t = chain_add_hpet(&c);
+	chain_fix(&c);
+
+	t[HPET_GAS + 5] ^= 0x10; /* the address, checksum not fixed */
+	expect_left_out(&c, false, "HPET checksum");
+	t[HPET_GAS + 5] ^= 0x10;
+
+	u32 cuts[] = {HDR_LEN, HDR_LEN + 4, HPET_TABLE_LEN - 1};
+	for (unsigned i = 0; i < ARRAY_SIZE(cuts); i++) {
+		put_u32(t + HDR_LENGTH, cuts[i]);
+		c.extra_len[0] = cuts[i];
+		chain_fix(&c);
+		expect_left_out(&c, false, "HPET table cut short");
+	}
+	put_u32(t + HDR_LENGTH, HPET_TABLE_LEN);
+	c.extra_len[0] = HPET_TABLE_LEN;
+
+	t[HPET_GAS] = 1; /* system I/O space */
+	chain_fix(&c);
+	expect_left_out(&c, false, "HPET in I/O space");
+	t[HPET_GAS] = 0;
+	u64 addrs[] = {0, 0xfed00004ull};
+	for (unsigned i = 0; i < ARRAY_SIZE(addrs); i++) {
+		put_u64(t + HPET_GAS + 4, addrs[i]);
+		chain_fix(&c);
+		expect_left_out(&c, false, "HPET address");
+	}
+	put_u64(t + HPET_GAS + 4, 0xfed00000ull);
+
+	chain_fix(&c);
+	c.map_limit = CHAIN_EXTRA + HPET_TABLE_LEN - 1;
+	expect_left_out(&c, false, "HPET past the end of memory");
+	c.map_limit = CHAIN_SIZE;
+
+	ASSERT_EQ(chain_parse(&c), 0);
+	EXPECT_EQ(info.hpet_addr, 0xfed00000ull);
+	free_pages(c.buf, CHAIN_ORDER);
 }
