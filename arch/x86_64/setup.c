@@ -12,6 +12,7 @@
 #include <grace/boot_info.h>
 #include <grace/console.h>
 #include <grace/multiboot2.h>
+#include <grace/pci.h>
 #include <grace/printk.h>
 #include <grace/string.h>
 #include <asm/memory.h>
@@ -217,6 +218,19 @@ static void boot_print_nodes(void)
 	}
 }
 
+/* What the MCFG and HPET tables say, handed to the PCI code and the TSC calibration. */
+static void boot_acpi_devices(void)
+{
+	for (unsigned i = 0; i < acpi.nr_mcfg; i++) {
+		const struct acpi_mcfg *m = &acpi.mcfg[i];
+		/* Grace's PCI code knows one segment: 0, the one every PC has. */
+		if (m->segment != 0 || pci_set_ecam(m->base, m->start_bus, m->end_bus))
+			printk("acpi: ECAM for segment %u, buses %u-%u, not used\n", m->segment,
+			       m->start_bus, m->end_bus);
+	}
+	x86_platform.hpet_phys = acpi.hpet_addr;
+}
+
 static void boot_single_cpu(u32 apic_id)
 {
 	boot_info.cpus[0] = (struct cpu_desc){apic_id, 0};
@@ -242,10 +256,12 @@ static void boot_parse_acpi(void)
 		boot_single_cpu(boot_apic);
 		return;
 	}
-	printk("acpi: RSDP rev %u (%s) via %s: %u CPUs enabled, %u I/O APICs, %u overrides%s\n",
+	printk("acpi: RSDP rev %u (%s) via %s: %u CPUs enabled, %u I/O APICs, %u overrides%s%s%s\n",
 	       acpi.rsdp_revision, acpi.oem_id, acpi.xsdt ? "XSDT" : "RSDT",
 	       acpi_enabled_cpus(&acpi), acpi.nr_ioapics, acpi.nr_overrides,
-	       acpi.has_srat ? ", SRAT" : "");
+	       acpi.has_srat ? ", SRAT" : "", acpi.nr_mcfg ? ", MCFG" : "",
+	       acpi.hpet_addr ? ", HPET" : "");
+	boot_acpi_devices();
 
 	x86_platform.lapic_phys = acpi.lapic_addr;
 	struct ioapic_config *io = &x86_platform.ioapic;

@@ -33,6 +33,7 @@ struct x86_platform {
 	u64 lapic_phys;
 	struct ioapic_config ioapic; /* the I/O APICs and overrides, vectors from IRQ_VECTOR_BASE */
 	phys_addr_t trampoline_phys; /* a free page below 1 MiB for the AP trampoline, 0 if none */
+	phys_addr_t hpet_phys;	     /* the HPET's registers (ACPI HPET table), 0 if none */
 };
 extern struct x86_platform x86_platform;
 

@@ -1,19 +1,14 @@
 /*
- * PCI enumeration: configuration mechanism #1, a depth-first walk from bus 0 through
- * PCI-to-PCI bridges, and each function's memory BARs (address and size) read into a
- * table. Runs once at boot on one thread (virtio_init); the table is read-only after.
- * Config cycles go through one address/data port pair, so pci_lock keeps each
- * address write and its data access together.
+ * PCI enumeration: a depth-first walk from bus 0 through PCI-to-PCI bridges, and
+ * each function's memory BARs (address and size) read into a table. Runs once at
+ * boot on one thread (virtio_init); the table is read-only after. Configuration
+ * space is reached through drivers/pci/config.c.
  */
 #include <grace/errno.h>
 #include <grace/pci.h>
 #include <grace/printk.h>
-#include <grace/spinlock.h>
-#include <asm/io.h>
+#include "pci_internal.h"
 
-#define PCI_CONFIG_ADDRESS 0xcf8
-#define PCI_CONFIG_DATA 0xcfc
-#define PCI_CONFIG_ENABLE (1u << 31)
 #define PCI_MAX_BUSES 256
 #define PCI_SLOTS 32
 #define PCI_FUNCTIONS 8
@@ -29,65 +24,6 @@ static struct pci_dev devices[PCI_MAX_DEVICES];
 static unsigned nr_devices;
 static bool scanned;
 
-#ifdef ARCH_HAS_PORT_IO
-static DEFINE_SPINLOCK(pci_lock); /* the CONFIG_ADDRESS/CONFIG_DATA pair */
-
-static u32 pci_conf_read(u8 bus, u8 dev, u8 fn, unsigned off)
-{
-	u32 addr =
-	    PCI_CONFIG_ENABLE | (u32)bus << 16 | (u32)dev << 11 | (u32)fn << 8 | (off & 0xfc);
-	unsigned long flags = spin_lock_irqsave(&pci_lock);
-	outl(PCI_CONFIG_ADDRESS, addr);
-	u32 v = inl(PCI_CONFIG_DATA);
-	spin_unlock_irqrestore(&pci_lock, flags);
-	return v;
-}
-
-static void pci_conf_write(u8 bus, u8 dev, u8 fn, unsigned off, u32 v)
-{
-	u32 addr =
-	    PCI_CONFIG_ENABLE | (u32)bus << 16 | (u32)dev << 11 | (u32)fn << 8 | (off & 0xfc);
-	unsigned long flags = spin_lock_irqsave(&pci_lock);
-	outl(PCI_CONFIG_ADDRESS, addr);
-	outl(PCI_CONFIG_DATA, v);
-	spin_unlock_irqrestore(&pci_lock, flags);
-}
-#else
-/* No configuration mechanism: every slot reads as absent (all ones). */
-static u32 pci_conf_read(u8 bus, u8 dev, u8 fn, unsigned off)
-{
-	return 0xffffffffu;
-}
-
-static void pci_conf_write(u8 bus, u8 dev, u8 fn, unsigned off, u32 v) {}
-#endif
-
-u32 pci_read32(const struct pci_dev *d, unsigned off)
-{
-	return pci_conf_read(d->bus, d->dev, d->fn, off);
-}
-
-u16 pci_read16(const struct pci_dev *d, unsigned off)
-{
-	return (u16)(pci_read32(d, off) >> (8 * (off & 2)));
-}
-
-u8 pci_read8(const struct pci_dev *d, unsigned off)
-{
-	return (u8)(pci_read32(d, off) >> (8 * (off & 3)));
-}
-
-/* A read-modify-write of the dword: the 16 bits beside off are written back as read. */
-void pci_write16(const struct pci_dev *d, unsigned off, u16 v)
-{
-	u32 old = pci_read32(d, off), shift = 8 * (off & 2);
-	u32 dword = (old & ~(0xffffu << shift)) | (u32)v << shift;
-	/* The status register beside the command register clears bits written as 1. */
-	if ((off & ~3u) == PCI_COMMAND)
-		dword &= 0xffff;
-	pci_conf_write(d->bus, d->dev, d->fn, off, dword);
-}
-
 /* Address and size of each memory BAR; decoding is off while the sizes are probed. */
 static void pci_read_bars(struct pci_dev *d)
 {
@@ -100,13 +36,13 @@ static void pci_read_bars(struct pci_dev *d)
 			continue;
 		bool is64 = (lo & PCI_BAR_MEM_TYPE_MASK) == PCI_BAR_MEM_64 && i + 1 < PCI_NUM_BARS;
 		u32 hi = is64 ? pci_read32(d, off + 4) : 0;
-		pci_conf_write(d->bus, d->dev, d->fn, off, 0xffffffffu);
+		pci_write32(d, off, 0xffffffffu);
 		u64 mask = pci_read32(d, off) & PCI_BAR_MEM_MASK;
-		pci_conf_write(d->bus, d->dev, d->fn, off, lo);
+		pci_write32(d, off, lo);
 		if (is64) {
-			pci_conf_write(d->bus, d->dev, d->fn, off + 4, 0xffffffffu);
+			pci_write32(d, off + 4, 0xffffffffu);
 			mask |= (u64)pci_read32(d, off + 4) << 32;
-			pci_conf_write(d->bus, d->dev, d->fn, off + 4, hi);
+			pci_write32(d, off + 4, hi);
 		} else if (mask) {
 			mask |= 0xffffffff00000000ull;
 		}
@@ -170,10 +106,11 @@ unsigned pci_scan(void)
 {
 	if (!scanned) {
 		scanned = true;
+		pci_config_init();
 		pci_scan_bus(0, 0);
 		if (nr_devices)
-			printk("pci: %u functions found through configuration mechanism #1\n",
-			       nr_devices);
+			printk("pci: %u functions found through %s\n", nr_devices,
+			       pci_uses_ecam() ? "ECAM" : "configuration mechanism #1");
 	}
 	return nr_devices;
 }

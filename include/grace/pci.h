@@ -1,11 +1,13 @@
 /*
  * PCI: configuration space access and a scan of the buses at boot.
  *
- * Configuration space is read through the PC's configuration mechanism #1 (ports
- * 0xcf8/0xcfc), which every x86 chipset QEMU models has; a machine without port I/O
- * (riscv64, whose PCIe host would need ECAM from the device tree) has no PCI here
- * and pci_scan() finds nothing. The firmware (SeaBIOS) has assigned the BARs and the
- * interrupt line by the time we run; Grace reads them and assigns nothing.
+ * Configuration space is reached through ECAM when the firmware describes it (the
+ * arch calls pci_set_ecam() from ACPI's MCFG before the scan), else through the PC's
+ * configuration mechanism #1 (ports 0xcf8/0xcfc), which every x86 chipset QEMU
+ * models has; a machine with neither (riscv64, whose PCIe host would need ECAM from
+ * the device tree) has no PCI here and pci_scan() finds nothing. The firmware
+ * (SeaBIOS, OVMF) has assigned the BARs and the interrupt line by the time we run;
+ * Grace reads them and assigns nothing.
  */
 #ifndef GRACE_PCI_H
 #define GRACE_PCI_H
@@ -48,7 +50,16 @@ struct pci_dev {
 u32 pci_read32(const struct pci_dev *d, unsigned off);
 u16 pci_read16(const struct pci_dev *d, unsigned off);
 u8 pci_read8(const struct pci_dev *d, unsigned off);
+void pci_write32(const struct pci_dev *d, unsigned off, u32 v);
 void pci_write16(const struct pci_dev *d, unsigned off, u16 v);
+
+/*
+ * Segment 0's ECAM region: buses start_bus..end_bus, base the address of bus 0 (as
+ * the MCFG gives it). Once, before pci_scan(); -EINVAL for a second call or no buses.
+ */
+int pci_set_ecam(phys_addr_t base, u8 start_bus, u8 end_bus);
+/* True once the scan reaches configuration space through ECAM. */
+bool pci_uses_ecam(void);
 
 /* Enumerate bus 0 and the buses behind its bridges, once; the devices found. */
 unsigned pci_scan(void);
