@@ -4,6 +4,8 @@
 #
 # Environment (all optional): BUILD (build/riscv64, relative to the repo root),
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
+# MACHINE (virt, the default, or sifive_u: QEMU's HiFive Unleashed, whose hart 0 is
+# an E51 monitor core without an MMU; SMP counts it, so SMP=5 gives four U54 harts),
 # CMDLINE (kernel command line, /chosen bootargs), QEMUFLAGS (appended last, e.g.
 # "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234),
 # TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks),
@@ -85,11 +87,26 @@ esac
 # QEMU's user networking (slirp). virtio-mmio is the legacy version 1 unless told
 # otherwise; Grace drives only version 2 (virtio 1.x). No IPv6: slirp would send router
 # advertisements every few minutes, traffic in the middle of tests that count pages.
-set -- -machine virt -bios default -nographic -no-reboot \
-	-smp "$SMP" -m "$MEM" -kernel "$IMAGE" \
-	-global virtio-mmio.force-legacy=false \
-	-netdev "user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7" \
-	-device virtio-net-device,netdev=net0
+case ${MACHINE:-virt} in
+virt)
+	set -- -machine virt -bios default -nographic -no-reboot \
+		-smp "$SMP" -m "$MEM" -kernel "$IMAGE" \
+		-global virtio-mmio.force-legacy=false \
+		-netdev "user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7" \
+		-device virtio-net-device,netdev=net0 ;;
+sifive_u)
+	# No virtio-mmio slots (its network device is a Cadence GEM, which Grace does not
+	# drive), no power-off device, a SiFive UART; QEMU wants 2 to 5 harts.
+	if [ "$SMP" -lt 2 ] || [ "$SMP" -gt 5 ] || [ -n "$NUMA" ]; then
+		echo "riscv64.sh: MACHINE=sifive_u has 2 to 5 harts (SMP=$SMP) and no NUMA" >&2
+		exit 1
+	fi
+	set -- -machine sifive_u -bios default -nographic -no-reboot \
+		-smp "$SMP" -m "$MEM" -kernel "$IMAGE" ;;
+*)
+	echo "riscv64.sh: MACHINE is virt or sifive_u, not '$MACHINE'" >&2
+	exit 1 ;;
+esac
 
 if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 	if [ "$NUMA" -gt "$SMP" ]; then
