@@ -174,7 +174,7 @@ $(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 # QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
 # TESTS=1: boot the test image instead of the production kernel.
 QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS) \
-	MACHINE="$(MACHINE)" BOOT="$(BOOT)" FIRMWARE="$(FIRMWARE)"
+	MACHINE="$(MACHINE)" BOOT="$(BOOT)" FIRMWARE="$(FIRMWARE)" DTB="$(DTB)"
 # One configuration's QEMU for tests/run: the machine, the boot path and the firmware.
 RUN_MACHINE = --machine "$(MACHINE)" --boot "$(BOOT)" --firmware "$(FIRMWARE)"
 BOOT_IMAGE := $(if $(filter 1,$(TESTS)),test-image,all)

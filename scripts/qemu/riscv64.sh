@@ -11,7 +11,9 @@
 # TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks),
 # GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded to the guest's
 # echo service, 10.0.2.15:7, through QEMU's user networking), BOOT (opensbi, the
-# default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below).
+# default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below),
+# DTB (a device tree to boot with instead of QEMU's: given to OpenSBI with -dtb, or
+# to U-Boot on the boot disk; it must describe the machine QEMU builds).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -69,12 +71,14 @@ uboot)
 		echo "riscv64.sh: BOOT=uboot runs Debian's qemu-riscv64_smode U-Boot: MACHINE=virt and MEM of 256M or more" >&2
 		exit 1
 	fi
-	hash=$(printf '%s %s' "$IMAGE" "$CMDLINE" | sha1sum | cut -c1-16)
+	hash=$(printf '%s %s %s' "$IMAGE" "$CMDLINE" "$DTB" | sha1sum | cut -c1-16)
 	boot_disk=$BUILD/uboot/$hash.img
 	# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
-	if [ ! -f "$boot_disk" ] || [ "$IMAGE" -nt "$boot_disk" ]; then
-		KERNEL=$IMAGE OUT=$boot_disk CMDLINE=$CMDLINE DTB="" scripts/image/riscv64.sh
+	if [ ! -f "$boot_disk" ] || [ "$IMAGE" -nt "$boot_disk" ] ||
+		{ [ -n "$DTB" ] && [ "$DTB" -nt "$boot_disk" ]; }; then
+		KERNEL=$IMAGE OUT=$boot_disk CMDLINE=$CMDLINE DTB=$DTB scripts/image/riscv64.sh
 	fi
+	DTB=""	# on the disk for U-Boot, which passes it on
 	IMAGE=$uboot_bin	# what -kernel loads and OpenSBI enters
 	CMDLINE=""	# given to U-Boot's extlinux.conf above, not to QEMU
 	;;
@@ -143,6 +147,7 @@ if [ -n "$NUMA" ] && [ "$NUMA" -gt 0 ]; then
 fi
 
 [ -n "$CMDLINE" ] && set -- "$@" -append "$CMDLINE"
+[ -n "$DTB" ] && set -- "$@" -dtb "$DTB"
 # U-Boot's disk, on a virtio-mmio slot of its own (Grace reports a block device as one
 # it has no driver for). Read-only: boots of one configuration share the cached image.
 [ -n "$boot_disk" ] && set -- "$@" \
