@@ -1,14 +1,22 @@
 /*
- * The monotonic clock: the TSC, calibrated at boot against the PIT (the 8254,
- * whose 1.193182 MHz input clock is fixed by the PC architecture). TCG offers no
- * invariant-TSC flag, but QEMU's TSC runs at a constant rate, as do the TSCs of
- * every x86 CPU of the last fifteen years. All CPUs read the same clock: QEMU
- * starts every vCPU's TSC together, and real hardware synchronises them at reset.
+ * The monotonic clock: the TSC, calibrated at boot against the HPET when ACPI
+ * describes one (its counter period is in its capabilities register, in
+ * femtoseconds), else against the PIT (the 8254, whose 1.193182 MHz input clock is
+ * fixed by the PC architecture). TCG offers no invariant-TSC flag, but QEMU's TSC
+ * runs at a constant rate, as do the TSCs of every x86 CPU of the last fifteen
+ * years. All CPUs read the same clock: QEMU starts every vCPU's TSC together, and
+ * real hardware synchronises them at reset.
  *
- * Calibration uses PIT channel 2 (gated through port 0x61, so no interrupt is
- * involved): start it counting down, and read the TSC just before and after each
- * latch of the count, so every sample is bracketed; three runs, take the median.
+ * Either way the reference is read with the TSC just before and after it, so every
+ * sample is bracketed, over 10 ms; three runs, take the median. The HPET is one
+ * memory read per sample where the PIT is three port accesses (latch, two bytes),
+ * so its brackets are narrower; and PCs have been dropping the PIT (or gating it
+ * off in low-power states) since the HPET came.
+ *
+ * PIT calibration uses channel 2 (gated through port 0x61, so no interrupt is
+ * involved), counting down from 0xffff.
  */
+#include <grace/arch.h>
 #include <grace/printk.h>
 #include <grace/time.h>
 #include <asm/io.h>
@@ -24,6 +32,16 @@
 #define PORT_B_GATE2 0x01
 #define PORT_B_SPEAKER 0x02
 
+/* IA-PC HPET specification 1.0a, 2.3: the registers and the period's limit. */
+#define HPET_REGS_SIZE 1024
+#define HPET_CAP_ID 0x000 /* bits 63:32: counter period in femtoseconds */
+#define HPET_CONFIG 0x010
+#define HPET_CONFIG_ENABLE 0x1
+#define HPET_COUNTER 0x0f0
+#define HPET_PERIOD_MAX_FS 100000000ULL /* 100 ns: the slowest counter the spec allows */
+#define FS_PER_NS 1000000ULL
+
+#define CALIBRATE_NS (10 * NSEC_PER_MSEC)
 #define CALIBRATE_PIT_TICKS 11932 /* 10 ms of PIT */
 #define CALIBRATE_RUNS 3
 #define CALIBRATE_MAX_POLLS 10000000 /* a PIT that does not count must not hang boot */
@@ -42,8 +60,8 @@ static u16 pit_read_ch2(void)
 	return (u16)(hi << 8 | lo);
 }
 
-/* TSC ticks per second from one run, or 0 if the PIT did not count. */
-static u64 tsc_calibrate_once(void)
+/* TSC ticks per second from one run against the PIT, or 0 if it did not count. */
+static u64 tsc_calibrate_pit_once(void)
 {
 	outb(PORT_B, (inb(PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
 	outb(PIT_CMD, PIT_CMD_CH2_MODE0);
@@ -68,23 +86,88 @@ static u64 tsc_calibrate_once(void)
 	return 0;
 }
 
-void tsc_calibrate(void)
+/* TSC ticks per second from one run against the HPET at regs, counting every period_fs. */
+static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
 {
+	/* The low 32 bits suffice (a 32-bit counter wraps after 4 s at the slowest period). */
+	u32 want = (u32)(CALIBRATE_NS * FS_PER_NS / period_fs);
+	u64 t0 = rdtsc();
+	u32 c0 = mmio_read32(regs + HPET_COUNTER);
+	u64 t1 = rdtsc();
+	for (long i = 0; i < CALIBRATE_MAX_POLLS; i++) {
+		u64 a = rdtsc();
+		u32 c = mmio_read32(regs + HPET_COUNTER);
+		u64 b = rdtsc();
+		u32 ticks = c - c0;
+		if (ticks >= want) {
+			u64 tsc = (a + b) / 2 - (t0 + t1) / 2;
+			/* In ns, TSC ticks times 10^9 fit 64 bits for seconds of a 5 GHz TSC. */
+			u64 ns = (u64)ticks * period_fs / FS_PER_NS;
+			return ns ? tsc * NSEC_PER_SEC / ns : 0;
+		}
+	}
+	return 0;
+}
+
+static u64 median3(const u64 r[3])
+{
+	/* One run disturbed by the host scheduler does not matter. */
+	return MAX(MIN(r[0], r[1]), MIN(MAX(r[0], r[1]), r[2]));
+}
+
+/* The TSC rate against the HPET, or 0 when there is none or it does not count. */
+static u64 tsc_calibrate_hpet(void)
+{
+	if (!x86_platform.hpet_phys)
+		return 0;
+	uintptr_t regs = (uintptr_t)ioremap(x86_platform.hpet_phys, HPET_REGS_SIZE);
+	if (!regs) {
+		pr_err("time: cannot map the HPET at %llx\n",
+		       (unsigned long long)x86_platform.hpet_phys);
+		return 0;
+	}
+	u64 period_fs = mmio_read64(regs + HPET_CAP_ID) >> 32;
+	if (period_fs == 0 || period_fs > HPET_PERIOD_MAX_FS) {
+		pr_err("time: HPET counter period of %llu fs is impossible\n",
+		       (unsigned long long)period_fs);
+		return 0;
+	}
+	/* Firmware may leave the main counter stopped; starting it changes nothing else. */
+	u64 config = mmio_read64(regs + HPET_CONFIG);
+	if (!(config & HPET_CONFIG_ENABLE))
+		mmio_write64(regs + HPET_CONFIG, config | HPET_CONFIG_ENABLE);
+
 	u64 runs[CALIBRATE_RUNS];
 	for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
-		runs[i] = tsc_calibrate_once();
-	/* Median of three: one run disturbed by the host scheduler does not matter. */
-	u64 a = runs[0], b = runs[1], c = runs[2];
-	tsc_hz = MAX(MIN(a, b), MIN(MAX(a, b), c));
+		runs[i] = tsc_calibrate_hpet_once(regs, period_fs);
+	u64 hz = median3(runs);
+	if (!hz)
+		pr_err("time: the HPET does not count\n");
+	return hz;
+}
+
+void tsc_calibrate(void)
+{
+	const char *source = "the HPET";
+	tsc_hz = tsc_calibrate_hpet();
+	if (!tsc_hz) {
+		u64 runs[CALIBRATE_RUNS];
+		for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
+			runs[i] = tsc_calibrate_pit_once();
+		tsc_hz = median3(runs);
+		source = "the PIT";
+	}
 	if (!tsc_hz) {
 		pr_err("time: the PIT does not count; assuming a 1 GHz TSC\n");
 		tsc_hz = TSC_FALLBACK_HZ;
+		source = "nothing (assumed)";
 	}
 	ns_mult = (NSEC_PER_SEC << NS_SHIFT) / tsc_hz;
 	tsc_mult = (tsc_hz << TSC_SHIFT) / NSEC_PER_SEC;
 	tsc_base = rdtsc();
-	printk("time: TSC at %llu.%03llu MHz (calibrated against the PIT)\n",
-	       (unsigned long long)(tsc_hz / 1000000), (unsigned long long)(tsc_hz / 1000 % 1000));
+	printk("time: TSC at %llu.%03llu MHz (calibrated against %s)\n",
+	       (unsigned long long)(tsc_hz / 1000000), (unsigned long long)(tsc_hz / 1000 % 1000),
+	       source);
 }
 
 u64 arch_clock_ns(void)
