@@ -25,6 +25,8 @@ void arch_platform_init(void)
 
 int arch_irq_unmask(unsigned irq)
 {
+	if (msi_line(irq))
+		return msi_unmask(irq);
 	return ioapic_unmask(irq, boot_info.cpus[boot_info.boot_cpu].hwid);
 }
 

@@ -158,8 +158,12 @@ void x86_trap(struct regs *regs)
 		ipi_interrupt();
 	} else {
 		int irq = ioapic_vector_irq(vector);
+		if (irq < 0)
+			irq = msi_vector_line(vector);
 		if (irq >= 0)
 			irq_dispatch((unsigned)irq);
+		else if (vector >= MSI_VECTOR_BASE && vector < MSI_VECTOR_BASE + MSI_VECTORS)
+			; /* a message before its line was unmasked: dropped, see msi.c */
 		else if (vector == LAPIC_ERROR_VECTOR)
 			pr_err("lapic: APIC error interrupt\n");
 		else

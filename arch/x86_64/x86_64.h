@@ -5,6 +5,7 @@
  *   0x00-0x1f  CPU exceptions
  *   0x20-0x2f  the legacy 8259 PICs, remapped here and masked (only spurious ones arrive)
  *   0x30-0xaf  I/O APIC lines: vector = IRQ_VECTOR_BASE + GSI (IOAPIC_MAX_GSIS of them)
+ *   0xb0-0xdf  message-signalled interrupts (msi.c), one vector per message
  *   0xec       LAPIC timer
  *   0xf0       the IPI
  *   0xfe       LAPIC error
@@ -23,6 +24,9 @@
 
 #define PIC_VECTOR_BASE 0x20
 #define IRQ_VECTOR_BASE 0x30
+#define MSI_VECTOR_BASE 0xb0
+#define MSI_VECTORS 48
+#define MSI_LINE_BASE IOAPIC_MAX_GSIS /* irq lines of messages follow the GSIs' */
 #define TIMER_VECTOR 0xec
 #define IPI_VECTOR 0xf0
 #define LAPIC_ERROR_VECTOR 0xfe
@@ -73,6 +77,13 @@ void lapic_timer_interrupt(struct regs *regs);
 
 /* spin_halt.c: an NMI, which is a spinlock kick (trap.c calls it before anything else). */
 void x86_spin_nmi(struct regs *regs);
+
+/* msi.c (arch_msi_alloc() is in asm/irq.h) */
+bool msi_line(unsigned line);
+/* Deliver line's messages from now on: 0, or -ERANGE for a line not allocated. */
+int msi_unmask(unsigned line);
+/* The line of an unmasked message's vector, or -1 (not a message vector, or masked). */
+int msi_vector_line(unsigned vector);
 
 /* smpboot.c */
 void smpboot_prepare(void);

@@ -7,11 +7,17 @@
  * and the device-specific configuration. Legacy devices (0x1000-0x103f, I/O BAR
  * registers) are not handled: QEMU makes a modern-only one with disable-legacy=on.
  *
- * Interrupts are INTx: MSI-X stays disabled (its capability's enable bit clear), so
- * the device raises its PCI interrupt pin, which the firmware routed to the ISA IRQ in
- * the interrupt line register; the I/O APIC code takes that IRQ with the MADT's
- * overrides (level-triggered on QEMU). Reading the ISR register lowers the line,
- * which virtio_interrupt() does before the end of interrupt.
+ * Interrupts are MSI-X where the arch has message-signalled interrupts (x86_64):
+ * one message, table entry 0, for every queue (4.1.4.3: queue_msix_vector = 0), and
+ * none for configuration changes (config_msix_vector = NO_VECTOR), so a message
+ * always means "look at the queues" and the ISR register is not read (4.1.4.5.2).
+ * A message needs no routing, so this works alike on every PC: on q35 a device's
+ * INTx pin reaches I/O APIC inputs 16-23 by ways only ACPI's _PRT describes.
+ *
+ * Otherwise INTx: the device raises its PCI interrupt pin, which the firmware routed
+ * to the ISA IRQ in the interrupt line register; the I/O APIC code takes that IRQ with
+ * the MADT's overrides (level-triggered on QEMU). Reading the ISR register lowers the
+ * line, which virtio_interrupt() does before the end of interrupt.
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
@@ -42,22 +48,27 @@
 #define VPCI_DEVICE_FEATURE 0x04
 #define VPCI_DRIVER_FEATURE_SELECT 0x08
 #define VPCI_DRIVER_FEATURE 0x0c
+#define VPCI_CONFIG_MSIX_VECTOR 0x10
 #define VPCI_NUM_QUEUES 0x12
 #define VPCI_DEVICE_STATUS 0x14
 #define VPCI_QUEUE_SELECT 0x16
 #define VPCI_QUEUE_SIZE 0x18
+#define VPCI_QUEUE_MSIX_VECTOR 0x1a
 #define VPCI_QUEUE_ENABLE 0x1c
 #define VPCI_QUEUE_NOTIFY_OFF 0x1e
 #define VPCI_QUEUE_DESC 0x20
 #define VPCI_QUEUE_DRIVER 0x28
 #define VPCI_QUEUE_DEVICE 0x30
 #define VPCI_COMMON_MIN_LEN 0x38
+#define VIRTIO_MSI_NO_VECTOR 0xffff
+#define VPCI_MSIX_ENTRY 0 /* the one message: MSI-X table entry 0 */
 
 struct virtio_pci {
 	struct pci_dev *pci;
 	uintptr_t common, isr, device; /* virtual addresses of the structures */
 	uintptr_t notify_base;
 	u32 notify_mult;
+	bool msix; /* interrupts are MSI-X entry 0, not INTx */
 	struct virtio_device vdev;
 };
 
@@ -139,14 +150,33 @@ static int vp_queue_enable(struct virtio_device *vdev, struct virtqueue *vq)
 	u16 off = mmio_read16(c + VPCI_QUEUE_NOTIFY_OFF);
 	vq->priv = (void *)(vp->notify_base + (uintptr_t)off * vp->notify_mult);
 	vq->notify = vp_notify;
+	if (vp->msix) {
+		/* The device says NO_VECTOR back when it could not take the vector (4.1.4.3). */
+		mmio_write16(c + VPCI_QUEUE_MSIX_VECTOR, VPCI_MSIX_ENTRY);
+		if (mmio_read16(c + VPCI_QUEUE_MSIX_VECTOR) != VPCI_MSIX_ENTRY)
+			return -EIO;
+	}
 	mmio_write16(c + VPCI_QUEUE_ENABLE, 1);
 	return mmio_read16(c + VPCI_QUEUE_ENABLE) == 1 ? 0 : -EIO;
 }
 
 static u32 vp_ack_interrupt(struct virtio_device *vdev)
 {
+	/* The one message is the queues' (config changes have none): nothing to read. */
+	if (vp_of(vdev)->msix)
+		return VIRTIO_ISR_QUEUE;
 	/* Reading ISR status clears it and lowers the INTx line (4.1.4.5). */
 	return mmio_read8(vp_of(vdev)->isr);
+}
+
+/* MSI-X's one message for the queues, none for config changes; false: stay with INTx. */
+static bool vp_setup_msix(struct virtio_pci *vp, unsigned *line)
+{
+	if (pci_msix_enable_one(vp->pci, line))
+		return false;
+	uintptr_t c = vp->common;
+	mmio_write16(c + VPCI_CONFIG_MSIX_VECTOR, VIRTIO_MSI_NO_VECTOR);
+	return true;
 }
 
 static const struct virtio_config_ops virtio_pci_ops = {
@@ -208,10 +238,16 @@ static void virtio_pci_probe(struct pci_dev *d)
 	vp->vdev.id = d->device - VIRTIO_PCI_MODERN_BASE;
 	vp->vdev.ops = &virtio_pci_ops;
 	vp->vdev.transport = vp;
-	/* 0 and 0xff mean the firmware routed no line; the device is then not serviced. */
-	vp->vdev.irq = d->irq_pin && d->irq_line && d->irq_line != 0xff ? d->irq_line : 0;
-	printk("virtio-pci: %s: device id %u, interrupt line %u\n", vp->vdev.name, vp->vdev.id,
-	       vp->vdev.irq);
+	unsigned line;
+	vp->msix = vp_setup_msix(vp, &line);
+	if (vp->msix) {
+		vp->vdev.irq = line;
+	} else {
+		/* 0 and 0xff mean the firmware routed no line: the device is then polled. */
+		vp->vdev.irq = d->irq_pin && d->irq_line && d->irq_line != 0xff ? d->irq_line : 0;
+	}
+	printk("virtio-pci: %s: device id %u, %s line %u\n", vp->vdev.name, vp->vdev.id,
+	       vp->msix ? "MSI-X" : "interrupt", vp->vdev.irq);
 	if (virtio_add_device(&vp->vdev))
 		kfree(vp);
 }

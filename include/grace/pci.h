@@ -33,6 +33,7 @@
 #define PCI_STATUS_CAP_LIST (1u << 4)
 
 #define PCI_CAP_ID_VNDR 0x09 /* vendor-specific: virtio's structures */
+#define PCI_CAP_ID_MSIX 0x11
 
 #define PCI_NUM_BARS 6
 #define PCI_MAX_DEVICES 64
@@ -60,6 +61,16 @@ void pci_write16(const struct pci_dev *d, unsigned off, u16 v);
 int pci_set_ecam(phys_addr_t base, u8 start_bus, u8 end_bus);
 /* True once the scan reaches configuration space through ECAM. */
 bool pci_uses_ecam(void);
+
+/*
+ * MSI-X with one message (drivers/pci/msix.c): table entry 0 raises a new interrupt
+ * line, *line for irq_register(), the other entries masked, INTx off. 0; -ENODEV
+ * when the function has no MSI-X, its table is not in a memory BAR we read or the
+ * arch has no message-signalled interrupts (riscv64 here); -ENOSPC when the arch
+ * has no message left. pci_msix_disable() goes back to INTx.
+ */
+int pci_msix_enable_one(const struct pci_dev *d, unsigned *line);
+void pci_msix_disable(const struct pci_dev *d);
 
 /* Enumerate bus 0 and the buses behind its bridges, once; the devices found. */
 unsigned pci_scan(void);

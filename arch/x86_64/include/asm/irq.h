@@ -36,4 +36,12 @@ static inline bool arch_irqs_disabled(void)
 	return !(flags & X86_RFLAGS_IF);
 }
 
+/*
+ * Message-signalled interrupts (arch/x86_64/msi.c), for PCI's MSI-X: a new vector on
+ * the boot CPU, *line to irq_register() (masked until then), and the message a
+ * device writes to raise it. 0, or -ENOSPC when every message vector is taken.
+ */
+#define ARCH_HAS_MSI 1
+int arch_msi_alloc(unsigned *line, u64 *addr, u32 *data);
+
 #endif
