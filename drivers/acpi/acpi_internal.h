@@ -4,31 +4,11 @@
 
 #include <grace/acpi.h>
 #include <grace/string.h>
+#include <grace/unaligned.h>
 
 #define ACPI_HEADER_LEN 36	      /* signature, length, revision, checksum, OEM ids, ... */
 #define ACPI_HDR_LENGTH 4	      /* offset of the u32 length */
 #define ACPI_TABLE_MAX_LEN (1u << 20) /* a larger static table is corrupt, not big */
-
-static inline u16 acpi_u16(const u8 *p)
-{
-	u16 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline u32 acpi_u32(const u8 *p)
-{
-	u32 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline u64 acpi_u64(const u8 *p)
-{
-	u64 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* The body of a table after header length and checksum were validated; len = table length. */
 /*

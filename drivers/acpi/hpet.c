@@ -31,15 +31,15 @@ int acpi_parse_hpet(const u8 *t, u32 len, struct acpi_info *out)
 		return -EINVAL;
 	}
 	u8 space = t[HPET_GAS + HPET_GAS_SPACE];
-	u64 addr = acpi_u64(t + HPET_GAS + HPET_GAS_ADDRESS);
+	u64 addr = get_unaligned_u64(t + HPET_GAS + HPET_GAS_ADDRESS);
 	if (space != GAS_SYSTEM_MEMORY || !addr || addr % HPET_REG_ALIGN) {
 		pr_err("acpi: HPET registers at %llx in address space %u are unusable\n",
 		       (unsigned long long)addr, space);
 		return -EINVAL;
 	}
 	out->hpet_addr = addr;
-	out->hpet_block_id = acpi_u32(t + HPET_BLOCK_ID);
+	out->hpet_block_id = get_unaligned_u32(t + HPET_BLOCK_ID);
 	out->hpet_number = t[HPET_NUMBER];
-	out->hpet_min_tick = acpi_u16(t + HPET_MIN_TICK);
+	out->hpet_min_tick = get_unaligned_u16(t + HPET_MIN_TICK);
 	return 0;
 }

@@ -55,10 +55,11 @@ static void madt_parse_entry(const u8 *e, struct acpi_info *out)
 {
 	switch (e[0]) {
 	case MADT_LOCAL_APIC:
-		madt_add_cpu(out, e[3], e[2], acpi_u32(e + 4));
+		madt_add_cpu(out, e[3], e[2], get_unaligned_u32(e + 4));
 		break;
 	case MADT_LOCAL_X2APIC:
-		madt_add_cpu(out, acpi_u32(e + 4), acpi_u32(e + 12), acpi_u32(e + 8));
+		madt_add_cpu(out, get_unaligned_u32(e + 4), get_unaligned_u32(e + 12),
+			     get_unaligned_u32(e + 8));
 		break;
 	case MADT_IO_APIC:
 		if (out->nr_ioapics == ACPI_MAX_IOAPICS) {
@@ -67,7 +68,7 @@ static void madt_parse_entry(const u8 *e, struct acpi_info *out)
 			break;
 		}
 		out->ioapics[out->nr_ioapics++] =
-		    (struct acpi_ioapic){e[2], acpi_u32(e + 4), acpi_u32(e + 8)};
+		    (struct acpi_ioapic){e[2], get_unaligned_u32(e + 4), get_unaligned_u32(e + 8)};
 		break;
 	case MADT_INT_OVERRIDE:
 		if (out->nr_overrides == ACPI_MAX_OVERRIDES) {
@@ -75,11 +76,11 @@ static void madt_parse_entry(const u8 *e, struct acpi_info *out)
 				ACPI_MAX_OVERRIDES, e[3]);
 			break;
 		}
-		out->overrides[out->nr_overrides++] =
-		    (struct acpi_override){e[2], e[3], acpi_u32(e + 4), acpi_u16(e + 8)};
+		out->overrides[out->nr_overrides++] = (struct acpi_override){
+		    e[2], e[3], get_unaligned_u32(e + 4), get_unaligned_u16(e + 8)};
 		break;
 	case MADT_LAPIC_ADDR_OVERRIDE:
-		out->lapic_addr = acpi_u64(e + 4);
+		out->lapic_addr = get_unaligned_u64(e + 4);
 		break;
 	default:
 		break; /* NMI sources, LINT wiring, GIC entries, ...: not needed */
@@ -89,8 +90,8 @@ static void madt_parse_entry(const u8 *e, struct acpi_info *out)
 int acpi_parse_madt(const u8 *t, u32 len, struct acpi_info *out)
 {
 	if (len >= MADT_ENTRIES) {
-		out->lapic_addr = acpi_u32(t + MADT_LAPIC_ADDR);
-		out->pcat_compat = acpi_u32(t + MADT_FLAGS) & MADT_FLAG_PCAT_COMPAT;
+		out->lapic_addr = get_unaligned_u32(t + MADT_LAPIC_ADDR);
+		out->pcat_compat = get_unaligned_u32(t + MADT_FLAGS) & MADT_FLAG_PCAT_COMPAT;
 	}
 	int err = acpi_walk_entries("MADT", t, len, MADT_ENTRIES, madt_min_len,
 				    sizeof(madt_min_len), madt_parse_entry, out);

@@ -32,8 +32,8 @@ int acpi_parse_mcfg(const u8 *t, u32 len, struct acpi_info *out)
 	for (u32 off = MCFG_ENTRIES; off < len; off += MCFG_ENTRY_LEN) {
 		const u8 *e = t + off;
 		struct acpi_mcfg m = {
-		    .base = acpi_u64(e + MCFG_BASE),
-		    .segment = acpi_u16(e + MCFG_SEGMENT),
+		    .base = get_unaligned_u64(e + MCFG_BASE),
+		    .segment = get_unaligned_u16(e + MCFG_SEGMENT),
 		    .start_bus = e[MCFG_START_BUS],
 		    .end_bus = e[MCFG_END_BUS],
 		};

@@ -17,7 +17,7 @@ int acpi_parse_slit(const u8 *t, u32 len, struct acpi_info *out)
 		pr_err("acpi: SLIT of %u bytes is too short\n", len);
 		return -EINVAL;
 	}
-	u64 n = acpi_u64(t + SLIT_COUNT_OFF);
+	u64 n = get_unaligned_u64(t + SLIT_COUNT_OFF);
 	if (n == 0 || n > 0xffff || n * n > len - SLIT_MATRIX_OFF) {
 		pr_err("acpi: SLIT claims %llu localities in %u bytes\n", (unsigned long long)n,
 		       len);

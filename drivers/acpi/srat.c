@@ -35,17 +35,18 @@ static void srat_parse_entry(const u8 *e, struct acpi_info *out)
 {
 	switch (e[0]) {
 	case SRAT_CPU_AFFINITY:
-		if (acpi_u32(e + 4) & SRAT_FLAG_ENABLED)
+		if (get_unaligned_u32(e + 4) & SRAT_FLAG_ENABLED)
 			srat_set_cpu_domain(
 			    out, e[3], e[2] | (u32)e[9] << 8 | (u32)e[10] << 16 | (u32)e[11] << 24);
 		break;
 	case SRAT_X2APIC_AFFINITY:
-		if (acpi_u32(e + 12) & SRAT_FLAG_ENABLED)
-			srat_set_cpu_domain(out, acpi_u32(e + 8), acpi_u32(e + 4));
+		if (get_unaligned_u32(e + 12) & SRAT_FLAG_ENABLED)
+			srat_set_cpu_domain(out, get_unaligned_u32(e + 8),
+					    get_unaligned_u32(e + 4));
 		break;
 	case SRAT_MEM_AFFINITY: {
-		u64 base = acpi_u64(e + 8), length = acpi_u64(e + 16);
-		if (!(acpi_u32(e + 28) & SRAT_FLAG_ENABLED) || length == 0)
+		u64 base = get_unaligned_u64(e + 8), length = get_unaligned_u64(e + 16);
+		if (!(get_unaligned_u32(e + 28) & SRAT_FLAG_ENABLED) || length == 0)
 			break;
 		if (out->nr_mem_affinity == ACPI_MAX_MEM_AFFINITY) {
 			pr_warn("acpi: more than %u SRAT memory ranges; ignoring %llx\n",
@@ -53,7 +54,7 @@ static void srat_parse_entry(const u8 *e, struct acpi_info *out)
 			break;
 		}
 		out->mem_affinity[out->nr_mem_affinity++] =
-		    (struct acpi_mem_affinity){base, length, acpi_u32(e + 2)};
+		    (struct acpi_mem_affinity){base, length, get_unaligned_u32(e + 2)};
 		break;
 	}
 	default:

@@ -52,7 +52,7 @@ static const u8 *acpi_map_table(acpi_map_fn map, void *ctx, u64 pa, const char *
 		       sig);
 		return NULL;
 	}
-	u32 len = acpi_u32(h + ACPI_HDR_LENGTH);
+	u32 len = get_unaligned_u32(h + ACPI_HDR_LENGTH);
 	if (len < ACPI_HEADER_LEN || len > ACPI_TABLE_MAX_LEN) {
 		pr_err("acpi: table %s at %llx has bad length %u\n", name, (unsigned long long)pa,
 		       len);
@@ -65,7 +65,7 @@ static const u8 *acpi_map_table(acpi_map_fn map, void *ctx, u64 pa, const char *
 		return NULL;
 	}
 	/* Re-read the length from the full mapping: it must not have changed under us. */
-	if (acpi_u32(t + ACPI_HDR_LENGTH) != len || acpi_checksum(t, len) != 0) {
+	if (get_unaligned_u32(t + ACPI_HDR_LENGTH) != len || acpi_checksum(t, len) != 0) {
 		pr_err("acpi: table %s at %llx has a bad checksum\n", name, (unsigned long long)pa);
 		return NULL;
 	}
@@ -86,17 +86,17 @@ static int acpi_parse_rsdp(const u8 *r, size_t len, struct acpi_info *out, u64 *
 	out->rsdp_revision = r[RSDP_REVISION];
 	memcpy(out->oem_id, r + RSDP_OEMID, 6);
 	out->oem_id[6] = 0;
-	*root = acpi_u32(r + RSDP_RSDT);
+	*root = get_unaligned_u32(r + RSDP_RSDT);
 	*xsdt = false;
 	if (out->rsdp_revision >= 2) {
-		u32 full = len >= RSDP_V2_LEN ? acpi_u32(r + RSDP_LENGTH) : 0;
+		u32 full = len >= RSDP_V2_LEN ? get_unaligned_u32(r + RSDP_LENGTH) : 0;
 		if (full < RSDP_V2_LEN || full > len || acpi_checksum(r, full) != 0) {
 			pr_err(
 			    "acpi: RSDP revision %u has a bad length (%u) or extended checksum\n",
 			    out->rsdp_revision, full);
 			return -EINVAL;
 		}
-		u64 x = acpi_u64(r + RSDP_XSDT);
+		u64 x = get_unaligned_u64(r + RSDP_XSDT);
 		if (x) {
 			*root = x;
 			*xsdt = true;
@@ -134,7 +134,7 @@ int acpi_parse(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx, st
 	/* Find the tables first: the SRAT's CPU entries refer to the MADT's, in either order. */
 	u64 madt_pa = 0, srat_pa = 0, slit_pa = 0, mcfg_pa = 0, hpet_pa = 0;
 	for (u32 off = ACPI_HEADER_LEN; off < root_len; off += entry_size) {
-		u64 pa = xsdt ? acpi_u64(root + off) : acpi_u32(root + off);
+		u64 pa = xsdt ? get_unaligned_u64(root + off) : get_unaligned_u32(root + off);
 		const u8 *h = pa ? map(ctx, pa, ACPI_HEADER_LEN) : NULL;
 		if (!h) {
 			pr_warn(

@@ -49,14 +49,14 @@ static int mb2_parse_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 		pr_err("multiboot2: memory map tag of %u bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 entry_size = mb2_get_u32(tag + 8);
+	u32 entry_size = get_unaligned_u32(tag + 8);
 	if (entry_size < MB2_MMAP_ENTRY_MIN || entry_size % 8) {
 		pr_err("multiboot2: memory map entry size %u is invalid\n", entry_size);
 		return -EINVAL;
 	}
 	for (u32 off = MB2_MMAP_HEADER; off + entry_size <= size; off += entry_size) {
 		const u8 *e = tag + off;
-		u64 base = mb2_get_u64(e), len = mb2_get_u64(e + 8);
+		u64 base = get_unaligned_u64(e), len = get_unaligned_u64(e + 8);
 		if (len == 0)
 			continue;
 		if (base + len < base) {
@@ -68,7 +68,8 @@ static int mb2_parse_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 			out->nr_mmap_dropped++;
 			continue;
 		}
-		out->mmap[out->nr_mmap++] = (struct mb2_mmap_entry){base, len, mb2_get_u32(e + 16)};
+		out->mmap[out->nr_mmap++] =
+		    (struct mb2_mmap_entry){base, len, get_unaligned_u32(e + 16)};
 	}
 	return 0;
 }
@@ -79,7 +80,7 @@ static int mb2_parse_module(const u8 *tag, u32 size, struct mb2_info *out)
 		pr_err("multiboot2: module tag of %u bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 start = mb2_get_u32(tag + 8), end = mb2_get_u32(tag + 12);
+	u32 start = get_unaligned_u32(tag + 8), end = get_unaligned_u32(tag + 12);
 	const char *s = tag_string(tag + MB2_MODULE_HEADER, size - MB2_MODULE_HEADER);
 	if (end < start || !s) {
 		pr_err("multiboot2: module [%x, %x) is malformed\n", start, end);
@@ -119,8 +120,8 @@ static int mb2_parse_tag(u32 type, const u8 *tag, u32 size, struct mb2_info *out
 			pr_err("multiboot2: basic meminfo tag of %u bytes is too short\n", size);
 			return -EINVAL;
 		}
-		out->mem_lower_kib = mb2_get_u32(body);
-		out->mem_upper_kib = mb2_get_u32(body + 4);
+		out->mem_lower_kib = get_unaligned_u32(body);
+		out->mem_upper_kib = get_unaligned_u32(body + 4);
 		return 0;
 	case MB2_TAG_MMAP:
 		return mb2_parse_mmap(tag, size, out);
@@ -158,7 +159,7 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 		pr_err("multiboot2: info of %zu bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 total = mb2_get_u32(p);
+	u32 total = get_unaligned_u32(p);
 	if (total < MB2_FIXED_HEADER + MB2_TAG_HEADER || total > size ||
 	    total > MB2_INFO_MAX_SIZE) {
 		pr_err("multiboot2: total_size %u is invalid (buffer holds %zu bytes)\n", total,
@@ -173,7 +174,7 @@ int mb2_parse(const void *blob, size_t size, struct mb2_info *out)
 			pr_err("multiboot2: no end tag within %u bytes\n", total);
 			return -EINVAL;
 		}
-		u32 type = mb2_get_u32(p + off), tag_size = mb2_get_u32(p + off + 4);
+		u32 type = get_unaligned_u32(p + off), tag_size = get_unaligned_u32(p + off + 4);
 		if (tag_size < MB2_TAG_HEADER || tag_size > total - off) {
 			pr_err("multiboot2: tag %u at offset %u has size %u, past the end (%u)\n",
 			       type, off, tag_size, total);

@@ -84,7 +84,7 @@ int mb2_parse_efi_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 		pr_err("multiboot2: EFI memory map tag of %u bytes is too short\n", size);
 		return -EINVAL;
 	}
-	u32 desc_size = mb2_get_u32(tag + 8), version = mb2_get_u32(tag + 12);
+	u32 desc_size = get_unaligned_u32(tag + 8), version = get_unaligned_u32(tag + 12);
 	if (desc_size < EFI_DESC_MIN || desc_size % 8) {
 		pr_err("multiboot2: EFI memory descriptor size %u is invalid\n", desc_size);
 		return -EINVAL;
@@ -102,7 +102,8 @@ int mb2_parse_efi_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 	out->nr_efi_mmap = out->nr_efi_mmap_dropped = 0;
 	for (u32 off = EFI_MMAP_HEADER; off < size; off += desc_size) {
 		const u8 *d = tag + off;
-		u64 base = mb2_get_u64(d + EFI_DESC_PHYS), pages = mb2_get_u64(d + EFI_DESC_PAGES);
+		u64 base = get_unaligned_u64(d + EFI_DESC_PHYS),
+		    pages = get_unaligned_u64(d + EFI_DESC_PAGES);
 		if (pages == 0)
 			continue;
 		u64 len = pages << EFI_PAGE_SHIFT;
@@ -113,8 +114,8 @@ int mb2_parse_efi_mmap(const u8 *tag, u32 size, struct mb2_info *out)
 			return -EINVAL;
 		}
 		efi_mmap_add(out, base, len,
-			     efi_to_mb2_type(mb2_get_u32(d + EFI_DESC_TYPE),
-					     mb2_get_u64(d + EFI_DESC_ATTR)));
+			     efi_to_mb2_type(get_unaligned_u32(d + EFI_DESC_TYPE),
+					     get_unaligned_u64(d + EFI_DESC_ATTR)));
 	}
 	return 0;
 }

@@ -88,7 +88,7 @@ static const void *map_chain(void *ctx, u64 pa, u64 len)
 static bool boot_acpi(void)
 {
 	const u8 *b = boot_info.fw_blob;
-	if (!b || boot_info.fw_blob_size < 16 || get_u32(b) != boot_info.fw_blob_size ||
+	if (!b || boot_info.fw_blob_size < 16 || get_unaligned_u32(b) != boot_info.fw_blob_size ||
 	    mb2_parse(b, boot_info.fw_blob_size, &mb2) || !(mb2.rsdp_v1 || mb2.rsdp_v2)) {
 		test_skip("the machine did not boot through multiboot2 with ACPI");
 		return false;
@@ -115,13 +115,13 @@ static const u8 *boot_madt(u32 *len)
 	const u8 *root = map_firmware(&mb2, root_pa, HDR_LEN);
 	if (!root)
 		return NULL;
-	u32 root_len = get_u32(root + HDR_LENGTH);
+	u32 root_len = get_unaligned_u32(root + HDR_LENGTH);
 	for (u32 off = HDR_LEN; off + (x ? 8 : 4) <= root_len; off += x ? 8 : 4) {
 		u64 pa = 0;
 		memcpy(&pa, root + off, x ? 8 : 4);
 		const u8 *t = map_firmware(&mb2, pa, HDR_LEN);
 		if (t && !memcmp(t, "APIC", 4)) {
-			*len = get_u32(t + HDR_LENGTH);
+			*len = get_unaligned_u32(t + HDR_LENGTH);
 			return map_firmware(&mb2, pa, *len);
 		}
 	}
@@ -143,8 +143,8 @@ static void chain_fix(struct chain *c)
 			     MIN(c->extra_len[i], (u32)CHAIN_EXTRA_SLOT), HDR_CHECKSUM);
 	fix_checksum(madt, c->madt_len, HDR_CHECKSUM);
 	fix_checksum(root,
-		     get_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT
-			 ? get_u32(root + HDR_LENGTH)
+		     get_unaligned_u32(root + HDR_LENGTH) <= CHAIN_MADT - CHAIN_ROOT
+			 ? get_unaligned_u32(root + HDR_LENGTH)
 			 : HDR_LEN,
 		     HDR_CHECKSUM);
 	fix_checksum(rsdp, RSDP_V1_LEN, RSDP_CHECKSUM);
@@ -207,7 +207,7 @@ static u8 *chain_add_table(struct chain *c, const char *sig, u32 len)
 {
 	u8 *root = c->buf + CHAIN_ROOT, *t = c->buf + CHAIN_EXTRA + c->nr_extra * CHAIN_EXTRA_SLOT;
 	u64 pa = c->pa + CHAIN_EXTRA + c->nr_extra * CHAIN_EXTRA_SLOT;
-	u32 root_len = get_u32(root + HDR_LENGTH);
+	u32 root_len = get_unaligned_u32(root + HDR_LENGTH);
 	memset(t, 0, CHAIN_EXTRA_SLOT);
 	memcpy(t, sig, 4);
 	put_u32(t + HDR_LENGTH, len);
@@ -424,7 +424,7 @@ TEST(acpi, rejects_bad_root_table_length)
 		if (!chain_build(&c, x))
 			return;
 		u8 *root = c.buf + CHAIN_ROOT;
-		u32 good = get_u32(root + HDR_LENGTH);
+		u32 good = get_unaligned_u32(root + HDR_LENGTH);
 		u32 bad[] = {0, HDR_LEN - 1, good + 1, good - 1, 0x10000000u};
 		for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 			put_u32(root + HDR_LENGTH, bad[i]);

@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the firmware-parser selftests (fdt, multiboot2, acpi): a
  * private copy of the blob the machine booted with, to damage and restore, and
- * unaligned native-endian (little-endian on both arches) word access.
+ * unaligned writes to go with grace/unaligned.h's reads.
  */
 #ifndef GRACE_TESTS_BLOB_COPY_H
 #define GRACE_TESTS_BLOB_COPY_H
@@ -9,6 +9,7 @@
 #include <grace/boot_info.h>
 #include <grace/page_alloc.h>
 #include <grace/string.h>
+#include <grace/unaligned.h>
 #include <grace/test.h>
 
 struct blob_copy {
@@ -38,13 +39,6 @@ static inline void blob_copy_reset(struct blob_copy *c)
 static inline void blob_copy_put(struct blob_copy *c)
 {
 	free_pages(c->buf, c->order);
-}
-
-static inline u32 get_u32(const u8 *p)
-{
-	u32 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 static inline void put_u32(u8 *p, u32 v)

@@ -29,7 +29,7 @@ static inline const void *boot_acpi_map(void *mb2, u64 pa, u64 len)
 static inline bool boot_acpi_parse(struct mb2_info *mb2, struct acpi_info *acpi)
 {
 	const u8 *b = boot_info.fw_blob;
-	if (!b || boot_info.fw_blob_size < 16 || get_u32(b) != boot_info.fw_blob_size ||
+	if (!b || boot_info.fw_blob_size < 16 || get_unaligned_u32(b) != boot_info.fw_blob_size ||
 	    mb2_parse(b, boot_info.fw_blob_size, mb2) || !(mb2->rsdp_v1 || mb2->rsdp_v2)) {
 		test_skip("the machine did not boot through multiboot2 with ACPI");
 		return false;

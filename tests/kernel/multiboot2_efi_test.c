@@ -271,8 +271,8 @@ TEST(multiboot2, rejects_wrapping_efi_descriptors)
 TEST(multiboot2, boot_efi_memory_map_agrees_with_the_bios_one)
 {
 	const u8 *b = boot_info.fw_blob;
-	if (!b || boot_info.fw_blob_size < 16 || get_u32(b) != boot_info.fw_blob_size ||
-	    get_u32(b + 4) != 0) {
+	if (!b || boot_info.fw_blob_size < 16 || get_unaligned_u32(b) != boot_info.fw_blob_size ||
+	    get_unaligned_u32(b + 4) != 0) {
 		test_skip("the machine did not boot through multiboot2");
 		return;
 	}

@@ -29,8 +29,8 @@ static struct mb2_info info; /* large: not on the test's stack */
 static bool boot_mb2(void)
 {
 	const u8 *b = boot_info.fw_blob;
-	if (!b || boot_info.fw_blob_size < 16 || get_u32(b) != boot_info.fw_blob_size ||
-	    get_u32(b + 4) != 0) {
+	if (!b || boot_info.fw_blob_size < 16 || get_unaligned_u32(b) != boot_info.fw_blob_size ||
+	    get_unaligned_u32(b + 4) != 0) {
 		test_skip("the machine did not boot through multiboot2");
 		return false;
 	}
@@ -41,7 +41,7 @@ static bool boot_mb2(void)
 static u32 tag_find(const struct blob_copy *c, u32 type)
 {
 	for (u32 off = 8; off + 8 <= c->size;) {
-		u32 t = get_u32(c->buf + off), size = get_u32(c->buf + off + 4);
+		u32 t = get_unaligned_u32(c->buf + off), size = get_unaligned_u32(c->buf + off + 4);
 		if (t == type)
 			return off;
 		if (t == MB2_TAG_END || size < 8)
@@ -181,7 +181,7 @@ TEST(multiboot2, rejects_unterminated_cmdline)
 		return;
 	u32 off = tag_find(&c, MB2_TAG_CMDLINE);
 	ASSERT_NE(off, TAG_NOT_FOUND);
-	u32 size = get_u32(c.buf + off + 4);
+	u32 size = get_unaligned_u32(c.buf + off + 4);
 	memset(c.buf + off + 8, 'x', size - 8);
 	expect_rejected(&c, c.size, "command line without its NUL");
 	blob_copy_put(&c);
