@@ -48,6 +48,7 @@ static const char *const known_keys[] = {
     "neigh_gc_thresh",
     "rtcache_rows",
     "thp_rows",
+    "poweroff",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",

@@ -4,9 +4,11 @@
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
+#include <grace/cmdline.h>
 #include <grace/plic.h>
 #include <grace/poweroff.h>
 #include <grace/printk.h>
+#include <grace/string.h>
 #include <asm/csr.h>
 #include <asm/irq.h>
 #include "riscv.h"
@@ -63,11 +65,16 @@ void arch_shutdown(int status)
 	sifive_test_poweroff(status);
 	sbi_shutdown(status != 0);
 	/*
-	 * Boards with only a reset line (sifive_u's GPIO restart) cannot power off: end
-	 * the run with a reset instead, which QEMU's -no-reboot turns into an exit.
+	 * A machine with only a reset line (sifive_u's GPIO restart) cannot power off.
+	 * Under QEMU, -no-reboot makes a reset an exit, and poweroff=reset asks for
+	 * one; on a board a reset would boot Grace again, so it halts.
 	 */
-	printk("riscv: the firmware cannot power off; resetting\n");
-	sbi_reset(status != 0);
+	const char *how = cmdline_get("poweroff");
+	if (how && !strcmp(how, "reset")) {
+		printk("riscv: the firmware cannot power off; resetting (poweroff=reset)\n");
+		sbi_reset(status != 0);
+	}
+	printk("riscv: the firmware cannot power off; halted\n");
 	for (;;)
 		__asm__ __volatile__("wfi");
 }

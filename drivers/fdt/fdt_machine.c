@@ -22,8 +22,6 @@
 #define INTC_S_SOFTWARE 1
 #define INTC_S_EXTERNAL 9
 #define NO_PHANDLE 0
-/* What a UART with a known clock is set to when nothing in the tree names a rate. */
-#define UART_DEFAULT_BAUD 115200
 
 struct scan {
 	const struct fdt *fdt;
@@ -162,28 +160,35 @@ static void range_add(struct mem_range *table, unsigned *n, unsigned max, u64 ba
 static void mem_carve(struct fdt_machine *m, u64 base, u64 size)
 {
 	u64 end = base + size;
-	for (unsigned i = 0; i < m->nr_mem; i++) {
+	unsigned i = 0;
+	while (i < m->nr_mem) {
 		struct mem_range *r = &m->mem[i];
 		u64 r_end = r->base + r->size;
-		if (end <= r->base || base >= r_end)
+		if (end <= r->base || base >= r_end) {
+			i++;
 			continue;
+		}
+		m->nomap_ram += MIN(end, r_end) - MAX(base, r->base);
 		struct mem_range above = {end, r_end > end ? r_end - end : 0, r->node};
 		r->size = base > r->base ? base - r->base : 0;
 		if (above.size && !r->size) {
-			*r = above;
+			*r = above; /* cut from the bottom */
+			i++;
 		} else if (above.size && m->nr_mem == MAX_MEM_RANGES) {
 			pr_warn("fdt: no room for RAM above no-map [%llx, %llx); not using it\n",
 				(unsigned long long)base, (unsigned long long)end);
-		} else if (above.size) {
+			i++;
+		} else if (above.size) { /* cut in two: the upper piece goes after it */
 			memmove(&m->mem[i + 2], &m->mem[i + 1],
 				(m->nr_mem - i - 1) * sizeof(m->mem[0]));
 			m->mem[i + 1] = above;
 			m->nr_mem++;
-			i++;
-		} else if (!r->size) {
+			i += 2;
+		} else if (!r->size) { /* all of it: the next range takes its place */
 			memmove(r, r + 1, (m->nr_mem - i - 1) * sizeof(m->mem[0]));
 			m->nr_mem--;
-			i--;
+		} else {
+			i++; /* cut from the top */
 		}
 	}
 }
@@ -294,8 +299,9 @@ static u32 scan_interrupt_parent(const struct scan *s, int depth)
  * A UART: the console if stdout-path names it, else the first one in the tree.
  * 16550s come with reg-shift and reg-io-width on boards (StarFive JH7110, SiFive
  * FU740: 2 and 4); SiFive's own UART has 32-bit registers only. The input clock
- * (clock-frequency) and the rate (stdout-path's options, else current-speed, else
- * 115200) let the driver program the divisor itself.
+ * (clock-frequency) and a rate the tree names (stdout-path's options, else
+ * current-speed) let the driver program the divisor itself; without a named rate
+ * the firmware's stays.
  */
 static void scan_uart(struct scan *s, int depth, int node, enum console_kind kind)
 {
@@ -324,7 +330,6 @@ static void scan_uart(struct scan *s, int depth, int node, enum console_kind kin
 	*c = (struct console_desc){
 	    .kind = kind, .base = base, .reg_shift = shift, .reg_io_width = width};
 	if (fdt_prop_u32(s->fdt, node, "clock-frequency", &c->clock_hz) == 0 && c->clock_hz) {
-		c->baud = UART_DEFAULT_BAUD;
 		if (node == s->stdout_node && s->stdout_baud)
 			c->baud = s->stdout_baud;
 		else

@@ -3,10 +3,11 @@
  * by the receive interrupt. The registers are found in boot_info.console (from the
  * DT or the PC's COM1), with reg-shift and reg-io-width honoured for MMIO UARTs.
  *
- * Where the firmware description gives the input clock, the divisor is programmed
- * for the baud rate it asks for (8 data bits, no parity, one stop bit): a board
- * whose firmware never used this UART leaves the divisor unset. Otherwise the
- * firmware's setting stays, as on the PC, where the BIOS programmed COM1.
+ * Where the firmware description gives both the input clock and a rate (the
+ * console's stdout-path options, current-speed), the divisor is programmed for it
+ * (8 data bits, no parity, one stop bit): a board whose firmware never used this
+ * UART leaves the divisor unset. Otherwise the firmware's setting stays, whatever
+ * rate it chose, as on the PC, where the BIOS programmed COM1.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
@@ -18,14 +19,15 @@
 #include "uart.h"
 
 /* 16550 register numbers (before reg-shift) and bits. */
-#define UART_RBR 0 /* receive buffer (read) */
-#define UART_THR 0 /* transmit holding (write) */
-#define UART_IER 1 /* interrupt enable */
-#define UART_FCR 2 /* FIFO control (write) */
-#define UART_LCR 3 /* line control */
-#define UART_LSR 5 /* line status */
-#define UART_DLL 0 /* divisor latch, low byte (with LCR_DLAB) */
-#define UART_DLM 1 /* divisor latch, high byte (with LCR_DLAB) */
+#define UART_RBR 0	 /* receive buffer (read) */
+#define UART_THR 0	 /* transmit holding (write) */
+#define UART_IER 1	 /* interrupt enable */
+#define UART_FCR 2	 /* FIFO control (write) */
+#define UART_LCR 3	 /* line control */
+#define UART_LSR 5	 /* line status */
+#define LSR_TX_IDLE 0x40 /* transmitter empty: holding register and shift register */
+#define UART_DLL 0	 /* divisor latch, low byte (with LCR_DLAB) */
+#define UART_DLM 1	 /* divisor latch, high byte (with LCR_DLAB) */
 #define IER_RX_AVAILABLE 0x01
 #define FCR_ENABLE_CLEAR 0x07 /* enable FIFOs, clear both */
 #define LCR_8N1 0x03	      /* 8 data bits, no parity, 1 stop bit */
@@ -87,16 +89,33 @@ static void uart_rx_interrupt(void *arg)
 
 static const struct console uart_console = {"ns16550", uart_console_write};
 
-/* The 16550 divides its clock by 16 x the divisor: the nearest divisor to the rate. */
+u32 ns16550_divisor(u32 clock_hz, u32 baud)
+{
+	u64 sixteen_baud = 16ull * baud;
+	u64 divisor = baud ? (clock_hz + sixteen_baud / 2) / sixteen_baud : 0;
+	return divisor <= 0xffff ? (u32)divisor : 0;
+}
+
 static void uart_set_baud(u32 clock_hz, u32 baud)
 {
-	u32 divisor = (clock_hz + 8 * baud) / (16 * baud);
-	if (divisor == 0 || divisor > 0xffff) {
+	u32 divisor = ns16550_divisor(clock_hz, baud);
+	if (!divisor) {
 		pr_warn("ns16550: no divisor gives %u baud from %u Hz; keeping the firmware's\n",
 			baud, clock_hz);
 		return;
 	}
+	/*
+	 * A DesignWare 16550 ignores writes to LCR while it is sending: let what the
+	 * firmware queued drain, and check that the divisor latch is really open
+	 * before writing it (else DLL and DLM would land in THR and IER).
+	 */
+	for (int i = 0; i < UART_TX_SPIN_LIMIT && !(uart_read(UART_LSR) & LSR_TX_IDLE); i++)
+		cpu_relax();
 	uart_write(UART_LCR, LCR_DLAB);
+	if (!(uart_read(UART_LCR) & LCR_DLAB)) {
+		pr_warn("ns16550: the divisor latch did not open; keeping the firmware's rate\n");
+		return;
+	}
 	uart_write(UART_DLL, (u8)divisor);
 	uart_write(UART_DLM, (u8)(divisor >> 8));
 	uart_write(UART_LCR, LCR_8N1);

@@ -25,6 +25,10 @@ static inline void uart_write_crlf(const char *s, size_t n, void (*putc)(char c)
 	}
 }
 
+/* The 16550's divisor for baud from clock_hz (it divides by 16 x the divisor), nearest; 0 if none
+ * fits. */
+u32 ns16550_divisor(u32 clock_hz, u32 baud);
+
 extern const struct uart_driver ns16550_driver;
 extern const struct uart_driver sifive_uart_driver;
 

@@ -102,6 +102,7 @@ struct fdt_machine {
 	/* /reserved-memory regions marked no-map: taken out of mem, never mapped. */
 	struct mem_range nomap[MAX_RESERVED];
 	unsigned nr_nomap;
+	u64 nomap_ram; /* the bytes of RAM they took out */
 
 	struct fdt_hart harts[MAX_CPUS]; /* usable harts in tree order (boot hart kept) */
 	unsigned nr_harts;

@@ -17,7 +17,8 @@
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
-# still judges from the console: SBI SRST, the fallback, always exits 0.
+# still judges from the console: SBI SRST, the fallback, always exits 0, and so
+# does sifive_u's reset.
 set -e
 cd "$(dirname "$0")/../.."
 
@@ -106,7 +107,9 @@ sifive_u)
 		exit 1
 	fi
 	set -- -machine sifive_u -bios default -nographic -no-reboot \
-		-smp "$SMP" -m "$MEM" -kernel "$IMAGE" ;;
+		-smp "$SMP" -m "$MEM" -kernel "$IMAGE"
+	# Its firmware can reset but not power off: a reset ends the run (-no-reboot).
+	CMDLINE="poweroff=reset${CMDLINE:+ $CMDLINE}" ;;
 *)
 	echo "riscv64.sh: MACHINE is virt or sifive_u, not '$MACHINE'" >&2
 	exit 1 ;;

@@ -4,12 +4,15 @@
  * 0x80000000 and in two banks, /reserved-memory regions with no-map taken out of
  * RAM, a monitor core without an MMU, the boot hart not first in /cpus, 16550s with
  * 32-bit registers 4 bytes apart, SiFive UARTs, and the console's rate from
- * stdout-path's options, current-speed, or the default when only the clock is known.
+ * stdout-path's options or current-speed, none when only the clock is known; and
+ * the 16550 divisor the driver computes from them.
  */
 #include <grace/errno.h>
 #include <grace/fdt.h>
 #include <grace/string.h>
 #include <grace/test.h>
+
+#include "../../drivers/uart/uart.h"
 
 #define TEST_DTB(name)                                                                             \
 	extern const u8 dtb_##name##_start[], dtb_##name##_end[];                                  \
@@ -54,6 +57,7 @@ TEST(fdt_board, ram_banks_away_from_0x80000000_less_the_no_map_region)
 	expect_range(&m.mem[1], 0x100000000, 0x80000000);
 	ASSERT_EQ(m.nr_nomap, 1);
 	expect_range(&m.nomap[0], 0x40000000, 0x200000);
+	EXPECT_EQ(m.nomap_ram, 0x200000);
 	/* A mapped reservation stays RAM, reserved; one with a size only places nothing. */
 	ASSERT_EQ(m.nr_reserved, 1);
 	expect_range(&m.reserved[0], 0x17e000000, 0x2000000);
@@ -114,8 +118,19 @@ TEST(fdt_board, stdout_path_picks_the_second_sifive_uart_over_the_first_uart)
 	EXPECT_EQ(m.console.irq, 40);
 	EXPECT_EQ(m.console.clock_hz, 130000000);
 	EXPECT_EQ(m.console.baud, 115200);
-	expect_range(&m.mem[0], 0x80000000, 0x40000000);
-	EXPECT_EQ(m.nr_nomap, 0);
+}
+
+TEST(fdt_board, no_map_cuts_a_bank_in_two_and_takes_a_whole_one)
+{
+	static struct fdt_machine m;
+	if (!scan_dtb(&sifive_board, 1, &m))
+		return;
+	ASSERT_EQ(m.nr_mem, 2);
+	expect_range(&m.mem[0], 0x80000000, 0x10000000);
+	expect_range(&m.mem[1], 0x90200000, 0xc0000000 - 0x90200000);
+	EXPECT_EQ(m.nr_nomap, 2);
+	EXPECT_EQ(m.nomap_ram, 0x200000 + 0x10000000);
+	EXPECT_EQ(m.nr_reserved, 0);
 }
 
 /*
@@ -133,7 +148,7 @@ static bool hide_property(u8 *blob, size_t len, const char *name)
 	return test_fail(__FILE__, __LINE__, "no property name %s in the tree", name);
 }
 
-TEST(fdt_board, first_uart_without_stdout_path_rate_from_current_speed_else_115200)
+TEST(fdt_board, first_uart_without_stdout_path_rate_from_current_speed_else_the_firmwares)
 {
 	static u8 copy[4096] __aligned(8);
 	static struct fdt_machine m;
@@ -153,10 +168,23 @@ TEST(fdt_board, first_uart_without_stdout_path_rate_from_current_speed_else_1152
 	EXPECT_EQ(m.console.clock_hz, 1843200);
 	EXPECT_EQ(m.console.baud, 9600);
 
-	/* With only the clock known, the usual 115200. */
+	/* With only the clock known, no rate to program: the firmware's stays. */
 	ASSERT_TRUE(hide_property(copy, len, "current-speed"));
 	if (!scan_dtb(&t, 1, &m))
 		return;
 	EXPECT_EQ(m.console.clock_hz, 1843200);
-	EXPECT_EQ(m.console.baud, 115200);
+	EXPECT_EQ(m.console.baud, 0);
+}
+
+TEST(fdt_board, ns16550_divisor_is_the_nearest_and_refuses_what_does_not_fit)
+{
+	EXPECT_EQ(ns16550_divisor(1843200, 115200), 1);
+	EXPECT_EQ(ns16550_divisor(1843200, 9600), 12);
+	EXPECT_EQ(ns16550_divisor(3686400, 115200), 2);	   /* QEMU virt's clock-frequency */
+	EXPECT_EQ(ns16550_divisor(24000000, 115200), 13);  /* 13.02: JH7110's 24 MHz */
+	EXPECT_EQ(ns16550_divisor(24000000, 57600), 26);   /* 26.04 */
+	EXPECT_EQ(ns16550_divisor(100000000, 1500000), 4); /* 4.17 */
+	EXPECT_EQ(ns16550_divisor(1000, 115200), 0);	   /* too slow a clock */
+	EXPECT_EQ(ns16550_divisor(0xffffffffu, 1), 0);	   /* past the 16-bit latch */
+	EXPECT_EQ(ns16550_divisor(1843200, 0), 0);
 }
