@@ -89,7 +89,7 @@ static u64 tsc_calibrate_pit_once(void)
 /* TSC ticks per second from one run against the HPET at regs, counting every period_fs. */
 static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
 {
-	/* The low 32 bits suffice (a 32-bit counter wraps after 4 s at the slowest period). */
+	/* The low 32 bits suffice: even a 1 GHz counter wraps only after 4 s, not in a run. */
 	u32 want = (u32)(CALIBRATE_NS * FS_PER_NS / period_fs);
 	u64 t0 = rdtsc();
 	u32 c0 = mmio_read32(regs + HPET_COUNTER);
@@ -101,9 +101,11 @@ static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
 		u32 ticks = c - c0;
 		if (ticks >= want) {
 			u64 tsc = (a + b) / 2 - (t0 + t1) / 2;
-			/* In ns, TSC ticks times 10^9 fit 64 bits for seconds of a 5 GHz TSC. */
+			/* A run the host stopped for seconds (tsc * 10^9 past 64 bits) is no use. */
 			u64 ns = (u64)ticks * period_fs / FS_PER_NS;
-			return ns ? tsc * NSEC_PER_SEC / ns : 0;
+			if (!ns || tsc > ~0ull / NSEC_PER_SEC)
+				return 0;
+			return tsc * NSEC_PER_SEC / ns;
 		}
 	}
 	return 0;
@@ -146,15 +148,20 @@ static u64 tsc_calibrate_hpet(void)
 	return hz;
 }
 
+u64 tsc_calibrate_pit(void)
+{
+	u64 runs[CALIBRATE_RUNS];
+	for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
+		runs[i] = tsc_calibrate_pit_once();
+	return median3(runs);
+}
+
 void tsc_calibrate(void)
 {
 	const char *source = "the HPET";
 	tsc_hz = tsc_calibrate_hpet();
 	if (!tsc_hz) {
-		u64 runs[CALIBRATE_RUNS];
-		for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
-			runs[i] = tsc_calibrate_pit_once();
-		tsc_hz = median3(runs);
+		tsc_hz = tsc_calibrate_pit();
 		source = "the PIT";
 	}
 	if (!tsc_hz) {

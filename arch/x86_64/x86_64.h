@@ -61,6 +61,8 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[3]);
 
 /* time.c */
 void tsc_calibrate(void);
+/* The TSC rate against the PIT (median of three runs), 0 if it did not count; boot's fallback. */
+u64 tsc_calibrate_pit(void);
 u64 tsc_from_ns(u64 ns);
 extern u64 tsc_hz;
 
