@@ -71,7 +71,7 @@ boot_entry:
 	addi	t0, t0, 8
 	j	1b
 2:
-	fence	w, w			/* bss is clear before lottery_lost sees the offset */
+	fence	w, w			/* bss clear before lottery_lost sees the offset */
 	lla	t0, kernel_va_pa_offset
 	sd	s4, 0(t0)
 
@@ -172,14 +172,15 @@ boot_fail:
  * without HSM release every hart here at boot: those park. But OpenSBI 1.1's
  * hart_start marks a hart START_PENDING before it stores the start address and
  * argument, so a waiting hart that sees the state in between leaves with those of
- * its cold boot: this entry and the DTB. If arch_cpu_start() published a struct
- * riscv_hart for this hart id, the kernel is starting it: go on as it asked.
+ * its cold boot: this entry and the DTB (under U-Boot, U-Boot's entry, where booti
+ * moved the kernel: RAM + 2 MiB, this entry again). If arch_cpu_start() published
+ * a struct riscv_hart for this hart id, the kernel is starting it: go on as asked.
  */
 lottery_lost:
 	lla	t0, kernel_va_pa_offset
 	ld	t0, 0(t0)
 	beqz	t0, park		/* bss not cleared yet: nothing is being started */
-	fence	r, r
+	fence	r, r			/* pairs with fence w,w above and arch_cpu_start's smp_mb */
 	lla	t0, riscv_harts
 	lla	t1, riscv_hart_slots
 	lwu	t1, 0(t1)

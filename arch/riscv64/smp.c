@@ -58,11 +58,19 @@ int arch_cpu_start(unsigned cpu, uintptr_t stack_top)
 	    .boot_sp = stack_top,
 	    .hartid = boot_info.cpus[cpu].hwid,
 	};
-	/* The hart reads *h with its MMU off once the firmware starts it: publish first. */
+	/*
+	 * The hart reads *h with its MMU off once the firmware starts it, at
+	 * secondary_entry or, if the firmware sent it to the image entry, in
+	 * lottery_lost (head.S, whose fence r,r pairs with this): publish first.
+	 */
 	smp_mb();
 	int err = sbi_hart_start(h->hartid, virt_to_phys(secondary_entry), virt_to_phys(h));
-	if (err)
+	if (err) {
+		/* Withdrawn before its stack goes: a hart arriving late must not use it. */
+		WRITE_ONCE(h->satp, 0);
+		smp_mb();
 		free_pages(emergency, 0);
+	}
 	return err;
 }
 

@@ -5,8 +5,9 @@
  * GRUB enters _start32 in 32-bit protected mode, paging off, interrupts off, with
  * EAX = the multiboot2 magic and EBX = the physical address of the boot
  * information. So it does when UEFI started it: the header asks for no EFI entry
- * point and no boot services, so GRUB calls ExitBootServices(), leaves long mode and
- * enters here the same way (the EFI memory map is in the boot information). We load boot page tables that map the first 4 GiB three times
+ * point and no boot services, so GRUB calls ExitBootServices(), leaves long mode
+ * and enters here the same way (the EFI memory map is in the boot information).
+ * We load boot page tables that map the first 4 GiB three times
  * (identity, for the instructions that turn paging on; at PAGE_OFFSET, the direct
  * map; at KERNEL_VMA, the kernel image), enable long mode, and jump to
  * start64 in the higher half, which sets up the stack and the per-CPU base

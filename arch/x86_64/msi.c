@@ -33,7 +33,9 @@ static bool msi_unmasked[MSI_VECTORS]; /* set once by arch_irq_unmask(); read in
 int arch_msi_alloc(unsigned *line, u64 *addr, u32 *data)
 {
 	unsigned long flags = spin_lock_irqsave(&msi_lock);
-	unsigned n = nr_msi < MSI_VECTORS ? nr_msi++ : MSI_VECTORS;
+	unsigned n = nr_msi;
+	if (n < MSI_VECTORS)
+		WRITE_ONCE(nr_msi, n + 1); /* read locklessly by the trap path */
 	spin_unlock_irqrestore(&msi_lock, flags);
 	if (n == MSI_VECTORS)
 		return -ENOSPC;

@@ -101,7 +101,7 @@ static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
 		u32 ticks = c - c0;
 		if (ticks >= want) {
 			u64 tsc = (a + b) / 2 - (t0 + t1) / 2;
-			/* A run the host stopped for seconds (tsc * 10^9 past 64 bits) is no use. */
+			/* A run stopped for seconds (tsc * 10^9 past 64 bits) is no use. */
 			u64 ns = (u64)ticks * period_fs / FS_PER_NS;
 			if (!ns || tsc > ~0ull / NSEC_PER_SEC)
 				return 0;

@@ -11,8 +11,8 @@
  *     it is the fallback for buses outside the ECAM region, and the only mechanism
  *     on a machine without an MCFG (QEMU's pc).
  *
- * A machine with neither (riscv64 until its host bridge is described) reads every
- * function as absent (all ones). The ECAM region is set once at boot, before the
+ * A machine with neither (riscv64: Grace reads no PCI host bridge from its device
+ * tree) reads every function as absent (all ones). The ECAM region is set once at boot, before the
  * scan, and read-only after.
  */
 #include <grace/arch.h>

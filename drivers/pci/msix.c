@@ -89,13 +89,3 @@ int pci_msix_enable_one(const struct pci_dev *d, unsigned *line)
 	return -ENODEV; /* no message-signalled interrupts on this arch */
 }
 #endif
-
-void pci_msix_disable(const struct pci_dev *d)
-{
-	unsigned cap = pci_find_capability(d, PCI_CAP_ID_MSIX, 0);
-	if (!cap)
-		return;
-	u16 control = pci_read16(d, cap + MSIX_CONTROL);
-	pci_write16(d, cap + MSIX_CONTROL, control & ~MSIX_CONTROL_ENABLE);
-	pci_write16(d, PCI_COMMAND, pci_read16(d, PCI_COMMAND) & ~PCI_COMMAND_INTX_DISABLE);
-}

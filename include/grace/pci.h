@@ -67,10 +67,9 @@ bool pci_uses_ecam(void);
  * line, *line for irq_register(), the other entries masked, INTx off. 0; -ENODEV
  * when the function has no MSI-X, its table is not in a memory BAR we read or the
  * arch has no message-signalled interrupts (riscv64 here); -ENOSPC when the arch
- * has no message left. pci_msix_disable() goes back to INTx.
+ * has no message left.
  */
 int pci_msix_enable_one(const struct pci_dev *d, unsigned *line);
-void pci_msix_disable(const struct pci_dev *d);
 
 /* Enumerate bus 0 and the buses behind its bridges, once; the devices found. */
 unsigned pci_scan(void);
