@@ -575,7 +575,8 @@ static void scan_chosen(struct scan *s)
 		len++;
 	/* Options after the colon begin with the baud rate, as the kernel's console= does. */
 	for (const char *o = out + len + (out[len] == ':'); *o >= '0' && *o <= '9'; o++)
-		s->stdout_baud = s->stdout_baud * 10 + (u32)(*o - '0');
+		if (s->stdout_baud < 100000000) /* nine digits: no rate is longer */
+			s->stdout_baud = s->stdout_baud * 10 + (u32)(*o - '0');
 	if (out[0] != '/') {
 		int aliases = fdt_path(fdt, "/aliases", 8);
 		const char *alias = NULL;
