@@ -23,7 +23,6 @@
 #include "processor.h"
 #include "x86_64.h"
 
-#define PIT_HZ 1193182ULL
 #define PIT_CH2_DATA 0x42
 #define PIT_CMD 0x43
 #define PIT_CMD_CH2_MODE0 0xb0 /* channel 2, lo/hi byte, mode 0, binary */
@@ -52,7 +51,15 @@
 u64 tsc_hz;
 static u64 tsc_base, ns_mult, tsc_mult;
 
-static u16 pit_read_ch2(void)
+void pit_ch2_start(void)
+{
+	outb(PORT_B, (inb(PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
+	outb(PIT_CMD, PIT_CMD_CH2_MODE0);
+	outb(PIT_CH2_DATA, 0xff);
+	outb(PIT_CH2_DATA, 0xff);
+}
+
+u16 pit_read_ch2(void)
 {
 	outb(PIT_CMD, PIT_CMD_LATCH_CH2);
 	u8 lo = inb(PIT_CH2_DATA);
@@ -63,11 +70,7 @@ static u16 pit_read_ch2(void)
 /* TSC ticks per second from one run against the PIT, or 0 if it did not count. */
 static u64 tsc_calibrate_pit_once(void)
 {
-	outb(PORT_B, (inb(PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
-	outb(PIT_CMD, PIT_CMD_CH2_MODE0);
-	outb(PIT_CH2_DATA, 0xff);
-	outb(PIT_CH2_DATA, 0xff);
-
+	pit_ch2_start();
 	u64 t0 = rdtsc();
 	u16 c0 = pit_read_ch2();
 	u64 t1 = rdtsc();

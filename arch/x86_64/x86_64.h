@@ -60,6 +60,11 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[3]);
 #define IST_STACKS 3
 
 /* time.c */
+#define PIT_HZ 1193182ULL
+/* PIT channel 2, gated on, counting down from 0xffff (55 ms) in mode 0; no speaker. */
+void pit_ch2_start(void);
+/* Channel 2's count, latched. */
+u16 pit_read_ch2(void);
 void tsc_calibrate(void);
 /* The TSC rate against the PIT (median of three runs), 0 if it did not count; boot's fallback. */
 u64 tsc_calibrate_pit(void);

@@ -130,32 +130,12 @@ TEST(time, clock_agrees_with_the_hpet)
 }
 
 #ifdef ARCH_HAS_PORT_IO
-#define PIT_HZ 1193182ull
-#define PIT_CH2_DATA 0x42
-#define PIT_CMD 0x43
-#define PIT_CMD_CH2_MODE0 0xb0
-#define PIT_CMD_LATCH_CH2 0x80
-#define PORT_B 0x61
-#define PORT_B_GATE2 0x01
-#define PORT_B_SPEAKER 0x02
-
-static u16 pit_read_ch2(void)
-{
-	outb(PIT_CMD, PIT_CMD_LATCH_CH2);
-	u8 lo = inb(PIT_CH2_DATA);
-	u8 hi = inb(PIT_CH2_DATA);
-	return (u16)(hi << 8 | lo);
-}
-
 static struct window pit_window(void *arg)
 {
 	(void)arg;
 	unsigned long flags = arch_irq_save();
 	/* Channel 2 counts down from 0xffff: 55 ms, more than any window that counts. */
-	outb(PORT_B, (inb(PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
-	outb(PIT_CMD, PIT_CMD_CH2_MODE0);
-	outb(PIT_CH2_DATA, 0xff);
-	outb(PIT_CH2_DATA, 0xff);
+	pit_ch2_start();
 	u16 p0 = pit_read_ch2();
 	u64 n0 = arch_clock_ns();
 	u16 p1 = pit_read_ch2();
