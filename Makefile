@@ -20,6 +20,7 @@ QEMUFLAGS ?=
 MACHINE ?=
 BOOT ?=
 FIRMWARE ?=
+DTB ?=
 BENCH ?= all
 TIMEOUT ?=
 
@@ -185,7 +186,6 @@ qemu: $(BOOT_IMAGE)
 
 # What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
 # boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).
-DTB ?=
 image: all
 	$(Q)BUILD=$(BUILD) DTB="$(DTB)" CMDLINE="$(ARGS)" scripts/image/$(ARCH).sh
 
@@ -230,7 +230,7 @@ $(PLUGIN): $(PLUGIN_SRCS) $(wildcard tools/profile/*.h) | $(DEPS_STAMP)
 MODE ?= insns
 profile: test-image $(PLUGIN)
 	$(Q)python3 tests/run --bench $(BENCH) --profile $(MODE) --arch $(ARCH) --smp $(SMP) --mem $(MEM) \
-		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 plugin: $(PLUGIN)
 
