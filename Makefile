@@ -84,7 +84,7 @@ cc_include_dir = $(or $(filter /%,$(shell $(CC) -print-file-name=include 2>/dev/
 
 # Recursive (=), not :=, so that CC_INCLUDE is expanded in recipes only.
 CFLAGS = -std=gnu11 -ffreestanding -fno-builtin -nostdinc -isystem $(CC_INCLUDE) \
-	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
+	-O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wframe-larger-than=2048 \
 	-fno-omit-frame-pointer -fno-stack-protector -fno-pic -fno-common -fno-strict-aliasing \
 	-ffunction-sections -fno-toplevel-reorder -MMD -MP \
 	-Iinclude -Iarch/$(ARCH)/include $(ARCH_CFLAGS) $(DEBUG_CFLAGS)

@@ -82,7 +82,17 @@ struct pcp {
 	struct pcp_stats stats;	     /* this list set's; written by its CPU only */
 } __cacheline_aligned;
 
-static struct pcp pcps[MAX_CPUS][MAX_NODES];
+/*
+ * One list set per present CPU and node, pcp_of(cpu, node), allocated by
+ * pcp_size_lists() once the buddy has memory; nothing allocates through the lists
+ * before that.
+ */
+static struct pcp *pcps;
+
+static struct pcp *pcp_of(unsigned cpu, int node)
+{
+	return &pcps[cpu * nr_nodes + (unsigned)node];
+}
 /* Per node, set once by pcp_size_lists() before a second CPU runs. */
 static struct pcp_limits small_limits[MAX_NODES], huge_limits[MAX_NODES];
 /* The huge lists' mode; read under a pcp->lock, written by pcp_set_huge_batching(). */
@@ -151,10 +161,6 @@ static struct page *list_take_oldest(struct pcp_list *l, unsigned keep)
 
 void pcp_init(void)
 {
-	/* One place, so one lock class for them all (docs/locking.md). */
-	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
-		for (unsigned n = 0; n < MAX_NODES; n++)
-			spin_lock_init(&pcps[cpu][n].lock);
 	/* Until pcp_size_lists() knows the nodes' sizes: the smallest lists. */
 	for (unsigned n = 0; n < MAX_NODES; n++) {
 		small_limits[n] = (struct pcp_limits){PCP_BATCH_MIN, 4 * PCP_BATCH_MIN};
@@ -184,9 +190,24 @@ static void size_node(unsigned node, unsigned cpus)
 	}
 }
 
+/* The list sets, from the buddy directly; their size follows the CPUs present, not MAX_CPUS. */
+static void pcp_alloc_sets(unsigned cpus)
+{
+	size_t size = (size_t)cpus * nr_nodes * sizeof(struct pcp);
+	pcps = alloc_pages_flags(0, pages_order(size), ALLOC_NOPCP);
+	if (!pcps)
+		panic("mm: no memory for %u CPUs' page lists (%zu bytes)", cpus, size);
+	memset(pcps, 0, size);
+	/* One place, so one lock class for them all (docs/locking.md). */
+	for (unsigned cpu = 0; cpu < cpus; cpu++)
+		for (unsigned n = 0; n < nr_nodes; n++)
+			spin_lock_init(&pcp_of(cpu, (int)n)->lock);
+}
+
 void pcp_size_lists(void)
 {
 	unsigned cpus = boot_info.nr_cpus ? boot_info.nr_cpus : 1;
+	pcp_alloc_sets(cpus);
 	for (unsigned n = 0; n < nr_nodes; n++)
 		size_node(n, cpus);
 
@@ -229,7 +250,7 @@ static void pcp_refill_locked(struct pcp *pcp, int node, unsigned order, unsigne
 struct page *pcp_alloc(int node, unsigned order)
 {
 	unsigned long flags = arch_irq_save();
-	struct pcp *pcp = &pcps[smp_processor_id()][node];
+	struct pcp *pcp = pcp_of(smp_processor_id(), node);
 	struct pcp_list *l = pcp_list(pcp, order);
 	struct page *page = NULL;
 
@@ -273,7 +294,7 @@ bool pcp_free(struct page *page, unsigned order)
 		return false;
 	int node = page->node;
 	unsigned long flags = arch_irq_save();
-	struct pcp *pcp = &pcps[smp_processor_id()][node];
+	struct pcp *pcp = pcp_of(smp_processor_id(), node);
 	struct pcp_list *l = pcp_list(pcp, order);
 
 	spin_lock(&pcp->lock);
@@ -289,7 +310,7 @@ bool pcp_free(struct page *page, unsigned order)
 /* Give all of one CPU's lists for node back (huge_only: its huge list); returns the pages. */
 static u64 pcp_drain_one(unsigned cpu, int node, bool huge_only)
 {
-	struct pcp *pcp = &pcps[cpu][node];
+	struct pcp *pcp = pcp_of(cpu, node);
 	unsigned long flags = spin_lock_irqsave(&pcp->lock);
 	u64 pages = (u64)pcp->huge.count << HUGE_ORDER;
 	if (!huge_only) {
@@ -307,9 +328,11 @@ static u64 pcp_drain_one(unsigned cpu, int node, bool huge_only)
 u64 pcp_drain_nodes(const int *nodes, unsigned n)
 {
 	u64 pages = 0;
+	if (!pcps) /* the allocation of the lists themselves */
+		return 0;
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		for (unsigned i = 0; i < n; i++) {
-			struct pcp *pcp = &pcps[cpu][nodes[i]];
+			struct pcp *pcp = pcp_of(cpu, nodes[i]);
 			/* A racy peek: lists that look empty are not worth their lock. */
 			if (READ_ONCE(pcp->small.count) || READ_ONCE(pcp->huge.count))
 				pages += pcp_drain_one(cpu, nodes[i], false);
@@ -359,8 +382,8 @@ u64 pcp_pages(int node)
 {
 	u64 pages = 0;
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
-		pages += READ_ONCE(pcps[cpu][node].small.count);
-		pages += (u64)READ_ONCE(pcps[cpu][node].huge.count) << HUGE_ORDER;
+		pages += READ_ONCE(pcp_of(cpu, node)->small.count);
+		pages += (u64)READ_ONCE(pcp_of(cpu, node)->huge.count) << HUGE_ORDER;
 	}
 	return pages;
 }
@@ -369,7 +392,7 @@ u64 pcp_huge_blocks(int node)
 {
 	u64 blocks = 0;
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
-		blocks += READ_ONCE(pcps[cpu][node].huge.count);
+		blocks += READ_ONCE(pcp_of(cpu, node)->huge.count);
 	return blocks;
 }
 
@@ -378,7 +401,7 @@ void pcp_stats_sum(struct pcp_stats *out)
 	*out = (struct pcp_stats){0};
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		for (unsigned node = 0; node < nr_nodes; node++) {
-			const struct pcp_stats *s = &pcps[cpu][node].stats;
+			const struct pcp_stats *s = &pcp_of(cpu, (int)node)->stats;
 			out->huge_hits += READ_ONCE(s->huge_hits);
 			out->huge_refills += READ_ONCE(s->huge_refills);
 			out->huge_spills += READ_ONCE(s->huge_spills);

@@ -115,6 +115,32 @@ bool arch_is_virtual(const char **why)
 	return virtual_machine;
 }
 
+/*
+ * Keep the harts the firmware can start (and the one running this), in order: a
+ * logical CPU is its index in m->harts everywhere in the arch.
+ */
+static void harts_keep_startable(struct fdt_machine *m)
+{
+	unsigned n = 0, first_left = 0;
+	for (unsigned i = 0; i < m->nr_harts; i++) {
+		if (i != m->boot_index && !sbi_hart_startable(m->harts[i].hartid)) {
+			if (n == i)
+				first_left = m->harts[i].hartid;
+			continue;
+		}
+		if (i == m->boot_index)
+			m->boot_index = n;
+		m->harts[n++] = m->harts[i];
+	}
+	if (n == m->nr_harts)
+		return;
+	pr_warn("riscv: the firmware can start %u of the %u harts the device tree describes; "
+		"hart %u and %u others stay in the firmware\n",
+		n, m->nr_harts, first_left, m->nr_harts - n - 1);
+	m->nr_harts_found -= m->nr_harts - n;
+	m->nr_harts = n;
+}
+
 /* boot_info from what the device tree said. */
 static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 dtb_size)
 {
@@ -172,6 +198,7 @@ void __noreturn riscv_boot_main(unsigned long hartid, phys_addr_t dtb_pa)
 	err = fdt_scan_machine(&fdt, (u32)hartid, &riscv_machine);
 	if (err)
 		early_fatal("fdt: cannot boot from this device tree: %s", errno_name(err));
+	harts_keep_startable(&riscv_machine);
 	/* The clock conversion keeps hz << 32 in 64 bits; real timebases are tens of MHz. */
 	if (riscv_machine.timebase_hz > 0xffffffffULL)
 		early_fatal("riscv: timebase-frequency %llu Hz too high",

@@ -17,6 +17,8 @@
 
 #define SBI_BASE_GET_IMPL_ID 1
 #define SBI_BASE_PROBE_EXTENSION 3
+#define SBI_HSM_HART_START 0
+#define SBI_HSM_HART_GET_STATUS 2
 #define SBI_SRST_SHUTDOWN 0
 #define SBI_SRST_COLD_REBOOT 1
 #define SBI_SRST_REASON_NONE 0
@@ -125,7 +127,16 @@ int sbi_hart_start(unsigned long hartid, unsigned long start_pa, unsigned long o
 {
 	if (!has_hsm)
 		return -ENOSYS;
-	return sbi_errno(sbi_ecall(SBI_EXT_HSM, 0, hartid, start_pa, opaque, 0).error);
+	return sbi_errno(
+	    sbi_ecall(SBI_EXT_HSM, SBI_HSM_HART_START, hartid, start_pa, opaque, 0).error);
+}
+
+bool sbi_hart_startable(unsigned long hartid)
+{
+	if (!has_hsm)
+		return true;
+	return sbi_ecall(SBI_EXT_HSM, SBI_HSM_HART_GET_STATUS, hartid, 0, 0, 0).error !=
+	       SBI_ERR_INVALID_PARAM;
 }
 
 void sbi_shutdown(bool failure)

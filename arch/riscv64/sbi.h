@@ -51,6 +51,12 @@ int sbi_send_ipi(unsigned long mask, unsigned long base);
 /* sfence.vma on every hart. */
 void sbi_remote_sfence_vma_all(void);
 int sbi_hart_start(unsigned long hartid, unsigned long start_pa, unsigned long opaque);
+/*
+ * Whether the firmware can start hartid: it has an HSM state for it. OpenSBI keeps
+ * harts past its build's limit (128 in 1.1) parked in M-mode and answers
+ * SBI_ERR_INVALID_PARAM for them. True when there is no HSM to ask.
+ */
+bool sbi_hart_startable(unsigned long hartid);
 /* Power off; returns only if the firmware cannot. */
 void sbi_shutdown(bool failure);
 /* Reset the machine (a cold reboot); returns only if the firmware cannot. */

@@ -9,6 +9,7 @@
  */
 #include <grace/boot_info.h>
 #include <grace/compiler.h>
+#include <grace/percpu.h>
 #include <grace/string.h>
 #include <asm/percpu.h>
 #include "processor.h"
@@ -55,8 +56,10 @@ struct x86_cpu_tables {
 	struct tss tss;
 } __cacheline_aligned;
 
-/* Slot MAX_CPUS is the boot CPU's until it knows its logical id; APs use their own. */
-static struct x86_cpu_tables cpu_tables[MAX_CPUS + 1];
+/* The boot CPU's, set up before it knows its logical id (slot MAX_CPUS). */
+static struct x86_cpu_tables boot_cpu_tables;
+/* Each AP's, in its per-CPU area: only the CPUs present have one. */
+static DEFINE_PER_CPU_ALIGNED(struct x86_cpu_tables, ap_cpu_tables);
 static struct gate idt[256] __aligned(16);
 static bool idt_ready;
 
@@ -98,7 +101,8 @@ static void gdt_set_tss(u64 *gdt, const struct tss *tss)
 
 void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 {
-	struct x86_cpu_tables *t = &cpu_tables[slot];
+	struct x86_cpu_tables *t =
+	    slot == MAX_CPUS ? &boot_cpu_tables : &per_cpu(ap_cpu_tables, slot);
 
 	if (!idt_ready)
 		idt_build(); /* first on the boot CPU, before any other CPU runs */

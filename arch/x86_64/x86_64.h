@@ -54,7 +54,10 @@ extern u64 x86_kernel_cr3;     /* the final kernel page tables */
 extern u64 x86_trampoline_cr3; /* the boot tables: kernel mappings plus an identity map */
 
 /* desc.c */
-/* GDT, TSS (ist_top: the double-fault, NMI and machine-check stacks) and IDT for this CPU. */
+/*
+ * GDT, TSS (ist_top: the double-fault, NMI and machine-check stacks) and IDT for this CPU:
+ * logical CPU slot, or MAX_CPUS for the boot CPU before it knows its id.
+ */
 void desc_init_cpu(unsigned slot, const uintptr_t ist_top[3]);
 #define IST_STACK_SIZE (8 * 1024)
 #define IST_STACKS 3

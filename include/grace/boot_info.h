@@ -9,7 +9,7 @@
 
 #include <grace/types.h>
 
-#define MAX_CPUS 64
+#define MAX_CPUS 512
 #define MAX_MEM_RANGES 32
 #define MAX_RESERVED 32
 #define MAX_NODES 8

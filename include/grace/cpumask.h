@@ -49,7 +49,10 @@ static inline unsigned cpumask_weight(const struct cpumask *m)
 }
 static inline bool cpumask_empty(const struct cpumask *m)
 {
-	return cpumask_weight(m) == 0;
+	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+		if (READ_ONCE(m->bits[i]))
+			return false;
+	return true;
 }
 /* Next set bit at or after cpu, or MAX_CPUS. A word at a time. */
 static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)

@@ -33,6 +33,8 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask);
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg);
 
 void smp_boot(void);
+/* Give every present CPU its call slots (smp_boot, before a second CPU runs). */
+void smp_call_init(void);
 /* Make every other online CPU park with interrupts off (panic). */
 void smp_stop_others(void);
 void __noreturn smp_park_self(void);

@@ -60,10 +60,10 @@ void synchronize_rcu_expedited(void)
 	self = smp_processor_id();
 	for_each_online_cpu(cpu) {
 		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-		rcu_state.exp_dynticks_snap[cpu] = READ_ONCE(rdp->dynticks);
-		rcu_state.exp_ctxsw_snap[cpu] = READ_ONCE(rdp->ctxsw);
+		rdp->exp_dynticks_snap = READ_ONCE(rdp->dynticks);
+		rdp->exp_ctxsw_snap = READ_ONCE(rdp->ctxsw);
 		/* Idle CPUs are in a quiescent state already: no IPI. We are in one too. */
-		if (cpu != self && !(rcu_state.exp_dynticks_snap[cpu] & 1))
+		if (cpu != self && !(rdp->exp_dynticks_snap & 1))
 			cpumask_set_cpu(&pending, cpu);
 	}
 	preempt_enable();
@@ -73,8 +73,8 @@ void synchronize_rcu_expedited(void)
 		for_each_cpu(cpu, &pending) {
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
 			/* The acquire pairs with rcu_exp_handler(), rcu_read_unlock_special(). */
-			if (READ_ONCE(rdp->dynticks) != rcu_state.exp_dynticks_snap[cpu] ||
-			    READ_ONCE(rdp->ctxsw) != rcu_state.exp_ctxsw_snap[cpu] ||
+			if (READ_ONCE(rdp->dynticks) != rdp->exp_dynticks_snap ||
+			    READ_ONCE(rdp->ctxsw) != rdp->exp_ctxsw_snap ||
 			    smp_load_acquire(&rdp->exp_qs_seq) == seq) {
 				cpumask_clear_cpu(&pending, cpu);
 				continue;
@@ -82,7 +82,7 @@ void synchronize_rcu_expedited(void)
 			/* Never wait for the slot: a CPU with interrupts off must not stop us. */
 			if (now >= resend &&
 			    !smp_call_try(cpu, rcu_exp_handler, (void *)(uintptr_t)seq))
-				rcu_state.exp_ipis[cpu]++;
+				rdp->exp_ipis++;
 		}
 		if (now >= resend)
 			resend = now + RCU_EXP_RESEND_NS;

@@ -12,8 +12,10 @@
 #include <grace/spinlock.h>
 #include <grace/wait.h>
 
-#define RCU_MAX_NODES (MAX_CPUS) /* leaves <= 32 (fanout >= 2), then halving */
-#define RCU_BLIMIT 10		 /* callbacks per round (Linux's blimit) */
+/* Levels at the narrowest fanouts (2 and 2): MAX_CPUS / 2 leaves, then halving to the root. */
+#define RCU_MAX_LEVELS 10
+_Static_assert(MAX_CPUS <= 1 << (RCU_MAX_LEVELS - 1), "RCU_MAX_LEVELS too small for MAX_CPUS");
+#define RCU_BLIMIT 10 /* callbacks per round (Linux's blimit) */
 
 struct rcu_node {
 	spinlock_t lock;	  /* protects gp_seq and qsmask; taken with interrupts off */
@@ -63,6 +65,16 @@ struct rcu_data {
 	u64 ipis_while_idle; /* RCU's IPIs that found it idle */
 	u32 irq_from_eqs;    /* in an interrupt taken while idle (rcu_irq_enter) */
 
+	/* The grace-period kthread's (and expedited's, under exp_mutex) view of this CPU. */
+	u64 gp_dynticks_snap __cacheline_aligned; /* dynticks at the grace period's start */
+	u64 fqs_ipis;				  /* the kthread's IPIs to it */
+	u64 fqs_ipis_to_idle;			  /* ... sent while dynticks was odd */
+	u64 cb_ipis;
+	u64 eqs_reports;
+	u64 exp_dynticks_snap;
+	u64 exp_ctxsw_snap;
+	u64 exp_ipis;
+
 	/* Fixed at boot. */
 	struct rcu_node *mynode __cacheline_aligned; /* its leaf */
 	unsigned long grpmask;			     /* its bit in mynode->qsmask */
@@ -78,24 +90,16 @@ struct rcu_state {
 	u32 hurry; /* a CPU passed qhimark: IPI holdouts without the delay */
 
 	/* The kthread's own (and the tree, read-only after rcu_init). */
-	struct rcu_node nodes[RCU_MAX_NODES] __cacheline_aligned;
+	struct rcu_node *nodes; /* nr_nodes, sized for the CPUs present at rcu_init() */
 	unsigned nr_nodes, nr_levels;
 	unsigned leaf_first; /* nodes[leaf_first..nr_nodes) are the leaves */
 	unsigned fanout_leaf, fanout;
 	struct task *gp_task;
 	struct wait_queue_head gp_wq; /* the kthread waits here for requests and reports */
 	u64 gp_start_ns;
-	u64 dynticks_snap[MAX_CPUS];	/* each CPU's idle counter at the grace period's start */
-	u64 fqs_ipis[MAX_CPUS];		/* per target; the kthread's */
-	u64 fqs_ipis_to_idle[MAX_CPUS]; /* ... sent while the target's idle counter was odd */
-	u64 cb_ipis[MAX_CPUS];
-	u64 eqs_reports[MAX_CPUS];
 
 	/* Expedited grace periods, under exp_mutex. */
 	u64 exp_seq;
-	u64 exp_dynticks_snap[MAX_CPUS];
-	u64 exp_ctxsw_snap[MAX_CPUS];
-	u64 exp_ipis[MAX_CPUS];
 
 	/* Stall warnings. */
 	u64 stall_timeout_ms;

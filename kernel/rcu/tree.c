@@ -324,8 +324,10 @@ static void rcu_gp_init(void)
 	 */
 	smp_mb();
 	unsigned cpu;
-	for_each_online_cpu(cpu)
-		rcu_state.dynticks_snap[cpu] = READ_ONCE(per_cpu(rcu_data, cpu).dynticks);
+	for_each_online_cpu(cpu) {
+		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+		rdp->gp_dynticks_snap = READ_ONCE(rdp->dynticks);
+	}
 }
 
 static void rcu_fqs_ipi(void *arg)
@@ -364,11 +366,11 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 				continue;
 			unsigned cpu = rnp->grplo + bit;
 			struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-			u64 snap = rcu_state.dynticks_snap[cpu], now = READ_ONCE(rdp->dynticks);
+			u64 snap = rdp->gp_dynticks_snap, now = READ_ONCE(rdp->dynticks);
 			bool eqs = (snap & 1) || now != snap;
 			if (eqs || READ_ONCE(rdp->qs_seq) == gp) {
 				if (eqs)
-					rcu_state.eqs_reports[cpu]++;
+					rdp->eqs_reports++;
 				flags = arch_irq_save();
 				rcu_report_qs_rnp(rnp, 1UL << bit,
 						  gp); /* the caller checks the root */
@@ -379,11 +381,11 @@ static void rcu_fqs_scan(u64 gp, bool ipi, struct cpumask *out)
 			/* Never wait for the slot: a holdout with interrupts off must not stop us.
 			 */
 			if (ipi && !smp_call_try(cpu, rcu_fqs_ipi, (void *)(uintptr_t)gp)) {
-				rcu_state.fqs_ipis[cpu]++;
+				rdp->fqs_ipis++;
 				/* By the target's state when sent: should never count (it was
 				 * sampled busy). */
 				if (READ_ONCE(rdp->dynticks) & 1)
-					rcu_state.fqs_ipis_to_idle[cpu]++;
+					rdp->fqs_ipis_to_idle++;
 			}
 		}
 	}
@@ -401,13 +403,19 @@ static void rcu_dump_stack_ipi(void *arg)
 
 static void rcu_stall_report(u64 gp, const struct cpumask *holdouts)
 {
-	char list[MAX_CPUS * 4 + 1];
-	unsigned cpu, pos = 0;
+	/* Up to 64 CPU numbers on the line; the rest are counted (rcu_state.stall_cpus has all). */
+	char list[64 * 4 + 24];
+	unsigned cpu, pos = 0, listed = 0, total = cpumask_weight(holdouts);
 	int n = 0;
 	static atomic_t dumped;
 	list[0] = '\0';
-	for_each_cpu(cpu, holdouts)
+	for_each_cpu(cpu, holdouts) {
+		if (listed++ == 64) {
+			snprintf(list + pos, sizeof(list) - pos, " and %u more", total - 64);
+			break;
+		}
 		pos += snprintf(list + pos, sizeof(list) - pos, " %u", cpu);
+	}
 	u64 age_ms = (arch_clock_ns() - rcu_state.gp_start_ns) / 1000000;
 	pr_err("rcu: INFO: grace period %llu stalled for %llu ms (rcu_cpu_stall_timeout %llu ms); "
 	       "holdout CPUs:%s\n",
@@ -500,11 +508,12 @@ static void rcu_gp_cleanup(u64 gp)
 	/* Have every CPU with callbacks look at its list. */
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
-		if (!READ_ONCE(per_cpu(rcu_data, cpu).qlen))
+		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
+		if (!READ_ONCE(rdp->qlen))
 			continue;
 		/* Busy: our forcing IPI is still pending there, and it raises the softirq too. */
 		if (!smp_call_try(cpu, rcu_cb_ipi, NULL))
-			rcu_state.cb_ipis[cpu]++;
+			rdp->cb_ipis++;
 	}
 }
 
@@ -541,12 +550,12 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
 	out->qlen = (u64)READ_ONCE(rdp->qlen);
 	out->invoked = READ_ONCE(rdp->invoked);
-	out->fqs_ipis = READ_ONCE(rcu_state.fqs_ipis[cpu]);
+	out->fqs_ipis = READ_ONCE(rdp->fqs_ipis);
 	out->fqs_ipis_idle = READ_ONCE(rdp->ipis_while_idle);
-	out->fqs_ipis_to_idle = READ_ONCE(rcu_state.fqs_ipis_to_idle[cpu]);
-	out->cb_ipis = READ_ONCE(rcu_state.cb_ipis[cpu]);
-	out->exp_ipis = READ_ONCE(rcu_state.exp_ipis[cpu]);
-	out->eqs_reports = READ_ONCE(rcu_state.eqs_reports[cpu]);
+	out->fqs_ipis_to_idle = READ_ONCE(rdp->fqs_ipis_to_idle);
+	out->cb_ipis = READ_ONCE(rdp->cb_ipis);
+	out->exp_ipis = READ_ONCE(rdp->exp_ipis);
+	out->eqs_reports = READ_ONCE(rdp->eqs_reports);
 	out->ctxsw = READ_ONCE(rdp->ctxsw);
 	out->idle_enters = READ_ONCE(rdp->idle_enters);
 	out->dynticks = READ_ONCE(rdp->dynticks);
@@ -614,7 +623,7 @@ static unsigned rcu_param(const char *key, unsigned def, unsigned lo, unsigned h
 static void rcu_build_tree(void)
 {
 	unsigned ncpus = boot_info.nr_cpus;
-	unsigned width[8], levels = 0;
+	unsigned width[RCU_MAX_LEVELS], levels = 0;
 	unsigned n = (ncpus + rcu_state.fanout_leaf - 1) / rcu_state.fanout_leaf;
 	width[levels++] = n;
 	while (n > 1) {
@@ -622,13 +631,14 @@ static void rcu_build_tree(void)
 		width[levels++] = n;
 	}
 	/* width[0] is the leaves, width[levels-1] == 1 the root; lay out root first. */
-	unsigned first[8], idx = 0;
+	unsigned first[RCU_MAX_LEVELS], idx = 0;
 	for (int l = levels - 1; l >= 0; l--) {
 		first[l] = idx;
 		idx += width[l];
 	}
-	if (idx > RCU_MAX_NODES)
-		panic("rcu: %u nodes needed, room for %u", idx, RCU_MAX_NODES);
+	rcu_state.nodes = kzalloc(idx * sizeof(struct rcu_node));
+	if (!rcu_state.nodes)
+		panic("rcu: no memory for a tree of %u rcu_nodes", idx);
 	rcu_state.nr_nodes = idx;
 	rcu_state.nr_levels = levels;
 	rcu_state.leaf_first = first[0];

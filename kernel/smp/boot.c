@@ -53,6 +53,7 @@ void smp_boot(void)
 	unsigned started = 0;
 
 	cpu_state[self] = CPU_ONLINE;
+	smp_call_init();
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
 		if (cpu == self)
 			continue;

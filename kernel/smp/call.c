@@ -1,17 +1,19 @@
 /*
  * Cross-CPU calls (smp_call and friends) and the IPI handler that runs them.
  *
- * Each CPU has one call slot per target CPU (struct call, in its per-CPU area, so
- * no caller shares a line with another). A caller fills its slot, pushes it onto
- * the target's lock-free list and sends an IPI only when that list was empty; the
+ * Each CPU has one call slot per target CPU (struct call, in an array of its own
+ * sized for the CPUs present, so no caller shares a line with another). A caller fills its slot,
+ * pushes it onto the target's lock-free list and sends an IPI only when that list was empty; the
  * target's IPI handler takes the whole list at once and runs it.
  */
 #include <grace/arch.h>
+#include <grace/boot_info.h>
 #include <grace/errno.h>
 #include <grace/irq.h>
 #include <grace/percpu.h>
 #include <grace/preempt.h>
 #include <grace/printk.h>
+#include <grace/slab.h>
 #include <grace/smp.h>
 #include <grace/timer.h>
 #include <asm/cpu.h>
@@ -24,9 +26,18 @@ struct call {
 	u32 busy; /* set by the caller; cleared by the target after fn returns */
 };
 
-static DEFINE_PER_CPU(struct call[MAX_CPUS], call_slots); /* this CPU's slot for each target */
-static DEFINE_PER_CPU(struct call *, call_queue);	  /* calls waiting to run on this CPU */
+static DEFINE_PER_CPU(struct call *, call_slots); /* this CPU's slot for each target */
+static DEFINE_PER_CPU(struct call *, call_queue); /* calls waiting to run on this CPU */
 static DEFINE_PER_CPU(u64, ipis_received);
+
+void smp_call_init(void)
+{
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
+		per_cpu(call_slots, cpu) = kzalloc(boot_info.nr_cpus * sizeof(struct call));
+		if (!per_cpu(call_slots, cpu))
+			panic("smp: no memory for CPU %u's call slots", cpu);
+	}
+}
 
 u64 smp_ipis_received(unsigned cpu)
 {

@@ -64,6 +64,7 @@ static struct udp_bench {
 	u64 deadline; /* set by the first sender past the start */
 	atomic_t errors;
 	struct task *tasks[UDP_BENCH_MAX_SENDERS];
+	unsigned cpu_ids[MAX_CPUS]; /* the row's CPUs */
 } ub;
 
 /*
@@ -165,12 +166,12 @@ static void udp_bench_set_mode(enum udp_bench_mode mode)
 static bool udp_bench_row(struct net_device *dev, unsigned cpus, unsigned senders,
 			  enum udp_bench_mode mode)
 {
-	unsigned cpu_ids[MAX_CPUS], nr = 0, cpu;
+	unsigned nr = 0, cpu;
 	char phase[40];
 
 	for_each_online_cpu(cpu)
 		if (nr < cpus)
-			cpu_ids[nr++] = cpu;
+			ub.cpu_ids[nr++] = cpu;
 	udp_bench_set_mode(mode);
 	atomic_set(&ub.arrived, 0);
 	atomic_set(&ub.errors, 0);
@@ -181,7 +182,7 @@ static bool udp_bench_row(struct net_device *dev, unsigned cpus, unsigned sender
 	snprintf(phase, sizeof(phase), "senders=%u/mode=%s", senders, mode_names[mode]);
 	/* Made before the phase, started inside it: thread creation is not what it measures. */
 	for (unsigned i = 0; i < senders; i++) {
-		ub.tasks[i] = kthread_create_on_cpu(udp_bench_sender, dev, cpu_ids[i % nr],
+		ub.tasks[i] = kthread_create_on_cpu(udp_bench_sender, dev, ub.cpu_ids[i % nr],
 						    "udp_stream/%u", i);
 		if (!ub.tasks[i]) {
 			/* Run the ones made, so they can be joined; the row reports an error. */
