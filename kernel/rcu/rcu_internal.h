@@ -125,6 +125,12 @@ static inline u64 rcu_seq_snap(u64 s)
 }
 
 /* tree.c */
+/*
+ * The tree's widths for ncpus CPUs, leaves first (width[0]) up to the root (1);
+ * returns the number of levels. Fanouts 2..64 and ncpus <= MAX_CPUS fit RCU_MAX_LEVELS.
+ */
+unsigned rcu_tree_shape(unsigned ncpus, unsigned fanout_leaf, unsigned fanout,
+			unsigned width[RCU_MAX_LEVELS]);
 /* This CPU passed a quiescent state in grace period gp: report it (interrupts off, no rq lock). */
 void rcu_report_qs_here(struct rcu_data *rdp, u64 gp);
 void rcu_gp_kthread_wake(void);

@@ -620,16 +620,24 @@ static unsigned rcu_param(const char *key, unsigned def, unsigned lo, unsigned h
  * Build the tree: leaves of fanout_leaf CPUs, then levels of fanout children,
  * up to one root; stored breadth first (root at 0). Only online CPUs get bits.
  */
+unsigned rcu_tree_shape(unsigned ncpus, unsigned fanout_leaf, unsigned fanout,
+			unsigned width[RCU_MAX_LEVELS])
+{
+	unsigned levels = 0;
+	unsigned n = (ncpus + fanout_leaf - 1) / fanout_leaf;
+	width[levels++] = n;
+	while (n > 1) {
+		n = (n + fanout - 1) / fanout;
+		width[levels++] = n;
+	}
+	return levels;
+}
+
 static void rcu_build_tree(void)
 {
 	unsigned ncpus = boot_info.nr_cpus;
-	unsigned width[RCU_MAX_LEVELS], levels = 0;
-	unsigned n = (ncpus + rcu_state.fanout_leaf - 1) / rcu_state.fanout_leaf;
-	width[levels++] = n;
-	while (n > 1) {
-		n = (n + rcu_state.fanout - 1) / rcu_state.fanout;
-		width[levels++] = n;
-	}
+	unsigned width[RCU_MAX_LEVELS];
+	unsigned levels = rcu_tree_shape(ncpus, rcu_state.fanout_leaf, rcu_state.fanout, width);
 	/* width[0] is the leaves, width[levels-1] == 1 the root; lay out root first. */
 	unsigned first[RCU_MAX_LEVELS], idx = 0;
 	for (int l = levels - 1; l >= 0; l--) {

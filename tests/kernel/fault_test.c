@@ -51,23 +51,30 @@ static void own_region_worker(void *arg)
 	mm_switch(NULL);
 }
 
-static int cmp_pa(const void *a, const void *b)
+/* Move pa[i] down the max-heap pa[0..n) until both children are smaller. */
+static void sift_down(phys_addr_t *pa, unsigned i, unsigned n)
 {
-	phys_addr_t x = *(const phys_addr_t *)a, y = *(const phys_addr_t *)b;
-	return x < y ? -1 : x > y;
+	for (unsigned child; (child = 2 * i + 1) < n; i = child) {
+		if (child + 1 < n && pa[child + 1] > pa[child])
+			child++;
+		if (pa[i] >= pa[child])
+			return;
+		phys_addr_t v = pa[i];
+		pa[i] = pa[child];
+		pa[child] = v;
+	}
 }
 
-/* Insertion sort: the arrays here are at most a few thousand entries, once per test. */
+/* Heapsort: at 255 CPUs the arrays hold 16,000 addresses, too many to sort in n^2. */
 static void sort_pas(phys_addr_t *pa, unsigned n)
 {
-	for (unsigned i = 1; i < n; i++) {
-		phys_addr_t v = pa[i];
-		unsigned j = i;
-		while (j > 0 && cmp_pa(&pa[j - 1], &v) > 0) {
-			pa[j] = pa[j - 1];
-			j--;
-		}
-		pa[j] = v;
+	for (unsigned i = n / 2; i-- > 0;)
+		sift_down(pa, i, n);
+	for (unsigned end = n; end-- > 1;) {
+		phys_addr_t v = pa[0];
+		pa[0] = pa[end];
+		pa[end] = v;
+		sift_down(pa, 0, end);
 	}
 }
 
@@ -91,11 +98,12 @@ TEST(fault, own_region_first_touch)
 		EXPECT_EQ(c.pages_huge, 0);
 		as_expect_rss_matches(t.mm);
 		unsigned n = t.pages * cpus, k = 0;
-		phys_addr_t *pas = alloc_pages(4); /* 64 KiB: room for 8192 addresses */
+		unsigned order = pages_order(n * sizeof(phys_addr_t));
+		phys_addr_t *pas = alloc_pages(order);
 		ASSERT_TRUE(pas != NULL);
 		unsigned cpu;
 		for_each_online_cpu(cpu)
-			for (unsigned i = 0; i < t.pages && k < 8192; i++)
+			for (unsigned i = 0; i < t.pages; i++)
 				pas[k++] =
 				    as_pa(t.mm, as_slot(cpu) + (uintptr_t)i * PAGE_SIZE, NULL);
 		EXPECT_EQ(k, n);
@@ -107,7 +115,7 @@ TEST(fault, own_region_first_touch)
 		}
 		EXPECT_EQ(unmapped, 0);
 		EXPECT_EQ(dups, 0);
-		free_pages(pas, 4);
+		free_pages(pas, order);
 
 		mm_destroy(t.mm);
 		EXPECT_EQ(as_free_bytes(), before);
@@ -266,22 +274,23 @@ static void mixed_worker(void *arg)
 /* No two addresses of [va, va + pages * 4 KiB) and the shared 4 KiB region share a page. */
 static unsigned mixed_duplicate_pages(struct mixed_faults *t, unsigned cpus)
 {
-	unsigned n = 0, dups = 0;
-	phys_addr_t *pas = alloc_pages(4); /* 64 KiB: room for 8192 addresses */
+	unsigned n = 0, dups = 0, room = MAX_CPUS * MIXED_OWN_PAGES + FAULT_SHARED_PAGES;
+	unsigned order = pages_order(room * sizeof(phys_addr_t));
+	phys_addr_t *pas = alloc_pages(order);
 	unsigned cpu;
 
 	if (!pas)
 		return ~0u;
 	for_each_online_cpu(cpu)
-		for (unsigned i = 0; i < MIXED_OWN_PAGES && n < 8192; i++)
+		for (unsigned i = 0; i < MIXED_OWN_PAGES; i++)
 			pas[n++] = as_pa(t->mm, as_slot(cpu) + (uintptr_t)i * PAGE_SIZE, NULL);
-	for (unsigned i = 0; i < FAULT_SHARED_PAGES && n < 8192; i++)
+	for (unsigned i = 0; i < FAULT_SHARED_PAGES; i++)
 		pas[n++] = as_pa(t->mm, t->shared_4k + (uintptr_t)i * PAGE_SIZE, NULL);
 	sort_pas(pas, n);
 	for (unsigned i = 0; i < n; i++)
 		dups += pas[i] == 0 || (i && pas[i] == pas[i - 1]);
 	dups += n != cpus * MIXED_OWN_PAGES + FAULT_SHARED_PAGES;
-	free_pages(pas, 4);
+	free_pages(pas, order);
 	return dups;
 }
 

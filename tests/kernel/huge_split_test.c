@@ -97,9 +97,11 @@ static void split_read_kept(struct split_test *t, uintptr_t len, uintptr_t strid
 #define PROT_RO_LEN (HUGE_SIZE / 4)
 #define PROT_HUGE_RO HUGE_SIZE /* the second 2 MiB, read-only as a whole */
 
+/* A page of the part for each CPU; past PROT_RO_LEN's pages (128) CPUs share them. */
 static uintptr_t prot_write_target(const struct split_test *t, unsigned cpu, bool huge)
 {
-	return t->base + (huge ? PROT_HUGE_RO : PROT_RO_START) + (uintptr_t)cpu * PAGE_SIZE;
+	uintptr_t page = cpu % (PROT_RO_LEN / PAGE_SIZE);
+	return t->base + (huge ? PROT_HUGE_RO : PROT_RO_START) + page * PAGE_SIZE;
 }
 
 /*

@@ -24,14 +24,19 @@
 #ifndef TESTS_VFS_TEST_UTIL_H
 #define TESTS_VFS_TEST_UTIL_H
 
+#include <grace/boot_info.h>
 #include <grace/compiler.h>
 #include <grace/fs.h>
 #include <grace/types.h>
 
 struct kmem_cache;
 
-#define VFS_LISTING_MAX (48 * 1024) /* bytes of a listing: the storms leave about 600 entries */
-#define VFS_LISTING_ENTRIES 1536    /* entries of one listing */
+/*
+ * Entries of one listing: the storms leave up to about 10 per CPU (600 at 64 CPUs,
+ * 2,600 at 255); bytes: 40 per entry, lines run about 25.
+ */
+#define VFS_LISTING_ENTRIES (12 * MAX_CPUS + 512)
+#define VFS_LISTING_MAX (40 * VFS_LISTING_ENTRIES)
 #define VFS_AT_SLOTS 8		    /* vfs_at() paths that may be in use at once */
 #define VFS_AT_LEN 512
 
