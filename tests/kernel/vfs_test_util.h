@@ -37,7 +37,7 @@ struct kmem_cache;
  */
 #define VFS_LISTING_ENTRIES (12 * MAX_CPUS + 512)
 #define VFS_LISTING_MAX (40 * VFS_LISTING_ENTRIES)
-#define VFS_AT_SLOTS 8		    /* vfs_at() paths that may be in use at once */
+#define VFS_AT_SLOTS 8 /* vfs_at() paths that may be in use at once */
 #define VFS_AT_LEN 512
 
 /*
