@@ -4,7 +4,8 @@
  *  - placement: a thread waking up (or starting) goes back to its last CPU if
  *    that CPU is idle, else to an idle CPU it may use, else stays where it was;
  *  - idle balance: a CPU about to halt pulls one queued thread from the busiest
- *    queue (threads queued, not running, so their registers are saved);
+ *    queue (threads queued, not running, so their registers are saved); after a
+ *    pull that found nothing it may take, it waits BALANCE_TICKS ticks to try again;
  *  - periodic balance from the tick (every BALANCE_TICKS): only CPUs with more
  *    than one runnable thread tick, so it is the overloaded CPU that acts: it
  *    pushes queued threads to the least loaded CPUs while that evens things out.
@@ -13,7 +14,9 @@
  * All three read other queues' nr_running without their locks (a stale count
  * costs one wasted pass) and take the two queue locks only to move a thread.
  */
+#include <grace/arch.h>
 #include <grace/smp.h>
+#include <grace/timer.h>
 #include <asm/irq.h>
 #include "sched_internal.h"
 
@@ -92,9 +95,22 @@ static struct rq *find_busiest(struct rq *rq)
 
 bool idle_balance(struct rq *rq)
 {
+	u64 now = arch_clock_ns();
+	if (now < rq->idle_pull_after)
+		return false;
 	struct rq *busiest = find_busiest(rq);
 	/* One waiting thread is enough reason: we are idle (and check_preempt wakes us). */
-	return busiest && move_one(busiest, rq);
+	if (!busiest || move_one(busiest, rq))
+		return busiest != NULL;
+	/*
+	 * Its queued threads may not run here (bound, or still switching out). Asking
+	 * again on every wake-up would queue this CPU, and every idle one, on the lock
+	 * that CPU needs to schedule: with paravirtual waits each ask ends in a kick,
+	 * which is one more wake-up. Wait as long as the overloaded CPU takes to push
+	 * threads itself (periodic_balance).
+	 */
+	rq->idle_pull_after = now + BALANCE_TICKS * TICK_NSEC;
+	return false;
 }
 
 /* The online CPU other than rq's with the fewest threads, or NULL. */

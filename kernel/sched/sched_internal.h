@@ -22,6 +22,7 @@ struct rq {
 	struct task *prev;	 /* switched away from, for finish_switch(); under lock */
 	u64 nr_switches;	 /* under lock */
 	unsigned balance_ticks;	 /* ticks until this CPU's next periodic balance */
+	u64 idle_pull_after;	 /* no idle balance before this clock time; this CPU's */
 	atomic64_t resched_ipis; /* reschedule IPIs sent to this CPU */
 } __cacheline_aligned;
 

@@ -1,10 +1,11 @@
 /*
  * Cross-CPU calls (smp_call and friends) and the IPI handler that runs them.
  *
- * Each CPU has one call slot per target CPU (struct call, in an array of its own
- * sized for the CPUs present, so no caller shares a line with another). A caller fills its slot,
- * pushes it onto the target's lock-free list and sends an IPI only when that list was empty; the
- * target's IPI handler takes the whole list at once and runs it.
+ * Each CPU has one call slot per target CPU (struct call), in an array of its own
+ * sized for the CPUs present, so no caller shares a line with another. A caller
+ * fills its slot, pushes it onto the target's lock-free list and sends an IPI only
+ * when that list was empty; the target's IPI handler takes the whole list at once
+ * and runs it.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
