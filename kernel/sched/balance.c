@@ -99,9 +99,11 @@ bool idle_balance(struct rq *rq)
 	if (now < rq->idle_pull_after)
 		return false;
 	struct rq *busiest = find_busiest(rq);
+	if (!busiest)
+		return false;
 	/* One waiting thread is enough reason: we are idle (and check_preempt wakes us). */
-	if (!busiest || move_one(busiest, rq))
-		return busiest != NULL;
+	if (move_one(busiest, rq))
+		return true;
 	/*
 	 * Its queued threads may not run here (bound, or still switching out). Asking
 	 * again on every wake-up would queue this CPU, and every idle one, on the lock
