@@ -118,6 +118,7 @@ enum inet_drop {
 	DROP_IP_CSUM,	      /* bad header checksum */
 	DROP_IP_FRAGMENT,     /* fragments are not reassembled */
 	DROP_IP_NOT_OURS,     /* for another address */
+	DROP_IP_MARTIAN_SRC,  /* from a broadcast, multicast, 0/8 or (off lo) 127/8 address */
 	DROP_IP_PROTO,	      /* no handler for the protocol */
 	DROP_UDP_SHORT,	      /* truncated UDP header */
 	DROP_UDP_LEN,	      /* UDP length disagrees with the IP payload */
@@ -129,6 +130,7 @@ enum inet_drop {
 	DROP_ARP_SHORT,	      /* truncated ARP */
 	DROP_ARP_BAD,	      /* not Ethernet/IPv4, or a bad opcode */
 	DROP_ARP_UNSOLICITED, /* a reply nobody asked for */
+	DROP_ARP_BAD_SHA,     /* a broadcast or multicast sender MAC */
 	DROP_TX_OVERSIZE,     /* a datagram too big for one frame (no fragmentation) */
 	NR_INET_DROPS
 };

@@ -44,6 +44,7 @@ static const char *const inet_drop_names[NR_INET_DROPS] = {
     [DROP_IP_CSUM] = "ip_csum",
     [DROP_IP_FRAGMENT] = "ip_fragment",
     [DROP_IP_NOT_OURS] = "ip_not_ours",
+    [DROP_IP_MARTIAN_SRC] = "ip_martian_src",
     [DROP_IP_PROTO] = "ip_proto",
     [DROP_UDP_SHORT] = "udp_short",
     [DROP_UDP_LEN] = "udp_len",
@@ -55,6 +56,7 @@ static const char *const inet_drop_names[NR_INET_DROPS] = {
     [DROP_ARP_SHORT] = "arp_short",
     [DROP_ARP_BAD] = "arp_bad",
     [DROP_ARP_UNSOLICITED] = "arp_unsolicited",
+    [DROP_ARP_BAD_SHA] = "arp_bad_sha",
     [DROP_TX_OVERSIZE] = "tx_oversize",
 };
 
@@ -144,6 +146,13 @@ void arp_rcv(struct sk_buff *skb)
 	    arp->ar_hln != ETH_ALEN || arp->ar_pln != ARP_IPV4_LEN ||
 	    (op != ARPOP_REQUEST && op != ARPOP_REPLY))
 		return arp_drop(skb, DROP_ARP_BAD);
+	/*
+	 * The group bit (the first byte's lowest) marks broadcast and multicast: no host has
+	 * such a MAC, and learning one would send our unicast traffic to everybody (Linux's
+	 * arp_process() drops it the same way).
+	 */
+	if (arp->ar_sha[0] & 1)
+		return arp_drop(skb, DROP_ARP_BAD_SHA);
 
 	u8 sha[ETH_ALEN];
 	u32 sip = arp->ar_sip, tip = arp->ar_tip;

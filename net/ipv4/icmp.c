@@ -72,8 +72,19 @@ static void icmp_echo(const struct sk_buff *skb, const struct iphdr *iph)
 	ich->code = 0;
 	ich->checksum = 0;
 	ich->checksum = csum_fold(csum_partial(ich, len, 0));
+	/*
+	 * From the address the request was sent to (RFC 1122 3.2.2.6), not the route's: a
+	 * request to one device's address that came in on another would otherwise be answered
+	 * from an address the asker never wrote to.
+	 */
+	struct net_device *dev;
+	u32 gateway, saddr;
+	if (ip_route_dev(iph->saddr, iph->tos, &dev, &gateway, &saddr)) {
+		kfree_skb(reply);
+		return;
+	}
 	inet_stat_inc(INET_TX_ICMP_REPLIES);
-	ip_output(reply, iph->saddr, IPPROTO_ICMP, iph->tos);
+	ip_output_dev(reply, dev, gateway, iph->daddr, iph->saddr, IPPROTO_ICMP, iph->tos);
 }
 
 void icmp_rcv(struct sk_buff *skb)

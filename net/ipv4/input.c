@@ -66,6 +66,27 @@ static bool ip_dest_is_ours(const struct net_device *dev, u32 daddr)
 	return inet_addr_is_local(daddr);
 }
 
+/*
+ * A source no host can have (RFC 1122 3.2.1.3, 3.2.2.6): the limited or the arriving
+ * device's subnet broadcast, multicast (224/4), this network (0/8, but 0.0.0.0 to the
+ * limited broadcast is a host still learning its address), and 127/8 from off the
+ * loopback device. Linux's ip_route_input_slow() calls these martians and drops them
+ * before any protocol sees them, so nothing answers a forged broadcast sender.
+ */
+static bool ip_src_is_martian(const struct net_device *dev, u32 saddr, u32 daddr)
+{
+	u32 mask = READ_ONCE(dev->ipv4_mask), addr = READ_ONCE(dev->ipv4_addr);
+	u8 first = ((const u8 *)&saddr)[0];
+
+	if (saddr == 0xffffffff || (first & 0xf0) == 0xe0)
+		return true;
+	if (addr && mask != 0xffffffff && saddr == (addr | ~mask))
+		return true;
+	if (first == 0)
+		return !(saddr == 0 && daddr == 0xffffffff);
+	return ipv4_is_loopback(saddr) && !(dev->flags & IFF_LOOPBACK);
+}
+
 static void ip_rcv(struct sk_buff *skb)
 {
 	u32 len = skb_len(skb), ihl, tot_len;
@@ -89,6 +110,8 @@ static void ip_rcv(struct sk_buff *skb)
 		return inet_drop(skb, DROP_IP_FRAGMENT);
 	if (!ip_dest_is_ours(skb->dev, iph->daddr))
 		return inet_drop(skb, DROP_IP_NOT_OURS);
+	if (ip_src_is_martian(skb->dev, iph->saddr, iph->daddr))
+		return inet_drop(skb, DROP_IP_MARTIAN_SRC);
 
 	skb_set_network_header(skb);
 	skb_pull(skb, ihl); /* cannot fail: ihl <= tot_len */

@@ -137,6 +137,42 @@ TEST(arp, bad_and_unsolicited_packets_are_dropped_and_counted)
 	EXPECT_EQ(strcmp(inet_drop_name(NR_INET_DROPS), "unknown"), 0);
 }
 
+/*
+ * A request for us from a broadcast or multicast sender MAC: dropped and counted,
+ * neither answered nor learned (an entry "at ff:ff:ff:ff:ff:ff" would broadcast every
+ * unicast packet to that peer); the same request from a unicast MAC is answered.
+ */
+TEST(arp, a_broadcast_or_multicast_sender_mac_is_dropped_and_not_learned)
+{
+	static const u8 bad[][ETH_ALEN] = {
+	    {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+	    {0x01, 0x00, 0x5e, 0x00, 0x00, 0x09},
+	    {0x33, 0x33, 0x00, 0x00, 0x00, 0x01},
+	};
+	static const u8 good[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 9};
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 33);
+	u8 mac[ETH_ALEN];
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+	u64 bad_sha = inet_drops(DROP_ARP_BAD_SHA);
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		arp_rcv(
+		    arp_test_packet(dev, 1, bad[i], peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	EXPECT_EQ(inet_drops(DROP_ARP_BAD_SHA) - bad_sha, 3);
+	EXPECT_EQ(arp_test_frames(), 0);
+	EXPECT_FALSE(neigh_lookup(dev, peer, mac));
+
+	arp_rcv(arp_test_packet(dev, 1, good, peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	EXPECT_EQ(arp_test_frames(), 1);
+	EXPECT_TRUE(neigh_lookup(dev, peer, mac));
+	EXPECT_EQ(inet_drops(DROP_ARP_BAD_SHA) - bad_sha, 3);
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+}
+
 TEST(arp, a_request_for_us_is_answered_and_teaches_the_asker)
 {
 	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 8};

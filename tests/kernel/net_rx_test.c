@@ -11,6 +11,8 @@
 #include <grace/skbuff.h>
 #include <grace/string.h>
 #include <grace/test.h>
+#include <grace/sched.h>
+#include <net/core/sink.h>
 
 #include "net_test_util.h"
 
@@ -175,4 +177,95 @@ TEST(inet_rx, every_malformed_kind_is_dropped_under_its_reason_and_changes_nothi
 	/* All that was delivered is still there: three, then the DF one. */
 	EXPECT_EQ(udp_rcvq_len(rx), 4);
 	udp_close(rx);
+}
+
+/*
+ * An echo request from an address no host has, to sink0's own address as it would
+ * arrive from the wire: dropped as a martian before ICMP sees it, so nothing is
+ * answered (and no reply is sent to a broadcast or multicast group); the negative
+ * control, the same request from a unicast peer, is taken by ICMP.
+ */
+TEST(inet_rx, echo_requests_from_martian_sources_are_dropped_not_answered)
+{
+	static const struct {
+		const char *what;
+		u32 saddr;
+	} martians[] = {
+	    {"limited broadcast", IPV4(255, 255, 255, 255)},
+	    {"subnet broadcast", IPV4(10, 99, 0, 255)},
+	    {"multicast 224.0.0.9", IPV4(224, 0, 0, 9)},
+	    {"multicast 239.1.2.3", IPV4(239, 1, 2, 3)},
+	    {"0.0.0.0", IPV4(0, 0, 0, 0)},
+	    {"0/8", IPV4(0, 1, 2, 3)},
+	    {"127.0.0.1 off loopback", LOCALHOST},
+	};
+	struct net_device *lo, *sink;
+	struct udp_sock *rx = udp_socket();
+	struct net_frame f;
+
+	ASSERT_TRUE(rx);
+	if (!net_test_devices(&lo, &sink)) {
+		udp_close(rx);
+		return;
+	}
+	for (unsigned i = 0; i < sizeof(martians) / sizeof(martians[0]); i++) {
+		net_frame_icmp_echo(&f, martians[i].saddr, sink->ipv4_addr, 78, (u16)i, 16);
+		rx_expect(martians[i].what, &f, f.len, sink, rx, DROP_IP_MARTIAN_SRC,
+			  NR_INET_STATS);
+	}
+	/* 127.0.0.1 on lo itself is no martian: ping 127.0.0.1 is answered from there. */
+	u64 replies = inet_stat(INET_TX_ICMP_REPLIES), martian = inet_drops(DROP_IP_MARTIAN_SRC);
+	net_frame_icmp_echo(&f, LOCALHOST, LOCALHOST, 78, 100, 16);
+	EXPECT_TRUE(net_frame_feed(&f, lo));
+	net_frame_icmp_echo(&f, IPV4(10, 99, 0, 77), sink->ipv4_addr, 78, 101, 16);
+	EXPECT_TRUE(net_frame_feed(&f, sink));
+	EXPECT_EQ(inet_stat(INET_TX_ICMP_REPLIES) - replies, 2);
+	EXPECT_EQ(inet_drops(DROP_IP_MARTIAN_SRC), martian);
+	udp_close(rx);
+}
+
+static u32 rx_reply_saddr, rx_reply_daddr; /* written by the sink's hook, under its lock */
+static unsigned rx_replies;
+
+static void rx_reply_hook(struct sk_buff *skb)
+{
+	const struct iphdr *iph = (const struct iphdr *)(skb->data + ETH_HLEN);
+	if (skb_len(skb) < ETH_HLEN + sizeof(*iph) || iph->protocol != IPPROTO_ICMP)
+		return;
+	WRITE_ONCE(rx_reply_saddr, iph->saddr);
+	WRITE_ONCE(rx_reply_daddr, iph->daddr);
+	WRITE_ONCE(rx_replies, rx_replies + 1);
+}
+
+/*
+ * A request to eth0's address that came in on sink0 goes back out of sink0 (the
+ * route to the asker), but from eth0's address, the one the asker wrote to: the
+ * reply's source is the request's destination, not the leaving device's address.
+ */
+TEST(inet_rx, an_echo_reply_comes_from_the_address_the_request_was_sent_to)
+{
+	struct net_device *lo, *sink, *eth = dev_get_by_name("eth0");
+	struct net_frame f;
+	u32 peer = IPV4(10, 99, 0, 78);
+
+	if (!net_test_devices(&lo, &sink))
+		return;
+	if (!eth || !eth->ipv4_addr) {
+		test_skip("no eth0 with an address");
+		return;
+	}
+	WRITE_ONCE(rx_replies, 0);
+	sink_set_rx_hook(rx_reply_hook);
+	net_frame_icmp_echo(&f, peer, eth->ipv4_addr, 79, 1, 16);
+	EXPECT_TRUE(net_frame_feed(&f, sink));
+	for (unsigned ms = 0; ms < 1000 && !READ_ONCE(rx_replies); ms++)
+		msleep(1);
+	sink_set_rx_hook(NULL);
+	ASSERT_EQ(READ_ONCE(rx_replies), 1);
+	char want[INET_ADDRSTRLEN], got[INET_ADDRSTRLEN];
+	if (READ_ONCE(rx_reply_saddr) != eth->ipv4_addr)
+		test_fail(__FILE__, __LINE__, "reply from %s, expected %s",
+			  inet_format_addr(READ_ONCE(rx_reply_saddr), got),
+			  inet_format_addr(eth->ipv4_addr, want));
+	EXPECT_EQ(READ_ONCE(rx_reply_daddr), peer);
 }
