@@ -13,7 +13,9 @@
  * frame to netif_rx() once the queue's lock is dropped.
  * Transmit: xmit() pushes a zeroed header in front of the frame and adds it as one
  * device-readable buffer; the sk_buff is freed when the device is done with it, by
- * the transmit interrupt or by the next xmit() that finds the ring full.
+ * the transmit interrupt or the next xmit(). A full ring stops the device's queue and
+ * hands the frame back (NETDEV_TX_BUSY) to the qdisc, which keeps it; the transmit
+ * interrupt that frees descriptors wakes the queue.
  *
  * Locks: rx_lock serialises the receive queue (interrupt, probe, and xmit's refill of
  * slots an allocation failure left empty), tx_lock the
@@ -147,7 +149,8 @@ static void virtio_net_rx_done(struct virtqueue *vq)
 	skb_list_init(&frames);
 	unsigned long flags = spin_lock_irqsave(&vn->rx_lock);
 	while ((skb = virtqueue_get_used(vq, &len)) != NULL) {
-		if (len < sizeof(struct virtio_net_hdr) + ETH_HLEN || !skb_put(skb, len)) {
+		/* A runt past the header goes on: inet_rcv() counts it under eth_short. */
+		if (len < sizeof(struct virtio_net_hdr) || !skb_put(skb, len)) {
 			netdev_stat_add(dev, NETDEV_RX_DROPPED, 1);
 			kfree_skb(skb);
 			continue;
@@ -192,6 +195,9 @@ static void virtio_net_tx_done(struct virtqueue *vq)
 	skb_list_init(&done);
 	unsigned long flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reap_tx_locked(vn, &done);
+	/* Under tx_lock, as xmit stops the queue: a stop is never missed by its wake. */
+	if (done.first)
+		netif_wake_queue(vn->dev);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
 	virtio_net_free_all(&done);
 }
@@ -217,17 +223,17 @@ static int virtio_net_xmit(struct sk_buff *skb, struct net_device *dev)
 	int err = virtqueue_add(vn->tx, &b, 1, 0, skb);
 	if (!err)
 		virtqueue_kick(vn->tx);
+	else
+		netif_stop_queue(dev); /* woken by virtio_net_tx_done() under this lock */
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
 	virtio_net_free_all(&done);
 	if (READ_ONCE(vn->rx->num_free))
 		virtio_net_refill(vn);
 
 	if (err) {
-		/* The ring is full of frames the device has not sent yet: drop, as a full queue
-		 * would. */
-		netdev_stat_add(dev, NETDEV_TX_DROPPED, 1);
-		kfree_skb(skb);
-		return -ENOBUFS;
+		/* The ring is full of frames the device has not sent yet: the qdisc keeps skb. */
+		skb_pull(skb, sizeof(*hdr));
+		return NETDEV_TX_BUSY;
 	}
 	netdev_stat_add(dev, NETDEV_TX_PACKETS, 1);
 	netdev_stat_add(dev, NETDEV_TX_BYTES, frame_len);

@@ -37,6 +37,13 @@ struct net_device_ops {
 	 */
 	int (*xmit)(struct sk_buff *skb, struct net_device *dev);
 };
+/*
+ * xmit's answer when its ring is full: it took nothing (skb is still the caller's) and
+ * has stopped the queue (netif_stop_queue); the qdisc keeps skb first in line until the
+ * driver's completion calls netif_wake_queue(), as Linux's NETDEV_TX_BUSY.
+ */
+#define NETDEV_TX_BUSY 1
+#define NETDEV_QUEUE_STOPPED 0 /* bit of net_device.state */
 
 enum netdev_stat {
 	NETDEV_RX_PACKETS,
@@ -60,6 +67,7 @@ struct net_device {
 	u32 ipv4_addr, ipv4_mask; /* network order; 0: none */
 	const struct net_device_ops *ops;
 	struct Qdisc *qdisc; /* the root: pfifo unless set otherwise */
+	unsigned long state; /* NETDEV_QUEUE_STOPPED; atomic bit operations */
 	void *priv;	     /* the driver's */
 	struct list_head list;
 	u64 (*stats)[NETDEV_STATS_ROW]; /* one row per possible CPU, each on its own line */
@@ -76,6 +84,12 @@ void netdev_for_each(void (*fn)(struct net_device *dev, void *arg), void *arg);
 
 void netdev_stat_add(struct net_device *dev, enum netdev_stat s, u64 v);
 u64 netdev_stat(const struct net_device *dev, enum netdev_stat s);
+
+/* The driver's ring is full: the qdisc stops handing it packets. Under the driver's tx lock. */
+void netif_stop_queue(struct net_device *dev);
+/* Room again (a completion): restart the queue and have NET_TX run the qdisc. Any context. */
+void netif_wake_queue(struct net_device *dev);
+bool netif_queue_stopped(const struct net_device *dev);
 
 /* Send skb (skb->dev set) through dev's root qdisc. 0, or -errno (skb freed, drop counted). */
 int dev_queue_xmit(struct sk_buff *skb);
@@ -104,9 +118,10 @@ struct Qdisc {
 	spinlock_t lock; /* the root lock */
 	struct net_device *dev;
 	struct sk_buff_head q;
-	u32 limit;   /* packets queued at most */
-	u64 drops;   /* under the lock */
-	u32 running; /* a CPU is dequeuing (under the lock) */
+	u32 limit;		  /* packets queued at most */
+	u64 drops;		  /* under the lock */
+	u32 running;		  /* a CPU is dequeuing (under the lock) */
+	struct sk_buff *requeued; /* the driver was busy for it: sent first (under the lock) */
 	/* tbf: a token bucket of rate bytes/s, burst bytes; tokens refilled by the clock. */
 	u64 rate, burst, tokens, last_ns;
 };

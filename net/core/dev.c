@@ -10,6 +10,7 @@
  *
  * Lock order: dev_list_lock, then anything registration takes (the slab's locks).
  */
+#include <grace/atomic.h>
 #include <grace/boot_info.h>
 #include <grace/errno.h>
 #include <grace/mutex.h>
@@ -163,6 +164,22 @@ u64 netdev_stat(const struct net_device *dev, enum netdev_stat s)
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		sum += READ_ONCE(dev->stats[cpu][s]);
 	return sum;
+}
+
+void netif_stop_queue(struct net_device *dev)
+{
+	set_bit(NETDEV_QUEUE_STOPPED, &dev->state);
+}
+
+void netif_wake_queue(struct net_device *dev)
+{
+	if (test_and_clear_bit(NETDEV_QUEUE_STOPPED, &dev->state) && dev->qdisc)
+		qdisc_schedule(dev->qdisc);
+}
+
+bool netif_queue_stopped(const struct net_device *dev)
+{
+	return test_bit(NETDEV_QUEUE_STOPPED, &dev->state);
 }
 
 int dev_queue_xmit(struct sk_buff *skb)

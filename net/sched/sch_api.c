@@ -103,6 +103,12 @@ void qdisc_apply_spec(struct Qdisc *q, const struct qdisc_spec *spec)
 	dropped = q->q.qlen;
 	q->q.first = q->q.last = NULL;
 	q->q.qlen = 0;
+	if (q->requeued) {
+		q->requeued->next = skb;
+		skb = q->requeued;
+		q->requeued = NULL;
+		dropped++;
+	}
 	spin_unlock(&q->lock);
 
 	if (dropped)

@@ -16,6 +16,11 @@
  * taken (a thread on this CPU may hold it with interrupts on), so it puts the root
  * on this CPU's NET_TX list and raises SOFTIRQ_NET_TX, whose thread runs it.
  *
+ * A driver whose ring is full answers NETDEV_TX_BUSY and stops its queue; the
+ * runner keeps that packet in q->requeued, first in line, and dequeues nothing more
+ * until the driver's completion wakes the queue (netif_wake_queue), which schedules
+ * the root on NET_TX. So a packet waits or is dropped only here, by the limit.
+ *
  * Lock order: the root lock, then a timer base lock (the watchdog). The driver's
  * locks are taken with the root lock dropped.
  */
@@ -37,7 +42,7 @@ static struct qdisc_root *to_root(struct Qdisc *q)
 }
 
 /* Put q on this CPU's NET_TX list unless it is on one already. Any context. */
-static void qdisc_schedule(struct Qdisc *q)
+void qdisc_schedule(struct Qdisc *q)
 {
 	struct qdisc_root *r = to_root(q);
 	if (test_and_set_bit(0, &r->scheduled))
@@ -105,11 +110,23 @@ static void qdisc_restart_locked(struct Qdisc *q)
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&q->lock);
-	while ((skb = q->ops->dequeue(q))) {
+	/*
+	 * A stopped queue is read under the root lock after the driver stopped it under its
+	 * own: a wake that comes before this read lets the loop go on, one after it finds
+	 * running clear and runs q from NET_TX, so a requeued packet is never left behind.
+	 */
+	while (!netif_queue_stopped(q->dev)) {
+		skb = q->requeued;
+		if (skb)
+			q->requeued = NULL;
+		else if (!(skb = q->ops->dequeue(q)))
+			break;
 		spin_unlock(&q->lock);
-		/* The driver owns skb now and frees it, whatever it returns. */
-		q->dev->ops->xmit(skb, q->dev);
+		/* The driver owns skb now and frees it, unless it is busy and hands it back. */
+		int rc = q->dev->ops->xmit(skb, q->dev);
 		spin_lock(&q->lock);
+		if (rc == NETDEV_TX_BUSY)
+			q->requeued = skb;
 	}
 }
 

@@ -53,6 +53,8 @@ int qdisc_xmit(struct Qdisc *q, struct sk_buff *skb);
 void qdisc_run(struct Qdisc *q);
 /* Under the root lock: have a later NET_TX run dequeue q again at expires_ns. */
 void qdisc_watchdog_schedule_locked(struct Qdisc *q, u64 expires_ns);
+/* Have this CPU's NET_TX softirq run q (unless it is listed already). Any context. */
+void qdisc_schedule(struct Qdisc *q);
 /* Open SOFTIRQ_NET_TX (at net_core_init). */
 void qdisc_init(void);
 
