@@ -96,37 +96,6 @@ static unsigned virtio_net_refill_locked(struct virtio_net *vn)
 	return posted;
 }
 
-/*
- * Frames taken off a ring under its lock, to hand on (netif_rx, kfree_skb) after the
- * lock is dropped: a list through skb->next, in ring order.
- */
-struct skb_list {
-	struct sk_buff *first, **tail;
-};
-
-static void skb_list_init(struct skb_list *l)
-{
-	l->first = NULL;
-	l->tail = &l->first;
-}
-
-static void skb_list_add(struct skb_list *l, struct sk_buff *skb)
-{
-	skb->next = NULL;
-	*l->tail = skb;
-	l->tail = &skb->next;
-}
-
-static struct sk_buff *skb_list_pop(struct skb_list *l)
-{
-	struct sk_buff *skb = l->first;
-	if (skb) {
-		l->first = skb->next;
-		skb->next = NULL;
-	}
-	return skb;
-}
-
 /* Refill the receive queue if it has empty slots: after an allocation failure in the
  * interrupt nothing else would, with no buffer left for the device to complete. */
 static void virtio_net_refill(struct virtio_net *vn)
@@ -142,11 +111,11 @@ static void virtio_net_rx_done(struct virtqueue *vq)
 {
 	struct virtio_net *vn = vq->driver_priv;
 	struct net_device *dev = vn->dev;
-	struct skb_list frames;
+	struct sk_buff_head frames; /* taken off the ring, for netif_rx() after the lock */
 	struct sk_buff *skb;
 	u32 len;
 
-	skb_list_init(&frames);
+	skb_queue_init(&frames);
 	unsigned long flags = spin_lock_irqsave(&vn->rx_lock);
 	while ((skb = virtqueue_get_used(vq, &len)) != NULL) {
 		/* A runt past the header goes on: inet_rcv() counts it under eth_short. */
@@ -157,13 +126,13 @@ static void virtio_net_rx_done(struct virtqueue *vq)
 		}
 		skb_pull(skb, sizeof(struct virtio_net_hdr));
 		skb->dev = dev;
-		skb_list_add(&frames, skb);
+		__skb_queue_tail(&frames, skb);
 	}
 	if (virtio_net_refill_locked(vn))
 		virtqueue_kick(vq);
 	spin_unlock_irqrestore(&vn->rx_lock, flags);
 
-	while ((skb = skb_list_pop(&frames)) != NULL) {
+	while ((skb = __skb_dequeue(&frames)) != NULL) {
 		netdev_stat_add(dev, NETDEV_RX_PACKETS, 1);
 		netdev_stat_add(dev, NETDEV_RX_BYTES, skb_len(skb));
 		netif_rx(skb);
@@ -171,18 +140,18 @@ static void virtio_net_rx_done(struct virtqueue *vq)
 }
 
 /* Take what the device has sent off the ring, onto done. tx_lock held. */
-static void virtio_net_reap_tx_locked(struct virtio_net *vn, struct skb_list *done)
+static void virtio_net_reap_tx_locked(struct virtio_net *vn, struct sk_buff_head *done)
 {
 	struct sk_buff *skb;
 	lockdep_assert_held(&vn->tx_lock);
 	while ((skb = virtqueue_get_used(vn->tx, NULL)) != NULL)
-		skb_list_add(done, skb);
+		__skb_queue_tail(done, skb);
 }
 
-static void virtio_net_free_all(struct skb_list *l)
+static void virtio_net_free_all(struct sk_buff_head *l)
 {
 	struct sk_buff *skb;
-	while ((skb = skb_list_pop(l)) != NULL)
+	while ((skb = __skb_dequeue(l)) != NULL)
 		kfree_skb(skb);
 }
 
@@ -190,13 +159,13 @@ static void virtio_net_free_all(struct skb_list *l)
 static void virtio_net_tx_done(struct virtqueue *vq)
 {
 	struct virtio_net *vn = vq->driver_priv;
-	struct skb_list done;
+	struct sk_buff_head done; /* sent, to free after the lock */
 
-	skb_list_init(&done);
+	skb_queue_init(&done);
 	unsigned long flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reap_tx_locked(vn, &done);
 	/* Under tx_lock, as xmit stops the queue: a stop is never missed by its wake. */
-	if (done.first)
+	if (!skb_queue_empty(&done))
 		netif_wake_queue(vn->dev);
 	spin_unlock_irqrestore(&vn->tx_lock, flags);
 	virtio_net_free_all(&done);
@@ -205,7 +174,7 @@ static void virtio_net_tx_done(struct virtqueue *vq)
 static int virtio_net_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct virtio_net *vn = dev->priv;
-	struct skb_list done;
+	struct sk_buff_head done; /* sent, to free after the lock */
 	u32 frame_len = skb_len(skb);
 
 	struct virtio_net_hdr *hdr = skb_push(skb, sizeof(*hdr));
@@ -217,7 +186,7 @@ static int virtio_net_xmit(struct sk_buff *skb, struct net_device *dev)
 	memset(hdr, 0, sizeof(*hdr));
 	struct vq_buf b = {virt_to_phys(skb->data), skb_len(skb)};
 
-	skb_list_init(&done);
+	skb_queue_init(&done);
 	unsigned long flags = spin_lock_irqsave(&vn->tx_lock);
 	virtio_net_reap_tx_locked(vn, &done);
 	int err = virtqueue_add(vn->tx, &b, 1, 0, skb);

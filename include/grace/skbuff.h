@@ -90,6 +90,18 @@ void skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *skb_dequeue(struct sk_buff_head *q);
 /* Free everything queued. */
 void skb_queue_purge(struct sk_buff_head *q);
+static inline u32 skb_queue_len(const struct sk_buff_head *q)
+{
+	return q->qlen;
+}
+static inline bool skb_queue_empty(const struct sk_buff_head *q)
+{
+	return !q->first;
+}
+/* Put skb first (a packet taken off and handed back). Caller's lock. */
+void __skb_queue_head(struct sk_buff_head *q, struct sk_buff *skb);
+/* Move all of from onto the end of to, in order, leaving from empty. Both callers' locks. */
+void __skb_queue_splice_tail_init(struct sk_buff_head *from, struct sk_buff_head *to);
 
 /* Buffers allocated and not freed, summed over the CPUs (exact when quiescent). */
 long skb_outstanding(void);

@@ -219,18 +219,14 @@ void netif_rx(struct sk_buff *skb)
 /* The NET_RX softirq: hand this CPU's backlog, taken whole, to the protocols. */
 static void net_rx_action(void)
 {
+	struct sk_buff_head frames;
+	struct sk_buff *skb;
+	skb_queue_init(&frames);
 	unsigned long flags = arch_irq_save();
-	struct sk_buff_head *q = &this_cpu(net_backlog).q;
-	struct sk_buff *skb = q->first;
-	q->first = q->last = NULL;
-	q->qlen = 0;
+	__skb_queue_splice_tail_init(&this_cpu(net_backlog).q, &frames);
 	arch_irq_restore(flags);
-	while (skb) {
-		struct sk_buff *next = skb->next;
-		skb->next = NULL;
+	while ((skb = __skb_dequeue(&frames)) != NULL)
 		READ_ONCE(net_rx_handler)(skb);
-		skb = next;
-	}
 }
 
 void net_core_init(void)

@@ -191,6 +191,29 @@ struct sk_buff *__skb_dequeue(struct sk_buff_head *q)
 }
 
 /* irqsave: a queue may be fed from an interrupt (a driver's receive) and drained in a thread. */
+void __skb_queue_head(struct sk_buff_head *q, struct sk_buff *skb)
+{
+	skb->next = q->first;
+	q->first = skb;
+	if (!q->last)
+		q->last = skb;
+	q->qlen++;
+}
+
+void __skb_queue_splice_tail_init(struct sk_buff_head *from, struct sk_buff_head *to)
+{
+	if (!from->first)
+		return;
+	if (to->last)
+		to->last->next = from->first;
+	else
+		to->first = from->first;
+	to->last = from->last;
+	to->qlen += from->qlen;
+	from->first = from->last = NULL;
+	from->qlen = 0;
+}
+
 void skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb)
 {
 	unsigned long flags = spin_lock_irqsave(&q->lock);
@@ -208,15 +231,13 @@ struct sk_buff *skb_dequeue(struct sk_buff_head *q)
 
 void skb_queue_purge(struct sk_buff_head *q)
 {
+	struct sk_buff_head gone;
+	struct sk_buff *skb;
+	skb_queue_init(&gone);
 	unsigned long flags = spin_lock_irqsave(&q->lock);
-	struct sk_buff *skb = q->first;
-	q->first = q->last = NULL;
-	q->qlen = 0;
+	__skb_queue_splice_tail_init(q, &gone);
 	spin_unlock_irqrestore(&q->lock, flags);
 	/* Freed outside the lock: kfree_skb may reach the slab's locks. */
-	while (skb) {
-		struct sk_buff *next = skb->next;
+	while ((skb = __skb_dequeue(&gone)) != NULL)
 		kfree_skb(skb);
-		skb = next;
-	}
 }

@@ -64,13 +64,11 @@ struct neighbour {
 	struct net_device *dev;
 	u32 ip; /* network order */
 	u8 mac[ETH_ALEN];
-	u8 state;	    /* enum neigh_state */
-	u64 updated_ns;	    /* born, or confirmed by a reply */
-	u64 used_ns;	    /* the last packet sent through it */
-	u64 probe_ns;	    /* the last ARP request for it */
-	struct sk_buff *qh; /* INCOMPLETE: packets waiting, oldest first (skb->next) */
-	struct sk_buff *qt;
-	u32 qlen;
+	u8 state;	       /* enum neigh_state */
+	u64 updated_ns;	       /* born, or confirmed by a reply */
+	u64 used_ns;	       /* the last packet sent through it */
+	u64 probe_ns;	       /* the last ARP request for it */
+	struct sk_buff_head q; /* INCOMPLETE: packets waiting, oldest first (__ ops only) */
 };
 
 struct neigh_bucket {
@@ -150,25 +148,20 @@ static int neigh_xmit(struct sk_buff *skb, const u8 *mac)
 	return dev_queue_xmit(skb);
 }
 
-/* Send a chain of packets that waited for mac (they are ours now: unlinked, no lock held). */
-static void neigh_send_queue(struct sk_buff *q, const u8 *mac)
+/* Send the packets that waited for mac (they are ours now: unlinked, no lock held). */
+static void neigh_send_queue(struct sk_buff_head *q, const u8 *mac)
 {
-	while (q) {
-		struct sk_buff *next = q->next;
-		q->next = NULL;
-		neigh_xmit(q, mac);
-		q = next;
-	}
+	struct sk_buff *skb;
+	while ((skb = __skb_dequeue(q)) != NULL)
+		neigh_xmit(skb, mac);
 }
 
-static void neigh_drop_queue(struct sk_buff *q, enum neigh_stat why)
+static void neigh_drop_queue(struct sk_buff_head *q, enum neigh_stat why)
 {
-	while (q) {
-		struct sk_buff *next = q->next;
-		q->next = NULL;
-		kfree_skb(q);
+	struct sk_buff *skb;
+	while ((skb = __skb_dequeue(q)) != NULL) {
+		kfree_skb(skb);
 		neigh_stat_add(why, 1);
-		q = next;
 	}
 }
 
@@ -202,7 +195,7 @@ static void neigh_gc_pass(bool forced)
 		spin_unlock(&b->lock);
 		while (dead) {
 			struct neighbour *next = dead->next;
-			neigh_drop_queue(dead->qh, NEIGH_UNRESOLVED_DROPS);
+			neigh_drop_queue(&dead->q, NEIGH_UNRESOLVED_DROPS);
 			kfree(dead);
 			atomic_dec(&neigh_entries);
 			freed++;
@@ -241,6 +234,7 @@ static struct neighbour *neigh_find_or_create(struct net_device *dev, u32 ip, bo
 		return NULL;
 	fresh->dev = dev;
 	fresh->ip = ip;
+	skb_queue_init(&fresh->q);
 	fresh->updated_ns = fresh->used_ns = arch_clock_ns();
 	spin_lock(&b->lock);
 	n = neigh_find_locked(b, dev, ip); /* another CPU's insert of the same key won the race */
@@ -285,40 +279,30 @@ int neigh_output(struct sk_buff *skb, u32 ip)
 	}
 	/* INCOMPLETE: wait for the reply, dropping the oldest waiter when full (as Linux). */
 	struct sk_buff *old = NULL;
-	if (n->qlen == NEIGH_QUEUE_MAX) {
-		old = n->qh;
-		n->qh = old->next;
-		old->next = NULL;
-		n->qlen--;
-	}
-	skb->next = NULL;
-	if (n->qh)
-		n->qt->next = skb;
-	else
-		n->qh = skb;
-	n->qt = skb;
-	n->qlen++;
+	if (skb_queue_len(&n->q) == NEIGH_QUEUE_MAX)
+		old = __skb_dequeue(&n->q);
+	__skb_queue_tail(&n->q, skb);
 	probe = created || now - n->probe_ns > NEIGH_RETRANS_NS;
 	if (probe)
 		n->probe_ns = now;
 	spin_unlock(&b->lock);
 	neigh_stat_add(NEIGH_QUEUED, 1);
-	neigh_drop_queue(old, NEIGH_QUEUE_OVERFLOWS);
+	if (old) {
+		kfree_skb(old);
+		neigh_stat_add(NEIGH_QUEUE_OVERFLOWS, 1);
+	}
 	if (probe)
 		arp_send_request(dev, ip);
 	return 0;
 }
 
-/* Under n's chain lock: n is at mac now. Returns its waiting packets, for the caller to send. */
-static struct sk_buff *neigh_confirm_locked(struct neighbour *n, const u8 *mac)
+/* Under n's chain lock: n is at mac now. Its waiting packets move to q, for the caller to send. */
+static void neigh_confirm_locked(struct neighbour *n, const u8 *mac, struct sk_buff_head *q)
 {
-	struct sk_buff *q = n->qh;
 	memcpy(n->mac, mac, ETH_ALEN);
 	n->state = NEIGH_REACHABLE;
 	n->updated_ns = arch_clock_ns();
-	n->qh = n->qt = NULL;
-	n->qlen = 0;
-	return q;
+	__skb_queue_splice_tail_init(&n->q, q);
 }
 
 void neigh_update(struct net_device *dev, u32 ip, const u8 *mac, bool create)
@@ -339,9 +323,11 @@ void neigh_update(struct net_device *dev, u32 ip, const u8 *mac, bool create)
 			return;
 		}
 	}
-	struct sk_buff *q = neigh_confirm_locked(n, mac);
+	struct sk_buff_head q;
+	skb_queue_init(&q);
+	neigh_confirm_locked(n, mac, &q);
 	spin_unlock(&b->lock);
-	neigh_send_queue(q, mac);
+	neigh_send_queue(&q, mac);
 }
 
 bool neigh_resolve(struct net_device *dev, u32 ip, const u8 *mac)
@@ -353,9 +339,11 @@ bool neigh_resolve(struct net_device *dev, u32 ip, const u8 *mac)
 		spin_unlock(&b->lock);
 		return false;
 	}
-	struct sk_buff *q = neigh_confirm_locked(n, mac);
+	struct sk_buff_head q;
+	skb_queue_init(&q);
+	neigh_confirm_locked(n, mac, &q);
 	spin_unlock(&b->lock);
-	neigh_send_queue(q, mac);
+	neigh_send_queue(&q, mac);
 	return true;
 }
 

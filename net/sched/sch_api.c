@@ -87,9 +87,11 @@ int qdisc_parse_spec(const char *spec, struct qdisc_spec *out)
 
 void qdisc_apply_spec(struct Qdisc *q, const struct qdisc_spec *spec)
 {
+	struct sk_buff_head gone;
 	struct sk_buff *skb;
 	u64 dropped = 0;
 
+	skb_queue_init(&gone);
 	spin_lock(&q->lock);
 	q->ops = spec->ops;
 	q->limit = spec->limit;
@@ -99,25 +101,18 @@ void qdisc_apply_spec(struct Qdisc *q, const struct qdisc_spec *spec)
 	q->last_ns = arch_clock_ns();
 	q->drops = 0;
 	/* The queue is handed over whole; it is freed below, outside the lock. */
-	skb = q->q.first;
-	dropped = q->q.qlen;
-	q->q.first = q->q.last = NULL;
-	q->q.qlen = 0;
 	if (q->requeued) {
-		q->requeued->next = skb;
-		skb = q->requeued;
+		__skb_queue_head(&q->q, q->requeued);
 		q->requeued = NULL;
-		dropped++;
 	}
+	dropped = skb_queue_len(&q->q);
+	__skb_queue_splice_tail_init(&q->q, &gone);
 	spin_unlock(&q->lock);
 
 	if (dropped)
 		netdev_stat_add(q->dev, NETDEV_TX_DROPPED, dropped);
-	while (skb) {
-		struct sk_buff *next = skb->next;
+	while ((skb = __skb_dequeue(&gone)) != NULL)
 		kfree_skb(skb);
-		skb = next;
-	}
 }
 
 int qdisc_set_root(struct net_device *dev, const char *spec)

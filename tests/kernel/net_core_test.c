@@ -188,6 +188,47 @@ TEST(net_core, skb_queue_is_fifo_and_purge_frees_everything)
 	kfree_skb(skb);
 }
 
+/* Splice moves a whole queue in order onto another's end; a packet put back goes first. */
+TEST(net_core, skb_queue_splice_keeps_order_and_head_puts_back_first)
+{
+	struct sk_buff_head a, b;
+	struct sk_buff *skb;
+	long before = skb_outstanding();
+	skb_queue_init(&a);
+	skb_queue_init(&b);
+	__skb_queue_splice_tail_init(&a, &b); /* empty onto empty */
+	EXPECT_TRUE(skb_queue_empty(&b));
+	for (u64 i = 0; i < 6; i++) {
+		skb = skb_alloc();
+		ASSERT_TRUE(skb != NULL);
+		skb->tstamp = i;
+		__skb_queue_tail(i < 2 ? &b : &a, skb);
+	}
+	__skb_queue_splice_tail_init(&a, &b);
+	EXPECT_TRUE(skb_queue_empty(&a) && a.last == NULL);
+	EXPECT_EQ(skb_queue_len(&a), 0);
+	EXPECT_EQ(skb_queue_len(&b), 6);
+	skb = __skb_dequeue(&b);
+	ASSERT_TRUE(skb != NULL);
+	EXPECT_EQ(skb->tstamp, 0);
+	__skb_queue_head(&b, skb);
+	EXPECT_EQ(skb_queue_len(&b), 6);
+	for (u64 i = 0; i < 6; i++) {
+		skb = __skb_dequeue(&b);
+		ASSERT_TRUE(skb != NULL);
+		EXPECT_EQ(skb->tstamp, i);
+		kfree_skb(skb);
+	}
+	EXPECT_TRUE(b.first == NULL && b.last == NULL);
+	skb = skb_alloc(); /* head onto an empty queue is its last too */
+	ASSERT_TRUE(skb != NULL);
+	__skb_queue_head(&b, skb);
+	EXPECT_TRUE(b.last == skb);
+	EXPECT_TRUE(__skb_dequeue(&b) == skb);
+	kfree_skb(skb);
+	EXPECT_EQ(skb_outstanding(), before);
+}
+
 TEST(net_core, the_per_cpu_cache_gives_back_everything_it_is_given)
 {
 	enum { N = 200 }; /* past SKB_PCPU_CACHE_MAX, so the slab takes some back */

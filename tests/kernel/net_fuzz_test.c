@@ -99,7 +99,7 @@ static u64 fuzz_outcomes(const struct net_counts *c)
 	u64 sum = c->stats[INET_RX_ARP] + c->stats[INET_RX_UDP] + c->stats[INET_RX_ICMP];
 	for (unsigned r = 0; r < NR_INET_DROPS; r++)
 		if (r != DROP_TX_OVERSIZE && r != DROP_ARP_SHORT && r != DROP_ARP_BAD &&
-		    r != DROP_ARP_UNSOLICITED)
+		    r != DROP_ARP_UNSOLICITED && r != DROP_ARP_BAD_SHA)
 			sum += c->drops[r];
 	return sum;
 }
