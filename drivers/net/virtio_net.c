@@ -24,6 +24,7 @@
  * the interrupt handler takes them.
  */
 #include <grace/atomic.h>
+#include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/inet.h>
 #include <grace/netdevice.h>
@@ -50,7 +51,8 @@
 /*
  * QEMU's user networking (slirp) hands the first guest 10.0.2.15/24 behind the gateway
  * 10.0.2.2 (which reaches the host's loopback) and has no DHCP client to ask here, so
- * the first device takes those. Another network would need a boot argument.
+ * the first device takes those. A later one takes its address from a boot argument named
+ * after it, eth1=10.0.3.15/24 (tests/nethost.py's second NIC), and has no gateway.
  */
 #define SLIRP_GUEST_ADDR IPV4(10, 0, 2, 15)
 #define SLIRP_NETMASK IPV4(255, 255, 255, 0)
@@ -227,6 +229,28 @@ static void virtio_net_read_mac(struct virtio_net *vn)
 	mac[ETH_ALEN - 1] = (u8)(nr_virtio_net + 1);
 }
 
+/* "a.b.c.d/len" (len 1..32) into *addr and *mask, network order: 0 or -EINVAL. */
+static int virtio_net_parse_prefix(const char *s, u32 *addr, u32 *mask)
+{
+	char buf[INET_ADDRSTRLEN];
+	const char *slash = strchr(s, '/');
+	unsigned len = 0, digits = 0;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	for (const char *p = slash + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || ++digits > 2)
+			return -EINVAL;
+		len = len * 10 + (unsigned)(*p - '0');
+	}
+	if (!digits || !len || len > 32 || inet_parse_addr(buf, addr))
+		return -EINVAL;
+	*mask = htonl(len == 32 ? 0xffffffffu : ~(0xffffffffu >> len));
+	return 0;
+}
+
 int virtio_net_probe(struct virtio_device *vdev)
 {
 	char name[IFNAMSIZ];
@@ -281,11 +305,20 @@ int virtio_net_probe(struct virtio_device *vdev)
 	       dev->name, vdev->name, m[0], m[1], m[2], m[3], m[4], m[5], vn->rx->num, vn->tx->num,
 	       posted);
 
-	if (nr_virtio_net == 1) {
-		err = inet_add_device(dev, SLIRP_GUEST_ADDR, SLIRP_NETMASK, SLIRP_GATEWAY);
-		if (err)
-			pr_warn("virtio-net: %s: no IPv4 address: %s\n", dev->name,
-				errno_name(err));
+	u32 addr = SLIRP_GUEST_ADDR, mask = SLIRP_NETMASK, gateway = SLIRP_GATEWAY;
+	if (nr_virtio_net > 1) {
+		const char *v = cmdline_get(dev->name);
+		if (!v)
+			return 0;
+		gateway = 0;
+		if (virtio_net_parse_prefix(v, &addr, &mask)) {
+			pr_warn("virtio-net: bad %s=%s (want a.b.c.d/len); no IPv4 address\n",
+				dev->name, v);
+			return 0;
+		}
 	}
+	err = inet_add_device(dev, addr, mask, gateway);
+	if (err)
+		pr_warn("virtio-net: %s: no IPv4 address: %s\n", dev->name, errno_name(err));
 	return 0;
 }
