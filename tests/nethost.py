@@ -218,6 +218,8 @@ def load_check(con, echo_port, deadline, count=LOAD_DATAGRAMS):
     before = counters(con, deadline)
     echoed = set()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        # Room for every echo, so the host's own socket buffer is not where they are lost.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         s.bind(("127.0.0.1", 0))
         s.setblocking(False)
         for i in range(count):
