@@ -125,6 +125,7 @@ void __noreturn kernel_main(void)
 	neigh_init();
 	net_init();    /* the protocols: its routes need the FIB and the route cache */
 	virtio_init(); /* after net_core_init: virtio-net registers its device there */
+	shell_init();  /* on test boots too: a command defined twice is a boot error */
 
 	if (cmdline_get("test") || cmdline_get("bench")) {
 		/* The selftests assume the thread that runs them stays on the boot CPU. */

@@ -1,15 +1,14 @@
 /*
- * The console shell's network commands: ifconfig, route, arp, ping, udpsend
- * and netstat. Output is one fact per line, key=value where a script wants to
- * pick a number out; an error is one line, `name: what: strerror`, as in
- * fs/shell_cmds.c, and makes the command return the -errno.
+ * The console shell's network commands: ifconfig, ping, udpsend and netstat
+ * (route, rtcache and arp are net/ipv4/shell_cmds.c's). Output is one fact per
+ * line, key=value where a script wants to pick a number out; an error is one
+ * line, `name: what: strerror`, as in fs/shell_cmds.c, and makes the command
+ * return the -errno.
  */
 #include <grace/errno.h>
 #include <grace/inet.h>
-#include <grace/neighbour.h>
 #include <grace/netdevice.h>
 #include <grace/printk.h>
-#include <grace/route.h>
 #include <grace/sched.h>
 #include <grace/shell.h>
 #include <grace/string.h>
@@ -74,56 +73,6 @@ SHELL_CMD(ifconfig, "[device]", "the network devices: flags, addresses, counters
 	netdev_for_each(ifconfig_dev, &a);
 	if (a.name && !a.shown)
 		return net_shell_err("ifconfig", a.name, -ENODEV);
-	return 0;
-}
-
-/* ---- route ---- */
-
-static void route_fib(u32 prefix, unsigned len, u32 gateway, struct net_device *dev, void *arg)
-{
-	char p[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
-	printk("fib %s/%u via %s dev %s\n", inet_format_addr(prefix, p), len,
-	       inet_format_addr(gateway, g), dev ? dev->name : "-");
-}
-
-static void route_cached(const struct rtable *rt, void *arg)
-{
-	char d[INET_ADDRSTRLEN], s[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
-	printk("cache %s from %s tos %u oif %u via %s dev %s\n", inet_format_addr(rt->daddr, d),
-	       inet_format_addr(rt->saddr, s), rt->tos, rt->oif, inet_format_addr(rt->gateway, g),
-	       rt->dev ? rt->dev->name : "-");
-}
-
-SHELL_CMD(route, "", "the FIB, then the route cache's entries and counters")
-{
-	struct rt_cache_stats st;
-	if (argc != 1)
-		return SHELL_USAGE;
-	fib_for_each(route_fib, NULL);
-	rt_cache_for_each(route_cached, NULL);
-	rt_cache_stats(&st);
-	printk("rtcache=%s entries=%llu hits=%llu misses=%llu inserts=%llu gc_runs=%llu "
-	       "gc_freed=%llu\n",
-	       rtcache_mode_name(rtcache_get_mode()), st.entries, st.hits, st.misses, st.inserts,
-	       st.gc_runs, st.gc_freed);
-	return 0;
-}
-
-/* ---- arp ---- */
-
-static void arp_entry(struct net_device *dev, u32 ip, const u8 *mac, bool complete, void *arg)
-{
-	char a[INET_ADDRSTRLEN], m[18];
-	net_format_mac(mac, m, sizeof(m));
-	printk("%s at %s dev %s %s\n", inet_format_addr(ip, a), complete ? m : "(incomplete)",
-	       dev->name, complete ? "reachable" : "incomplete");
-}
-
-SHELL_CMD(arp, "", "the neighbour (ARP) table")
-{
-	if (argc != 1)
-		return SHELL_USAGE;
-	neigh_for_each(arp_entry, NULL);
 	return 0;
 }
 

@@ -28,6 +28,7 @@ struct shell_cmd {
 	const char *usage; /* the arguments, e.g. "on|off|show"; "" for none */
 	const char *help;  /* one line */
 	int (*fn)(int argc, char **argv);
+	const char *file; /* where it is defined, to name both places of a name taken twice */
 };
 
 /* A command's return: print "name: usage: name <usage>". */
@@ -36,8 +37,22 @@ struct shell_cmd {
 #define SHELL_CMD(cmd, usage_, help_)                                                              \
 	static int shell_cmd_##cmd(int argc, char **argv);                                         \
 	static const struct shell_cmd __shell_cmd_##cmd __section(".shell_cmds")                   \
-	    __used __aligned(8) = {#cmd, usage_, help_, shell_cmd_##cmd};                          \
+	    __used __aligned(8) = {#cmd, usage_, help_, shell_cmd_##cmd, __FILE__};                \
 	static int shell_cmd_##cmd(int argc, char **argv)
+
+/*
+ * The first command in [start, end) whose name an earlier one already has, or NULL;
+ * *first is set to that earlier one.
+ */
+const struct shell_cmd *shell_find_duplicate(const struct shell_cmd *start,
+					     const struct shell_cmd *end,
+					     const struct shell_cmd **first);
+
+/*
+ * Check the commands every boot: a name defined twice would leave one of them
+ * unreachable (the lookup takes the first in link order), so it panics naming both.
+ */
+void shell_init(void);
 
 /* Start the shell thread on cpu; it prints the first prompt. */
 void shell_start(unsigned cpu);

@@ -29,6 +29,29 @@ static const struct shell_cmd *shell_find(const char *name)
 	return NULL;
 }
 
+const struct shell_cmd *shell_find_duplicate(const struct shell_cmd *start,
+					     const struct shell_cmd *end,
+					     const struct shell_cmd **first)
+{
+	/* Quadratic, but over a few dozen commands, once a boot. */
+	for (const struct shell_cmd *c = start; c < end; c++)
+		for (const struct shell_cmd *e = start; e < c; e++)
+			if (!strcmp(e->name, c->name)) {
+				*first = e;
+				return c;
+			}
+	return NULL;
+}
+
+void shell_init(void)
+{
+	const struct shell_cmd *first,
+	    *dup = shell_find_duplicate(__shell_cmds_start, __shell_cmds_end, &first);
+	if (dup)
+		panic("shell: command '%s' is defined twice: in %s and in %s", dup->name,
+		      first->file, dup->file);
+}
+
 bool shell_parse_on_off(const char *word, bool *on)
 {
 	if (!strcmp(word, "on"))

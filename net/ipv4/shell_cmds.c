@@ -13,15 +13,6 @@
 #include <grace/string.h>
 #include <grace/time.h>
 
-#define IP_STR_MAX 16 /* "255.255.255.255" */
-
-static void ip_str(char *buf, u32 ip)
-{
-	u32 h = ntohl(ip);
-	snprintf(buf, IP_STR_MAX, "%u.%u.%u.%u", h >> 24, (h >> 16) & 0xff, (h >> 8) & 0xff,
-		 h & 0xff);
-}
-
 /* "a.b.c.d" into *ip (network order); with len, also an optional "/n" into *len (else 32). */
 static bool ip_parse(const char *s, u32 *ip, unsigned *len)
 {
@@ -55,18 +46,27 @@ static bool ip_parse(const char *s, u32 *ip, unsigned *len)
 
 static void route_show_one(u32 prefix, unsigned len, u32 gateway, struct net_device *dev, void *arg)
 {
-	char p[IP_STR_MAX], g[IP_STR_MAX];
+	char p[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
 	(void)arg;
-	ip_str(p, prefix);
-	ip_str(g, gateway);
 	if (gateway)
-		printk("%s/%u via %s dev %s\n", p, len, g, dev->name);
+		printk("%s/%u via %s dev %s\n", inet_format_addr(prefix, p), len,
+		       inet_format_addr(gateway, g), dev->name);
 	else
-		printk("%s/%u dev %s\n", p, len, dev->name);
+		printk("%s/%u dev %s\n", inet_format_addr(prefix, p), len, dev->name);
+}
+
+static void route_show_cached(const struct rtable *rt, void *arg)
+{
+	char d[INET_ADDRSTRLEN], s[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
+	(void)arg;
+	printk("cache %s from %s tos %u oif %u via %s dev %s\n", inet_format_addr(rt->daddr, d),
+	       inet_format_addr(rt->saddr, s), rt->tos, rt->oif, inet_format_addr(rt->gateway, g),
+	       rt->dev ? rt->dev->name : "-");
 }
 
 SHELL_CMD(route, "[add <a.b.c.d/n> [via <a.b.c.d>] dev <name> | del <a.b.c.d/n>]",
-	  "show, add or delete IPv4 routes (the route cache is flushed after a change)")
+	  "show the FIB and the route cache's entries, or add or delete a route (which flushes "
+	  "the cache)")
 {
 	u32 prefix, gateway = 0;
 	unsigned len;
@@ -75,6 +75,7 @@ SHELL_CMD(route, "[add <a.b.c.d/n> [via <a.b.c.d>] dev <name> | del <a.b.c.d/n>]
 
 	if (argc == 1) {
 		fib_for_each(route_show_one, NULL);
+		rt_cache_for_each(route_show_cached, NULL);
 		return 0;
 	}
 	if (argc < 3 || !ip_parse(argv[2], &prefix, &len))
@@ -131,17 +132,17 @@ SHELL_CMD(rtcache, "[rcu|rwlock|flush]",
 
 static void arp_show_one(struct net_device *dev, u32 ip, const u8 *mac, bool complete, void *arg)
 {
-	char a[IP_STR_MAX];
+	char a[INET_ADDRSTRLEN];
 	(void)arg;
-	ip_str(a, ip);
+	inet_format_addr(ip, a);
 	if (complete)
-		printk("%s at %02x:%02x:%02x:%02x:%02x:%02x on %s\n", a, mac[0], mac[1], mac[2],
-		       mac[3], mac[4], mac[5], dev->name);
+		printk("%s at %02x:%02x:%02x:%02x:%02x:%02x dev %s reachable\n", a, mac[0], mac[1],
+		       mac[2], mac[3], mac[4], mac[5], dev->name);
 	else
-		printk("%s (incomplete) on %s\n", a, dev->name);
+		printk("%s at (incomplete) dev %s incomplete\n", a, dev->name);
 }
 
-SHELL_CMD(arp, "", "the neighbour table: each address, its MAC or (incomplete), its device")
+SHELL_CMD(arp, "", "the neighbour (ARP) table, then its counts")
 {
 	if (argc != 1)
 		return SHELL_USAGE;
