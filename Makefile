@@ -197,7 +197,7 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
-SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE,$(if $(filter command line,$(origin $(v))),$(v))))
+SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB,$(if $(filter command line,$(origin $(v))),$(v))))
 
 test: | $(DEPS_STAMP)
 ifeq ($(SELECTORS),)
@@ -205,7 +205,8 @@ ifeq ($(SELECTORS),)
 else
 	$(Q)$(MAKE) -s test-image
 	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
-		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(TIMEOUT),--timeout $(TIMEOUT))
+		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
+		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
 
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
