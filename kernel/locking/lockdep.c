@@ -15,6 +15,7 @@
  */
 #include <grace/arch.h>
 #include <grace/lockdep.h>
+#include <grace/hash.h>
 #include <grace/ksyms.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
@@ -147,8 +148,7 @@ unsigned lockdep_trace(uintptr_t *out, unsigned max, uintptr_t ip)
 static unsigned class_hash_of(const void *key, unsigned subclass)
 {
 	u32 k = (u32)((uintptr_t)key >> 2) ^ subclass;
-	/* Multiplicative hash, as spin_delay_slot(). */
-	return (k * 0x61C88647u) >> (32 - LOCKDEP_CLASS_HASH_BITS);
+	return hash_32(k, LOCKDEP_CLASS_HASH_BITS);
 }
 
 static struct lock_class *class_find(const void *key, unsigned subclass)

@@ -6,6 +6,7 @@
  * SPIN_PV_THRESHOLD loops before the waiter halts (spinlock_pv.c).
  */
 #include <grace/percpu.h>
+#include <grace/hash.h>
 #include <grace/spinlock.h>
 #include <grace/smp.h>
 #include <asm/cpu.h>
@@ -25,9 +26,8 @@ static DEFINE_PER_CPU(u16[SPIN_DELAY_SLOTS], spin_delay_peak);
 
 unsigned spin_delay_slot(const spinlock_t *lock)
 {
-	/* Multiplicative hash (golden ratio, as Linux's hash_32) of the address's low 32 bits. */
-	u32 key = (u32)(uintptr_t)lock;
-	return (key * 0x61C88647u) >> (32 - SPIN_DELAY_HASH_SHIFT);
+	/* The golden-ratio hash (grace/hash.h) of the address's low 32 bits. */
+	return hash_32((u32)(uintptr_t)lock, SPIN_DELAY_HASH_SHIFT);
 }
 
 static unsigned spin_delay_get(u16 *slot)

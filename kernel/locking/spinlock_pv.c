@@ -42,6 +42,7 @@
  */
 #include <grace/arch.h>
 #include <grace/cmdline.h>
+#include <grace/hash.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
@@ -80,8 +81,7 @@ static const char *boot_reason = "";
 unsigned spin_pv_slot(const spinlock_t *lock)
 {
 	/* The backoff table's hash (spin_delay_slot()), with more bits. */
-	u32 key = (u32)(uintptr_t)lock;
-	return (key * 0x61C88647u) >> (32 - SPIN_PV_HASH_SHIFT);
+	return hash_32((u32)(uintptr_t)lock, SPIN_PV_HASH_SHIFT);
 }
 
 bool spin_pv_wait(spinlock_t *lock, u32 ticket)

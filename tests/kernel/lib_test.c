@@ -2,6 +2,7 @@
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
+#include <grace/hash.h>
 #include <grace/ksyms.h>
 #include <grace/printk.h>
 #include <grace/string.h>
@@ -63,6 +64,59 @@ TEST(lib, parse_u64)
 	EXPECT_EQ(parse_u64("16777216G", &v), 0);
 	EXPECT_EQ(v, 1ULL << 54);
 	EXPECT_EQ(parse_u64("1MB", &v), -EINVAL);
+}
+
+#define HASH_TEST_BITS 6
+#define HASH_TEST_KEYS 1024
+
+/*
+ * 1024 keys into 64 buckets: 16 each if perfectly even. Fibonacci hashing of an
+ * arithmetic sequence is within one or two of that; a hash that ignores the high
+ * bits, or keeps only the low ones of an aligned pointer, fills a few buckets.
+ */
+static bool hash_spreads(const u32 *count)
+{
+	unsigned lo = ~0u, hi = 0;
+	for (unsigned b = 0; b < (1u << HASH_TEST_BITS); b++) {
+		lo = count[b] < lo ? count[b] : lo;
+		hi = count[b] > hi ? count[b] : hi;
+	}
+	if (lo >= 8 && hi <= 24)
+		return true;
+	return test_fail(__FILE__, __LINE__, "buckets hold %u..%u keys, expected 8..24", lo, hi);
+}
+
+TEST(lib, hash_stays_in_range_and_spreads_consecutive_keys)
+{
+	u32 c32[1u << HASH_TEST_BITS] = {0}, c64[1u << HASH_TEST_BITS] = {0};
+	for (u32 i = 0; i < HASH_TEST_KEYS; i++) {
+		u32 a = hash_32(0x80200000u + i, HASH_TEST_BITS);
+		/* Keys differing only above bit 32: a 64-bit hash must see them. */
+		u32 b = hash_64(((u64)i << 32) | 7, HASH_TEST_BITS);
+		ASSERT_LT(a, 1u << HASH_TEST_BITS);
+		ASSERT_LT(b, 1u << HASH_TEST_BITS);
+		c32[a]++;
+		c64[b]++;
+	}
+	EXPECT_TRUE(hash_spreads(c32));
+	EXPECT_TRUE(hash_spreads(c64));
+	for (unsigned bits = 1; bits <= 32; bits++) {
+		EXPECT_LE(hash_32(~0u, bits), (u32)((1ull << bits) - 1));
+		EXPECT_LE(hash_64(~0ull, bits), (u32)((1ull << bits) - 1));
+	}
+}
+
+TEST(lib, hash_ptr_spreads_aligned_objects)
+{
+	/* 64-byte objects side by side, as a slab lays out dentries or locks. */
+	u32 count[1u << HASH_TEST_BITS] = {0};
+	static char objs[HASH_TEST_KEYS][64] __attribute__((aligned(64)));
+	for (unsigned i = 0; i < HASH_TEST_KEYS; i++) {
+		u32 b = hash_ptr(objs[i], HASH_TEST_BITS);
+		ASSERT_LT(b, 1u << HASH_TEST_BITS);
+		count[b]++;
+	}
+	EXPECT_TRUE(hash_spreads(count));
 }
 
 TEST(lib, ksyms_lookup)
