@@ -234,18 +234,23 @@ enum last_type { LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT };
 /*
  * What path_parent() found: the directory holding the path's last component,
  * with references, and that component (pointing into the caller's name, or into
- * buf when a symlink was spliced in: path_parent_put() frees it). The last name
- * may or may not exist; last_type says if it is "." or "..", or if the whole
- * path was "/" (no last name at all).
+ * buf, a copy, when it came from a symlink's text: path_parent_put() frees it).
+ * The last name may or may not exist; last_type says if it is "." or "..", or if
+ * the whole path was "/" (no last name at all). links: the symlinks the walk
+ * followed, counted from the links path_parent_at() was given.
  */
 struct parent_lookup {
 	struct path dir;
 	struct qstr last;
 	enum last_type last_type;
 	bool trailing_slash;
+	unsigned links;
 	char *buf;
 };
 int path_parent(const char *name, struct parent_lookup *out);
+/* The same from base (NULL: the current directory), links already followed in this walk. */
+int path_parent_at(const struct path *base, const char *name, unsigned links,
+		   struct parent_lookup *out);
 void path_parent_put(struct parent_lookup *pl);
 /* With dir's i_mutex held: the child named name, negative if it does not exist; ERR as NULL + *err.
  */

@@ -11,6 +11,13 @@
  * RCU-walk takes a reference only on the dentry it returns (none for stat).
  *
  * vfs=global walks by reference only, each step under dcache_lock (d_lookup).
+ *
+ * A symlink's text is walked where it lies, in its inode: following a link
+ * saves where the walk was (the rest of the name) and the link's dentry, whose
+ * reference keeps the text, and goes on in the text; at its end the walk takes
+ * the saved rest up again. Each text is held apart, so a chain is bounded by the
+ * SYMLOOP_MAX links a walk may follow, not by the sum of their lengths, and
+ * the stack of saved links is at most SYMLOOP_MAX deep.
  */
 #include <grace/slab.h>
 #include <grace/string.h>
@@ -23,11 +30,18 @@ struct nameidata {
 	struct inode *inode; /* path.dentry's inode as read under seq; NULL: negative */
 	u32 mode;	     /* the inode's mode, read under seq too */
 	bool rcu;
-	unsigned links; /* symlinks followed */
-	char *buf;	/* the name with a symlink spliced in (ref-walk); PATH_MAX bytes */
+	unsigned links;		  /* symlinks followed in this walk, O_CREAT's last one too */
+	struct saved_link *stack; /* ref-walk: the links being walked, innermost last */
+	unsigned depth;		  /* entries in stack; at most links */
 	struct qstr last;
 	enum last_type last_type;
 	bool trailing_slash;
+};
+
+/* A link being walked: where the name goes on after its text, and the reference on the text. */
+struct saved_link {
+	const char *rest;
+	struct dentry *link;
 };
 
 /* What a step found: the child, its d_seq, inode and mode. */
@@ -38,7 +52,9 @@ struct step {
 	u32 mode;
 };
 
-static int walk_start(struct nameidata *nd, const char *name, bool rcu)
+/* Start at base, the root for an absolute name, or the current directory if base is NULL. */
+static int walk_start(struct nameidata *nd, const struct path *base, const char *name,
+		      unsigned links, bool rcu)
 {
 	struct fs_context *fs = fs_current();
 	if (!fs)
@@ -48,8 +64,10 @@ static int walk_start(struct nameidata *nd, const char *name, bool rcu)
 		return -ENAMETOOLONG;
 	if (!len)
 		return -ENOENT;
-	*nd = (struct nameidata){.rcu = rcu};
-	nd->path = *name == '/' ? (struct path){&root_mnt, root_mnt.mnt_root} : fs->cwd;
+	*nd = (struct nameidata){.rcu = rcu, .links = links};
+	nd->path = *name == '/' ? (struct path){&root_mnt, root_mnt.mnt_root}
+		   : base	? *base
+				: fs->cwd;
 	if (rcu) {
 		rcu_read_lock();
 		nd->seq = raw_seqcount_begin(&nd->path.dentry->d_seq);
@@ -71,8 +89,10 @@ static void walk_end(struct nameidata *nd)
 		rcu_read_unlock();
 	else
 		path_put(&nd->path);
-	kfree(nd->buf);
-	nd->buf = NULL;
+	while (nd->depth)
+		dput(nd->stack[--nd->depth].link);
+	kfree(nd->stack);
+	nd->stack = NULL;
 }
 
 /* May the walk go on from where it stands? Checked under the d_seq the step validated. */
@@ -169,37 +189,52 @@ static void step_in(struct nameidata *nd, const struct step *s)
 }
 
 /*
- * The step found a symlink: splice its target in front of rest (which starts at a
- * '/' or is empty) and go on from the link's directory, or from the root for an
- * absolute target. Ref-walk only: the target is read through a reference.
+ * The step found a symlink: save rest (which starts at a '/' or is empty) and
+ * go on in the link's text, from the link's directory, or from the root for an
+ * absolute target. Ref-walk only: the text is read through a reference, which
+ * the saved entry keeps until the walk leaves the text.
  */
 static int follow_link(struct nameidata *nd, struct step *s, const char **name, const char *rest)
 {
 	int err = 0;
 	if (++nd->links > SYMLOOP_MAX)
 		err = -ELOOP;
-	else if (!nd->buf && !(nd->buf = fs_alloc(PATH_MAX)))
+	else if (!nd->stack && !(nd->stack = fs_alloc(SYMLOOP_MAX * sizeof(*nd->stack))))
 		err = -ENOMEM;
-	if (!err) {
-		const char *target = s->inode->link;
-		size_t tlen = strlen(target), rlen = strlen(rest);
-		if (tlen + rlen + 1 > PATH_MAX) {
-			err = -ENAMETOOLONG;
-		} else {
-			memmove(nd->buf + tlen, rest, rlen + 1); /* rest may lie in buf already */
-			memcpy(nd->buf, target, tlen);
-			*name = nd->buf;
-			if (*target == '/') {
-				path_put(&nd->path);
-				nd->path = (struct path){&root_mnt, root_mnt.mnt_root};
-				path_get(&nd->path);
-				nd->inode = nd->path.dentry->d_inode;
-				nd->mode = nd->inode->i_mode;
-			}
-		}
+	if (err) {
+		dput(s->d);
+		return err;
 	}
-	dput(s->d);
-	return err;
+	/* depth <= links <= SYMLOOP_MAX: an entry is pushed only for a link counted. */
+	nd->stack[nd->depth++] = (struct saved_link){rest, s->d};
+	*name = s->inode->link;
+	if (**name == '/') {
+		path_put(&nd->path);
+		nd->path = (struct path){&root_mnt, root_mnt.mnt_root};
+		path_get(&nd->path);
+		nd->inode = nd->path.dentry->d_inode;
+		nd->mode = nd->inode->i_mode;
+	}
+	return 0;
+}
+
+/*
+ * Is there nothing but slashes after p, in its text and in the saved rests it
+ * goes back to? *slash is set if there is a slash.
+ */
+static bool only_slashes_left(const struct nameidata *nd, const char *p, bool *slash)
+{
+	unsigned i = nd->depth;
+	for (;;) {
+		for (; *p; p++) {
+			if (*p != '/')
+				return false;
+			*slash = true;
+		}
+		if (!i)
+			return true;
+		p = nd->stack[--i].rest;
+	}
 }
 
 static enum last_type component_type(const char *p, u32 len)
@@ -220,6 +255,13 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 	for (;;) {
 		while (*name == '/')
 			name++;
+		if (!*name && nd->depth) {
+			/* The end of a link's text: the name goes on after the link. */
+			struct saved_link *sl = &nd->stack[--nd->depth];
+			name = sl->rest;
+			dput(sl->link);
+			continue;
+		}
 		if (!*name) {
 			nd->last_type = LAST_ROOT;
 			nd->trailing_slash = false;
@@ -231,6 +273,7 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 		u32 len = name - start;
 		if (len > NAME_MAX)
 			return -ENAMETOOLONG;
+		bool slash = false;
 		const char *after = name;
 		while (*after == '/')
 			after++;
@@ -238,10 +281,10 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 		enum last_type type = component_type(start, len);
 		if (type == LAST_NORM)
 			q.hash = name_hash(start, len);
-		if (!*after) {
+		if (only_slashes_left(nd, name, &slash)) {
 			nd->last = q;
 			nd->last_type = type;
-			nd->trailing_slash = *name == '/';
+			nd->trailing_slash = slash;
 			return 0;
 		}
 		struct step s;
@@ -308,14 +351,14 @@ static bool unlazy(struct nameidata *nd)
 }
 
 /* Run fn's walk under RCU, then again by reference if RCU-walk gave up. */
-#define WALK_RCU_THEN_REF(nd, name, call)                                                          \
+#define WALK_RCU_THEN_REF(nd, base, name, links, call)                                             \
 	({                                                                                         \
-		int __err = vfs_global() ? -ECHILD : walk_start(nd, name, true);                   \
+		int __err = vfs_global() ? -ECHILD : walk_start(nd, base, name, links, true);      \
 		if (!__err) {                                                                      \
 			__err = call;                                                              \
 			walk_end(nd);                                                              \
 		}                                                                                  \
-		if (__err == -ECHILD && !(__err = walk_start(nd, name, false))) {                  \
+		if (__err == -ECHILD && !(__err = walk_start(nd, base, name, links, false))) {     \
 			__err = call;                                                              \
 			walk_end(nd);                                                              \
 		}                                                                                  \
@@ -338,7 +381,7 @@ static int lookup_result(struct nameidata *nd, const char *name, unsigned flags,
 int path_lookup(const char *name, unsigned flags, struct path *out)
 {
 	struct nameidata nd;
-	return WALK_RCU_THEN_REF(&nd, name, lookup_result(&nd, name, flags, out));
+	return WALK_RCU_THEN_REF(&nd, NULL, name, 0, lookup_result(&nd, name, flags, out));
 }
 
 static int stat_result(struct nameidata *nd, const char *name, unsigned flags, struct stat *st)
@@ -356,7 +399,7 @@ static int stat_result(struct nameidata *nd, const char *name, unsigned flags, s
 int path_stat(const char *name, unsigned flags, struct stat *st)
 {
 	struct nameidata nd;
-	return WALK_RCU_THEN_REF(&nd, name, stat_result(&nd, name, flags, st));
+	return WALK_RCU_THEN_REF(&nd, NULL, name, 0, stat_result(&nd, name, flags, st));
 }
 
 static int parent_result(struct nameidata *nd, const char *name, struct parent_lookup *out)
@@ -374,17 +417,32 @@ static int parent_result(struct nameidata *nd, const char *name, struct parent_l
 	out->last = nd->last;
 	out->trailing_slash = nd->trailing_slash;
 	out->last_type = nd->last_type;
-	/* The last name may point into the spliced buffer: it goes to the caller. */
-	out->buf = nd->buf;
-	nd->buf = NULL;
+	out->links = nd->links;
+	/* The last name may lie in a link's text, whose reference the walk drops: copy it. */
+	if (nd->depth) {
+		if (!(out->buf = fs_alloc(nd->last.len + 1))) {
+			path_put(&out->dir);
+			out->dir = (struct path){0};
+			return -ENOMEM;
+		}
+		memcpy(out->buf, nd->last.name, nd->last.len);
+		out->buf[nd->last.len] = '\0';
+		out->last.name = out->buf;
+	}
 	return 0;
+}
+
+int path_parent_at(const struct path *base, const char *name, unsigned links,
+		   struct parent_lookup *out)
+{
+	struct nameidata nd;
+	*out = (struct parent_lookup){0};
+	return WALK_RCU_THEN_REF(&nd, base, name, links, parent_result(&nd, name, out));
 }
 
 int path_parent(const char *name, struct parent_lookup *out)
 {
-	struct nameidata nd;
-	*out = (struct parent_lookup){0};
-	return WALK_RCU_THEN_REF(&nd, name, parent_result(&nd, name, out));
+	return path_parent_at(NULL, name, 0, out);
 }
 
 void path_parent_put(struct parent_lookup *pl)

@@ -146,18 +146,17 @@ int sys_link(const char *oldpath, const char *newpath)
 		return err;
 	struct inode *inode = old.dentry->d_inode;
 	struct parent_lookup pl;
-	if (S_ISDIR(inode->i_mode))
-		err = -EPERM;
-	else
-		err = path_parent(newpath, &pl);
+	/* The new name's errors come before a directory's EPERM, as on Linux. */
+	err = path_parent(newpath, &pl);
 	if (!err) {
 		struct dentry *d = NULL;
 		if (pl.last_type != LAST_NORM)
 			err = -EEXIST;
 		else if ((d = lock_last(&pl, &err)))
-			err = !d_is_negative(d)	  ? -EEXIST
-			      : pl.trailing_slash ? -ENOENT
-						  : ramfs_link(pl.dir.dentry, d, inode);
+			err = !d_is_negative(d)	       ? -EEXIST
+			      : pl.trailing_slash      ? -ENOENT
+			      : S_ISDIR(inode->i_mode) ? -EPERM
+						       : ramfs_link(pl.dir.dentry, d, inode);
 		if (d)
 			unlock_last(&pl, d);
 		else

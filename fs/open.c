@@ -9,44 +9,28 @@
 #include "internal.h"
 
 /*
- * An existing symlink at name's last component, with O_CREAT: what it names is
- * opened, or created if missing (as Linux does), by the same steps on the target
- * spliced onto name's directory. links counts the symlinks followed so far.
+ * O_CREAT through an existing symlink at the last component: what it names is
+ * opened, or made if missing (as Linux does), by the same steps on the link's
+ * text, walked from the link's directory. links: the symlinks this open has
+ * followed so far, one budget of SYMLOOP_MAX for the whole open as on Linux.
  */
-static int open_create(const char *name, int flags, unsigned mode, struct path *out,
-		       unsigned links);
+static int open_create(const struct path *base, const char *name, int flags, unsigned mode,
+		       struct path *out, unsigned links);
 
-static int open_create_through(const char *name, struct inode *link, int flags, unsigned mode,
+static int open_create_through(const struct path *dir, struct inode *link, int flags, unsigned mode,
 			       struct path *out, unsigned links)
 {
 	if (links >= SYMLOOP_MAX)
 		return -ELOOP;
-	char *buf = fs_alloc(PATH_MAX);
-	if (!buf)
-		return -ENOMEM;
-	size_t dlen = 0, tlen = strlen(link->link);
-	if (*link->link != '/') {
-		const char *slash = NULL;
-		for (const char *p = name; *p; p++)
-			if (*p == '/')
-				slash = p;
-		dlen = slash ? (size_t)(slash - name) + 1 : 0;
-	}
-	int err = -ENAMETOOLONG;
-	if (dlen + tlen < PATH_MAX) {
-		memcpy(buf, name, dlen);
-		memcpy(buf + dlen, link->link, tlen + 1);
-		err = open_create(buf, flags, mode, out, links + 1);
-	}
-	kfree(buf);
-	return err;
+	return open_create(dir, link->link, flags, mode, out, links + 1);
 }
 
 /* O_CREAT: find or make the last name under its directory's i_mutex. */
-static int open_create(const char *name, int flags, unsigned mode, struct path *out, unsigned links)
+static int open_create(const struct path *base, const char *name, int flags, unsigned mode,
+		       struct path *out, unsigned links)
 {
 	struct parent_lookup pl;
-	int err = path_parent(name, &pl);
+	int err = path_parent_at(base, name, links, &pl);
 	if (err)
 		return err;
 	if (pl.last_type != LAST_NORM || pl.trailing_slash) {
@@ -71,7 +55,7 @@ static int open_create(const char *name, int flags, unsigned mode, struct path *
 	if (link)
 		err = (flags & O_NOFOLLOW)
 			  ? -ELOOP
-			  : open_create_through(name, link, flags, mode, out, links);
+			  : open_create_through(&pl.dir, link, flags, mode, out, pl.links);
 	if (d)
 		dput(d); /* after the target is read: the reference keeps the link's inode */
 	path_parent_put(&pl);
@@ -98,7 +82,7 @@ int sys_open(const char *name, int flags, unsigned mode)
 	if (!f)
 		return -ENOMEM;
 	if (flags & O_CREAT)
-		err = open_create(name, flags, mode, &p, 0);
+		err = open_create(NULL, name, flags, mode, &p, 0);
 	else
 		err = path_lookup(name,
 				  ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |

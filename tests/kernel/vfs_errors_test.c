@@ -11,6 +11,7 @@
 #include <grace/failslab.h>
 #include <grace/fs.h>
 #include <grace/printk.h>
+#include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/test.h>
 
@@ -308,6 +309,27 @@ TEST(vfs_errors, link_to_a_directory_is_eperm)
 	vfs_test_run("vfs_errors", __func__, link_dir);
 }
 
+/* link(DIR, NEW) reports NEW's error before the directory's EPERM, as Linux does. */
+static void link_dir_new_name_first(const char *dir)
+{
+	static const char *const spec[] = {"d/", "f=x"};
+	tree(dir, spec, ARRAY_SIZE(spec));
+	EXPECT_EQ(sys_symlink("loop", vfs_at(dir, "loop")), 0);
+	ASSERT_TRUE(vfs_snapshot(dir));
+	const char *d = vfs_at(dir, "d");
+	EXPECT_EQ(sys_link(d, vfs_at(dir, "f")), -EEXIST);
+	EXPECT_EQ(sys_link(d, vfs_at(dir, "none/x")), -ENOENT);
+	EXPECT_EQ(sys_link(d, vfs_at(dir, "f/x")), -ENOTDIR);
+	EXPECT_EQ(sys_link(d, vfs_at(dir, "loop/x")), -ELOOP);
+	EXPECT_EQ(sys_link(d, vfs_at(dir, "new")), -EPERM);
+	vfs_expect_unchanged(dir, "after links of a directory onto bad names");
+}
+
+TEST(vfs_errors, link_of_a_directory_reports_the_new_names_error_first)
+{
+	vfs_test_run("vfs_errors", __func__, link_dir_new_name_first);
+}
+
 /* ---- descriptors ---- */
 
 static void read_only_fd(const char *dir)
@@ -467,6 +489,86 @@ static void symlink_chain(const char *dir)
 TEST(vfs_errors, a_chain_of_41_symlinks_is_eloop_and_40_are_followed)
 {
 	vfs_test_run("vfs_errors", __func__, symlink_chain);
+}
+
+/*
+ * c01 -> c02 -> ... -> c40 -> ".", and t -> c01/made: an O_CREAT through t
+ * follows t and then the 40 links of the chain, 41 in one walk: ELOOP, and
+ * nothing is made (Linux 6.x agrees).
+ */
+static void creat_through_symlink_shares_the_budget(const char *dir)
+{
+	char target[8];
+	struct stat st;
+	for (unsigned k = 1; k <= SYMLOOP_MAX; k++) {
+		if (k == SYMLOOP_MAX)
+			snprintf(target, sizeof(target), ".");
+		else
+			snprintf(target, sizeof(target), "c%02u", k + 1);
+		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "c%02u", k)), 0);
+	}
+	EXPECT_EQ(sys_symlink("c01/made", vfs_at(dir, "t")), 0);
+	ASSERT_TRUE(vfs_snapshot(dir));
+	EXPECT_EQ(sys_open(vfs_at(dir, "t"), O_WRONLY | O_CREAT, 0644), -ELOOP);
+	EXPECT_EQ(sys_stat(vfs_at(dir, "t"), &st), -ELOOP);
+	EXPECT_EQ(sys_stat(vfs_at(dir, "made"), &st), -ENOENT);
+	vfs_expect_unchanged(dir, "after an O_CREAT through 41 links");
+	/* 40 in all is within the budget: through c02 the chain is one link shorter. */
+	EXPECT_EQ(sys_symlink("c02/made", vfs_at(dir, "u")), 0);
+	int fd = sys_open(vfs_at(dir, "u"), O_WRONLY | O_CREAT, 0644);
+	EXPECT_GE(fd, 0);
+	if (fd >= 0)
+		EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(sys_stat(vfs_at(dir, "made"), &st), 0);
+}
+
+TEST(vfs_errors, creat_through_a_symlink_counts_links_in_the_same_budget)
+{
+	vfs_test_run("vfs_errors", __func__, creat_through_symlink_shares_the_budget);
+}
+
+/*
+ * k01 -> "k02/./././...", k02 -> "k03/./././...", ..., k39 -> "d/./././...", each
+ * text LONG_TARGET bytes: k01/x is d/x after 39 links in the middle of a path.
+ * Spliced into one PATH_MAX buffer, the texts not yet walked would add up past
+ * PATH_MAX at about the 36th link; kept apart, each is well within it (Linux
+ * follows the chain).
+ */
+#define LONG_CHAIN 39
+#define LONG_TARGET 114
+
+static void long_link_texts_are_kept_apart(const char *dir)
+{
+	static const char *const spec[] = {"d/", "d/x=end"};
+	char *target = kmalloc(LONG_TARGET + 1);
+	ASSERT_TRUE(target != NULL);
+	tree(dir, spec, ARRAY_SIZE(spec));
+	for (unsigned k = 1; k <= LONG_CHAIN; k++) {
+		if (k == LONG_CHAIN)
+			snprintf(target, LONG_TARGET + 1, "d");
+		else
+			snprintf(target, LONG_TARGET + 1, "k%02u", k + 1);
+		size_t len = strlen(target);
+		for (; len + 2 <= LONG_TARGET; len += 2)
+			memcpy(target + len, "/.", 2);
+		if (len < LONG_TARGET)
+			target[len++] = '/';
+		target[len] = '\0';
+		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "k%02u", k)), 0);
+	}
+	kfree(target);
+	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "k01/x"), "end"));
+	int fd = sys_open(vfs_at(dir, "k01/y"), O_WRONLY | O_CREAT, 0644);
+	EXPECT_GE(fd, 0);
+	if (fd >= 0)
+		EXPECT_EQ(sys_close(fd), 0);
+	struct stat st;
+	EXPECT_EQ(sys_stat(vfs_at(dir, "d/y"), &st), 0);
+}
+
+TEST(vfs_errors, a_chain_of_long_symlink_texts_is_followed_past_path_max_in_all)
+{
+	vfs_test_run("vfs_errors", __func__, long_link_texts_are_kept_apart);
 }
 
 /* ---- out of memory ---- */
