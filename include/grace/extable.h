@@ -58,23 +58,6 @@ const struct exception_table_entry *search_exception_table(uintptr_t insn, u64 t
 bool fixup_exception(struct regs *regs);
 
 /*
- * The generic half of a kernel page fault: handle_page_fault() with interrupts
- * back on if the faulting code had them on (so a fault waiting for a page-table
- * lock still takes the TLB-shootdown IPI its holder may wait for), then the fixup
- * table. True if the fault is dealt with; false means the arch should die().
- */
-bool kernel_fault_resolved(struct regs *regs, uintptr_t addr, unsigned access, bool irqs_were_on);
-
-/* Is va a guard page: below a vmap stack, or below the boot stack? */
-bool kernel_stack_guard(uintptr_t va);
-
-/*
- * A hint for a fault report naming what va is (" (kernel text: read-only)", a stack
- * guard, NULL...), or "". direct_map_end: where the arch's direct map ends.
- */
-const char *kernel_fault_hint(uintptr_t va, uintptr_t direct_map_end);
-
-/*
  * Probes for tests and diagnostics, each 0 on success or -EFAULT when the
  * access faulted (and the fault was caught through the table).
  * probe_exec() calls addr, which must hold a return instruction.

@@ -48,6 +48,24 @@ void fault_stats_sum(struct fault_stats *out);
 void fault_stats_cpu(unsigned cpu, struct fault_stats *out);
 
 /*
+ * For the arch trap handlers (mm/fault_entry.c). The generic half of a kernel page
+ * fault: handle_page_fault() with interrupts back on if the faulting code had them
+ * on (so a fault waiting for a page-table lock still takes the TLB-shootdown IPI
+ * its holder may wait for), then the fixup table. True if the fault is dealt with; false means the
+ * arch should die().
+ */
+bool kernel_fault_resolved(struct regs *regs, uintptr_t addr, unsigned access, bool irqs_were_on);
+
+/* Is va a guard page: below a vmap stack, or below the boot stack? */
+bool kernel_stack_guard(uintptr_t va);
+
+/*
+ * A hint for a fault report naming what va is (" (kernel text: read-only)", a stack
+ * guard, NULL...), or "". direct_map_end: where the arch's direct map ends.
+ */
+const char *kernel_fault_hint(uintptr_t va, uintptr_t direct_map_end);
+
+/*
  * Fault injection for the -ENOMEM paths: after `skip` more page or page-table
  * allocations by the address-space code, fail the next `count` (0: stop injecting).
  */
