@@ -7,14 +7,10 @@
 #include <grace/printk.h>
 #include <grace/shell.h>
 #include <grace/string.h>
+#include "cmdline_internal.h"
 
-#define CMDLINE_MAX_ARGS 32
-
-static char cmdline_buf[CMDLINE_MAX];
-static struct {
-	const char *key, *value; /* value is "" for a bare flag */
-} args[CMDLINE_MAX_ARGS];
-static unsigned nr_args;
+/* Written once at boot, before any other CPU runs; read-only after. */
+static struct cmdline_table boot_args;
 
 /* The parameters some part of Grace reads; anything else gets a warning. */
 static const char *const known_keys[] = {
@@ -68,10 +64,11 @@ static bool cmdline_known(const char *key)
 	return false;
 }
 
-void cmdline_parse(const char *cmdline)
+void cmdline_table_parse(struct cmdline_table *t, const char *line, bool warn_unknown)
 {
-	strlcpy(cmdline_buf, cmdline, sizeof(cmdline_buf));
-	char *p = cmdline_buf;
+	strlcpy(t->buf, line, sizeof(t->buf));
+	t->nr_args = 0;
+	char *p = t->buf;
 	while (*p) {
 		while (*p == ' ' || *p == '\t')
 			*p++ = '\0';
@@ -82,32 +79,109 @@ void cmdline_parse(const char *cmdline)
 			p++;
 		if (*p)
 			*p++ = '\0';
-		if (nr_args == CMDLINE_MAX_ARGS) {
+		if (t->nr_args == CMDLINE_MAX_ARGS) {
 			pr_warn("cmdline: more than %u arguments, ignoring '%s' and the rest\n",
 				CMDLINE_MAX_ARGS, word);
 			return;
 		}
 		char *eq = strchr(word, '=');
-		args[nr_args].key = word;
-		args[nr_args].value = "";
+		t->args[t->nr_args].key = word;
+		t->args[t->nr_args].value = "";
 		if (eq) {
 			*eq = '\0';
-			args[nr_args].value = eq + 1;
+			t->args[t->nr_args].value = eq + 1;
 		}
-		if (!cmdline_known(word))
+		if (warn_unknown && !cmdline_known(word))
 			pr_warn("cmdline: unknown argument '%s' ignored\n", word);
-		nr_args++;
+		t->nr_args++;
 	}
+}
+
+const char *cmdline_table_get(const struct cmdline_table *t, const char *key)
+{
+	/* The last occurrence wins, so appended ARGS override defaults. */
+	const char *value = NULL;
+	for (unsigned i = 0; i < t->nr_args; i++)
+		if (!strcmp(t->args[i].key, key))
+			value = t->args[i].value;
+	return value;
+}
+
+u64 cmdline_table_get_uint(const struct cmdline_table *t, const char *key, u64 def, u64 min,
+			   u64 max)
+{
+	const char *v = cmdline_table_get(t, key);
+	u64 x;
+	if (!v)
+		return def;
+	if (parse_u64(v, &x) || x < min || x > max) {
+		pr_warn("cmdline: %s=%s: expected %llu..%llu, using %llu\n", key, v, min, max, def);
+		return def;
+	}
+	return x;
+}
+
+unsigned cmdline_table_get_choice(const struct cmdline_table *t, const char *key,
+				  const char *const *choices, unsigned nr_choices, unsigned def)
+{
+	const char *v = cmdline_table_get(t, key);
+	char expected[128];
+	size_t len = 0;
+	if (!v)
+		return def;
+	for (unsigned i = 0; i < nr_choices; i++) {
+		if (!strcmp(v, choices[i]))
+			return i;
+		len += scnprintf(expected + len, sizeof(expected) - len, "%s%s", i ? "|" : "",
+				 choices[i]);
+	}
+	pr_warn("cmdline: %s=%s: expected %s, using %s\n", key, v, expected, choices[def]);
+	return def;
+}
+
+bool cmdline_table_get_bool(const struct cmdline_table *t, const char *key, bool def)
+{
+	/* "" is a bare flag: `quiet` means quiet=1. */
+	static const char *const yes[] = {"", "1", "on", "yes", "true"};
+	static const char *const no[] = {"0", "off", "no", "false"};
+	const char *v = cmdline_table_get(t, key);
+	if (!v)
+		return def;
+	for (unsigned i = 0; i < ARRAY_SIZE(yes); i++)
+		if (!strcmp(v, yes[i]))
+			return true;
+	for (unsigned i = 0; i < ARRAY_SIZE(no); i++)
+		if (!strcmp(v, no[i]))
+			return false;
+	pr_warn("cmdline: %s=%s: expected 1|on|yes|true or 0|off|no|false, using %s\n", key, v,
+		def ? "true" : "false");
+	return def;
+}
+
+void cmdline_parse(const char *cmdline)
+{
+	cmdline_table_parse(&boot_args, cmdline, true);
 }
 
 const char *cmdline_get(const char *key)
 {
-	/* The last occurrence wins, so appended ARGS override defaults. */
-	const char *value = NULL;
-	for (unsigned i = 0; i < nr_args; i++)
-		if (!strcmp(args[i].key, key))
-			value = args[i].value;
-	return value;
+	return cmdline_table_get(&boot_args, key);
+}
+
+u64 cmdline_get_uint(const char *key, u64 def, u64 min, u64 max)
+{
+	return cmdline_table_get_uint(&boot_args, key, def, min, max);
+}
+
+unsigned cmdline_get_choice(const char *key, const char *const *choices, unsigned nr_choices,
+			    unsigned def)
+{
+	return cmdline_table_get_choice(&boot_args, key, choices, nr_choices, def);
+}
+
+bool cmdline_get_bool(const char *key, bool def)
+{
+	return cmdline_table_get_bool(&boot_args, key, def);
 }
 
 SHELL_CMD(cmdline, "", "this boot's command line, and the arguments Grace reads")

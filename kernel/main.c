@@ -56,26 +56,16 @@ static void boot_print_machine(void)
 
 static void boot_apply_cmdline(void)
 {
-	const char *v;
+	static const char *const spinlock_modes[] = {"backoff", "plain"};
+	static const char *const delay_modes[] = {"hashed", "single"};
 
 	cmdline_parse(boot_info.cmdline);
 	if (cmdline_get("quiet"))
 		console_loglevel = 4;
-	if ((v = cmdline_get("spinlock"))) {
-		if (!strcmp(v, "plain"))
-			spinlock_backoff = false;
-		else if (strcmp(v, "backoff"))
-			pr_warn("spinlock: unknown mode '%s' (plain|backoff); keeping backoff\n",
-				v);
-	}
-	if ((v = cmdline_get("spinlock_delay"))) {
-		if (!strcmp(v, "single"))
-			spin_delay_set_single(true);
-		else if (strcmp(v, "hashed"))
-			pr_warn("spinlock: unknown spinlock_delay '%s' (hashed|single); keeping "
-				"hashed\n",
-				v);
-	}
+	if (cmdline_get_choice("spinlock", spinlock_modes, ARRAY_SIZE(spinlock_modes), 0) == 1)
+		spinlock_backoff = false;
+	if (cmdline_get_choice("spinlock_delay", delay_modes, ARRAY_SIZE(delay_modes), 0) == 1)
+		spin_delay_set_single(true);
 	printk("spinlock: ticket locks with %s%s\n",
 	       spinlock_backoff ? "proportional backoff" : "plain spinning",
 	       spinlock_backoff && spinlock_delay_single ? ", one delay per CPU" : "");

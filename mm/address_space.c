@@ -76,13 +76,7 @@ static int cmdline_mode(int *cache, const char *key, const char *const *names, u
 
 	if (mode >= 0)
 		return mode;
-	const char *v = cmdline_get(key);
-	mode = 0;
-	for (unsigned i = 0; v && i < n; i++)
-		if (!strcmp(v, names[i]))
-			mode = (int)i;
-	if (v && strcmp(v, names[mode]))
-		pr_warn("mm: unknown %s='%s'; using %s\n", key, v, names[0]);
+	mode = (int)cmdline_get_choice(key, names, n, 0);
 	if (xchg_relaxed(cache, mode) < 0)
 		printk("mm: address spaces use %s by default (%s=%s)\n", what, key, names[mode]);
 	return mode;

@@ -211,11 +211,9 @@ void pcp_size_lists(void)
 	for (unsigned n = 0; n < nr_nodes; n++)
 		size_node(n, cpus);
 
-	const char *mode = cmdline_get("pcp_huge");
-	if (mode && !strcmp(mode, "single"))
+	static const char *const modes[] = {"batch", "single"};
+	if (cmdline_get_choice("pcp_huge", modes, ARRAY_SIZE(modes), 0) == 1)
 		huge_batching = false;
-	else if (mode && strcmp(mode, "batch"))
-		pr_warn("mm: unknown pcp_huge='%s' (batch|single); using batch\n", mode);
 	printk("mm: per-CPU lists, node 0: order 0 batch %u high %u; 2 MiB %s (batched: batch %u "
 	       "high %u)\n",
 	       small_limits[0].batch, small_limits[0].high,

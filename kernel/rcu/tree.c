@@ -603,19 +603,6 @@ struct task *rcu_gp_task(void)
 
 /* ---- boot ---- */
 
-static unsigned rcu_param(const char *key, unsigned def, unsigned lo, unsigned hi)
-{
-	const char *v = cmdline_get(key);
-	u64 x;
-	if (!v)
-		return def;
-	if (parse_u64(v, &x) || x < lo || x > hi) {
-		pr_warn("rcu: %s='%s' is not %u..%u; using %u\n", key, v, lo, hi, def);
-		return def;
-	}
-	return (unsigned)x;
-}
-
 /*
  * Build the tree: leaves of fanout_leaf CPUs, then levels of fanout children,
  * up to one root; stored breadth first (root at 0). Only online CPUs get bits.
@@ -683,11 +670,13 @@ static void rcu_build_tree(void)
 
 void rcu_init(void)
 {
-	rcu_state.fanout_leaf =
-	    rcu_param("rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
-	rcu_state.fanout = rcu_param("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
+	rcu_state.fanout_leaf = (unsigned)cmdline_get_uint(
+	    "rcu_fanout_leaf", RCU_FANOUT_LEAF_DEFAULT, 2, RCU_FANOUT_MAX);
+	rcu_state.fanout =
+	    (unsigned)cmdline_get_uint("rcu_fanout", RCU_FANOUT_DEFAULT, 2, RCU_FANOUT_MAX);
 	rcu_state.stall_timeout_ms =
-	    (u64)rcu_param("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1, 3600) *
+	    cmdline_get_uint("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1,
+			     3600) *
 	    1000;
 	const char *b = cmdline_get("rcu_torture_broken");
 	if (b && strcmp(b, "0"))
