@@ -114,7 +114,7 @@ $(TEST_OBJS): CFLAGS += -I.
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image image deps qemu gdb qemu-gdb test mutants bench profile plugin format format-check clean
+.PHONY: all test-image image deps qemu gdb qemu-gdb test fsdiff mutants bench profile plugin format format-check clean
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -208,6 +208,12 @@ else
 		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
+
+# The VFS against Linux (tests/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
+SEEDS ?= 100
+fsdiff: test-image | $(DEPS_STAMP)
+	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(filter command line,$(origin SMP)),$(SMP),4) \
+		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
 # build/mutants/, must make the tests its header names fail. The runner builds the
