@@ -9,7 +9,7 @@
 #include <grace/fault.h>
 #include <grace/page_alloc.h>
 #include <grace/pgtable.h>
-#include <grace/percpu.h>
+#include <grace/percpu_counter.h>
 #include <grace/preempt.h>
 
 /* True when fault injection says this allocation must fail (see mm_inject_alloc_failures). */
@@ -71,6 +71,6 @@ void fault_forget_spurious(void);
  * bumped outside the VMA lock, where the fault runs preemptible.
  */
 DECLARE_PER_CPU(struct fault_stats, fault_stats);
-#define fault_stat_inc(field) this_cpu_inc_preemptible(fault_stats, field)
+#define fault_stat_inc(field) pcpu_counter_inc(fault_stats, field)
 
 #endif

@@ -25,6 +25,7 @@
 #include <grace/fault.h>
 #include <grace/huge.h>
 #include <grace/pagewalk.h>
+#include <grace/percpu_counter.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/time.h>
@@ -367,38 +368,10 @@ int handle_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 
 void fault_stats_cpu(unsigned cpu, struct fault_stats *out)
 {
-	struct fault_stats *s = &per_cpu(fault_stats, cpu);
-	out->faults = READ_ONCE(s->faults);
-	out->mapped_4k = READ_ONCE(s->mapped_4k);
-	out->mapped_huge = READ_ONCE(s->mapped_huge);
-	out->lost_race = READ_ONCE(s->lost_race);
-	out->huge_fallback = READ_ONCE(s->huge_fallback);
-	out->spurious = READ_ONCE(s->spurious);
-	out->split_huge = READ_ONCE(s->split_huge);
-	out->efault = READ_ONCE(s->efault);
-	out->enomem = READ_ONCE(s->enomem);
-	out->lookup_rcu = READ_ONCE(s->lookup_rcu);
-	out->lookup_locked = READ_ONCE(s->lookup_locked);
+	pcpu_counters_read_cpu(out, &fault_stats, sizeof(*out), cpu);
 }
 
 void fault_stats_sum(struct fault_stats *out)
 {
-	struct fault_stats one;
-	unsigned cpu;
-
-	*out = (struct fault_stats){0};
-	for_each_online_cpu(cpu) {
-		fault_stats_cpu(cpu, &one);
-		out->faults += one.faults;
-		out->mapped_4k += one.mapped_4k;
-		out->mapped_huge += one.mapped_huge;
-		out->lost_race += one.lost_race;
-		out->huge_fallback += one.huge_fallback;
-		out->spurious += one.spurious;
-		out->split_huge += one.split_huge;
-		out->efault += one.efault;
-		out->enomem += one.enomem;
-		out->lookup_rcu += one.lookup_rcu;
-		out->lookup_locked += one.lookup_locked;
-	}
+	pcpu_counters_sum(out, &fault_stats, sizeof(*out));
 }

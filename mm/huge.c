@@ -18,7 +18,7 @@
  */
 #include <grace/huge.h>
 #include <grace/numa.h>
-#include <grace/percpu.h>
+#include <grace/percpu_counter.h>
 #include <grace/preempt.h>
 #include "address_space_internal.h"
 #include "page_alloc_internal.h"
@@ -26,7 +26,7 @@
 static DEFINE_PER_CPU(struct huge_stats, huge_stats);
 
 /* Bumped from preemptible fault paths. */
-#define huge_stat_inc(field) this_cpu_inc_preemptible(huge_stats, field)
+#define huge_stat_inc(field) pcpu_counter_inc(huge_stats, field)
 
 void *huge_alloc(int node)
 {
@@ -62,25 +62,14 @@ void huge_free(void *block)
 
 void huge_stats_cpu(unsigned cpu, struct huge_stats *out)
 {
-	struct huge_stats *s = &per_cpu(huge_stats, cpu);
-	*out = (struct huge_stats){0};
-	out->local = READ_ONCE(s->local);
-	out->remote = READ_ONCE(s->remote);
-	out->failed = READ_ONCE(s->failed);
+	pcpu_counters_read_cpu(out, &huge_stats, sizeof(*out), cpu);
+	/* The per-CPU list counts are pcp.c's, summed below; one CPU's are not asked for. */
+	out->pcp_hits = out->pcp_refills = out->pcp_spills = 0;
 }
 
 void huge_stats_sum(struct huge_stats *out)
 {
-	struct huge_stats one;
-	unsigned cpu;
-
-	*out = (struct huge_stats){0};
-	for_each_online_cpu(cpu) {
-		huge_stats_cpu(cpu, &one);
-		out->local += one.local;
-		out->remote += one.remote;
-		out->failed += one.failed;
-	}
+	pcpu_counters_sum(out, &huge_stats, sizeof(*out));
 	struct pcp_stats p;
 	pcp_stats_sum(&p);
 	out->pcp_hits = p.huge_hits;
