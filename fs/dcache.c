@@ -44,6 +44,24 @@ seqlock_t rename_lock;
 static DEFINE_SPINLOCK(dcache_lru_lock);
 static LIST_HEAD(dcache_lru);
 
+static void assert_d_locked(const struct dentry *d)
+{
+	BUG_ON(!lockref_is_locked(&d->d_lockref));
+}
+
+/* d_lock held: one reference more, or fewer; never to zero (dput() decides that). */
+static void __dget_locked(struct dentry *d)
+{
+	assert_d_locked(d);
+	lockref_set_count(&d->d_lockref, d_count(d) + 1);
+}
+
+static void __dput_locked(struct dentry *d)
+{
+	assert_d_locked(d);
+	lockref_set_count(&d->d_lockref, d_count(d) - 1);
+}
+
 /* Names of DNAME_INLINE_LEN bytes or more, freed after a grace period: walkers may be comparing
  * them. */
 struct external_name {
@@ -141,7 +159,7 @@ struct dentry *d_alloc(struct dentry *parent, const struct qstr *name)
 	dcache_global_lock(global);
 	d_lock(parent);
 	/* The child's reference on its parent, taken under the lock the list needs anyway. */
-	lockref_set_count(&parent->d_lockref, d_count(parent) + 1);
+	__dget_locked(parent);
 	d->d_parent = parent;
 	list_add_tail(&d->d_child, &parent->d_subdirs);
 	d_unlock(parent);
@@ -194,7 +212,7 @@ static void d_lru_del(struct dentry *d);
 void d_pin(struct dentry *d)
 {
 	d_lock(d);
-	lockref_set_count(&d->d_lockref, d_count(d) + 1);
+	__dget_locked(d);
 	d->d_flags |= DCACHE_PINNED;
 	d_lru_del(d);
 	d_unlock(d);
@@ -206,7 +224,7 @@ void d_unpin(struct dentry *d)
 	d_lock(d);
 	if (d->d_flags & DCACHE_PINNED) {
 		d->d_flags &= ~DCACHE_PINNED;
-		lockref_set_count(&d->d_lockref, d_count(d) - 1);
+		__dput_locked(d);
 	}
 	d_unlock(d);
 }
@@ -348,28 +366,47 @@ static struct dentry *d_lock_parent(struct dentry *d)
 }
 
 /*
- * d and its parent locked, d unhashed with one reference (the caller's): unlink
- * and free it. Returns the parent, whose reference from d the caller must drop.
+ * Teardown, the one copy: d locked and unhashed, its count the caller's last
+ * reference or none, and its parent (if not d itself) locked. Marks d dead,
+ * clears its inode under d_seq (RCU-walkers that read it retry), takes it off
+ * its parent's list and the LRU (lru_locked: the caller holds the LRU lock),
+ * unlocks d and frees it after a grace period. The parent's reference from d
+ * and the parent's lock stay with the caller; so does the inode, returned for
+ * an iput() once no d_lock is held.
  */
-static struct dentry *__dentry_kill(struct dentry *d, struct dentry *parent)
+static struct inode *d_kill_locked(struct dentry *d, bool lru_locked)
 {
 	struct inode *inode = d->d_inode;
 
+	assert_d_locked(d);
 	lockref_mark_dead(&d->d_lockref);
 	write_seqcount_begin(&d->d_seq);
 	WRITE_ONCE(d->d_inode, NULL);
 	write_seqcount_end(&d->d_seq);
 	if (!inode)
 		vfs_count_add(NR_DENTRY_NEGATIVE, -1);
-	if (parent != d)
+	if (d->d_parent != d)
 		list_del_init(&d->d_child);
-	d_lru_del(d);
+	if (lru_locked)
+		__d_lru_del(d);
+	else
+		d_lru_del(d);
 	d_unlock(d);
+	call_rcu(&d->d_rcu, d_free_rcu);
+	return inode;
+}
+
+/*
+ * d and its parent locked, d unhashed with one reference (the caller's): unlink
+ * and free it. Returns the parent, whose reference from d the caller must drop.
+ */
+static struct dentry *__dentry_kill(struct dentry *d, struct dentry *parent)
+{
+	struct inode *inode = d_kill_locked(d, false);
 	if (parent != d)
 		d_unlock(parent);
 	if (inode)
 		iput(inode);
-	call_rcu(&d->d_rcu, d_free_rcu);
 	return parent != d ? parent : NULL;
 }
 
@@ -380,14 +417,14 @@ static struct dentry *dput_locked(struct dentry *d)
 	if (!last || !d_unhashed(d) || d_is_root(d)) {
 		if (last)
 			d_lru_add(d); /* hashed: keep it for the next lookup */
-		lockref_set_count(&d->d_lockref, d_count(d) - 1);
+		__dput_locked(d);
 		d_unlock(d);
 		return NULL;
 	}
 	struct dentry *parent = d_lock_parent(d);
 	if (d_count(d) > 1) {
 		/* Someone took a reference while d was unlocked. */
-		lockref_set_count(&d->d_lockref, d_count(d) - 1);
+		__dput_locked(d);
 		d_unlock(d);
 		if (parent != d)
 			d_unlock(parent);
@@ -461,7 +498,7 @@ static struct dentry *__d_lookup(struct dentry *parent, const struct qstr *name)
 			continue;
 		d_lock(d);
 		if (d->d_parent == parent && !d_unhashed(d) && d_name_is(d, name)) {
-			lockref_set_count(&d->d_lockref, d_count(d) + 1);
+			__dget_locked(d);
 			d_unlock(d);
 			return d;
 		}
@@ -559,7 +596,7 @@ int d_move(struct dentry *d, struct dentry *target)
 	if (old_parent != new_parent) {
 		list_del_init(&d->d_child);
 		list_add_tail(&d->d_child, &new_parent->d_subdirs);
-		lockref_set_count(&new_parent->d_lockref, d_count(new_parent) + 1);
+		__dget_locked(new_parent);
 		WRITE_ONCE(d->d_parent, new_parent);
 	}
 	__d_rehash(d);
@@ -582,7 +619,6 @@ void d_prune_negative_children(struct dentry *dir)
 {
 	struct dentry *child, *next;
 	bool global = vfs_global();
-	unsigned long freed = 0;
 
 	dcache_global_lock(global);
 	d_lock(dir);
@@ -596,17 +632,11 @@ void d_prune_negative_children(struct dentry *dir)
 			d_unlock(child);
 			continue;
 		}
-		lockref_mark_dead(&child->d_lockref);
-		list_del_init(&child->d_child);
-		d_lru_del(child);
-		vfs_count_add(NR_DENTRY_NEGATIVE, -1);
-		d_unlock(child);
-		call_rcu(&child->d_rcu, d_free_rcu);
-		freed++;
+		d_kill_locked(child, false);
+		/* The child's reference on dir; the caller holds one more, so it stays above zero.
+		 */
+		__dput_locked(dir);
 	}
-	/* The freed children's references on dir; the caller holds one more, so it stays above
-	 * zero. */
-	lockref_set_count(&dir->d_lockref, d_count(dir) - (int)freed);
 	d_unlock(dir);
 	dcache_global_unlock(global);
 }
@@ -705,14 +735,9 @@ unsigned long dcache_shrink(unsigned long nr)
 		hlist_bl_del_init_rcu(&d->d_hash);
 		write_seqcount_end(&d->d_seq);
 		hlist_bl_unlock(b);
-		lockref_mark_dead(&d->d_lockref);
-		list_del_init(&d->d_child);
-		lockref_set_count(&parent->d_lockref, d_count(parent) - 1);
-		__d_lru_del(d);
-		vfs_count_add(NR_DENTRY_NEGATIVE, -1);
-		d_unlock(d);
+		d_kill_locked(d, true);
+		__dput_locked(parent);
 		d_unlock(parent);
-		call_rcu(&d->d_rcu, d_free_rcu);
 		freed++;
 	}
 	spin_unlock(&dcache_lru_lock);

@@ -80,22 +80,26 @@ int fd_reserve(struct fs_context *fs)
 	unsigned i = fs->next_fd;
 	while (i < fs->max_fds && fs->fd[i])
 		i++;
-	return i < fs->max_fds ? 0 : fd_grow(fs);
-}
-
-int fd_install_lowest(struct fs_context *fs, struct file *f)
-{
-	unsigned i = fs->next_fd;
-	while (i < fs->max_fds && fs->fd[i])
-		i++;
 	if (i == fs->max_fds) {
 		int err = fd_grow(fs);
 		if (err)
 			return err;
 	}
-	fs->fd[i] = f;
-	fs->next_fd = i + 1;
 	return i;
+}
+
+void fd_install(struct fs_context *fs, int fd, struct file *f)
+{
+	fs->fd[fd] = f;
+	fs->next_fd = fd + 1;
+}
+
+int fd_install_lowest(struct fs_context *fs, struct file *f)
+{
+	int fd = fd_reserve(fs);
+	if (fd >= 0)
+		fd_install(fs, fd, f);
+	return fd;
 }
 
 struct file *file_alloc(void)

@@ -288,8 +288,12 @@ void file_open_path(struct file *f, const struct path *p, int flags);
 struct file *fget(int fd);
 void fput(struct file *f);
 void file_init(void);
-/* Is there a free descriptor (growing the table if needed)? 0, -EMFILE or -ENOMEM. */
+/*
+ * The lowest free descriptor, the table grown if needed: the fd, -EMFILE or -ENOMEM.
+ * It stays free (the context is its thread's own) until fd_install() fills it.
+ */
 int fd_reserve(struct fs_context *fs);
+void fd_install(struct fs_context *fs, int fd, struct file *f);
 /* Install f at the lowest free descriptor: the fd, or -EMFILE/-ENOMEM (f is not consumed). */
 int fd_install_lowest(struct fs_context *fs, struct file *f);
 

@@ -76,8 +76,9 @@ int sys_open(const char *name, int flags, unsigned mode)
 	if (!fs)
 		return -ENOMEM;
 	/* A descriptor and a file first: a call that fails for want of them must change nothing. */
-	if ((err = fd_reserve(fs)))
-		return err;
+	int fd = fd_reserve(fs);
+	if (fd < 0)
+		return fd;
 	struct file *f = file_alloc();
 	if (!f)
 		return -ENOMEM;
@@ -109,7 +110,8 @@ int sys_open(const char *name, int flags, unsigned mode)
 	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
 	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
 		ramfs_truncate(inode, 0);
-	return fd_install_lowest(fs, f);
+	fd_install(fs, fd, f);
+	return fd;
 }
 
 static long file_read(struct file *f, void *buf, size_t count, s64 *pos)
