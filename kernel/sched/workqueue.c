@@ -1,13 +1,21 @@
 /*
  * Per-CPU workqueues (grace/workqueue.h): a list under a spinlock per CPU and a
  * bound worker thread that sleeps on a wait queue while the list is empty.
+ *
+ * A work's pending flag is owned by whoever set it (xchg from 0): the queuer
+ * until the worker takes the item off the list, then no one. A delayed work's
+ * queuer keeps it through the timer's wait, and cancel_delayed_work_sync() takes
+ * it by stopping the timer or taking the item off the list; while cancel holds
+ * it, queueing fails.
  */
 #include <grace/completion.h>
 #include <grace/errno.h>
 #include <grace/kthread.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
+#include <grace/time.h>
 #include <grace/workqueue.h>
+#include <asm/cpu.h>
 
 struct worker {
 	spinlock_t lock;	   /* protects items (the works' node links); taken irqsave */
@@ -26,19 +34,111 @@ void work_init(struct work *w, void (*fn)(struct work *w))
 	w->pending = 0;
 }
 
-bool queue_work_on(unsigned cpu, struct work *w)
+static void worker_check_cpu(unsigned cpu)
 {
 	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
 		panic("workqueue: CPU %u is not online", cpu);
+}
+
+/* w's pending flag is the caller's: put w on cpu's list. */
+static void worker_insert(unsigned cpu, struct work *w)
+{
 	struct worker *k = &per_cpu(workers, cpu);
-	/* Fully ordered: pairs with the release that clears pending in worker_thread(). */
-	if (xchg(&w->pending, 1))
-		return false;
 	unsigned long flags = spin_lock_irqsave(&k->lock);
 	list_add_tail(&w->node, &k->items);
 	spin_unlock_irqrestore(&k->lock, flags);
 	wake_up(&k->wq);
+}
+
+bool queue_work_on(unsigned cpu, struct work *w)
+{
+	worker_check_cpu(cpu);
+	/* Fully ordered: pairs with the release that clears pending in worker_thread(). */
+	if (xchg(&w->pending, 1))
+		return false;
+	worker_insert(cpu, w);
 	return true;
+}
+
+static void delayed_work_timer_fn(struct timer *t)
+{
+	struct delayed_work *dw = container_of(t, struct delayed_work, timer);
+	worker_insert(READ_ONCE(dw->cpu), &dw->work);
+}
+
+void delayed_work_init(struct delayed_work *dw, void (*fn)(struct work *w))
+{
+	work_init(&dw->work, fn);
+	timer_init(&dw->timer, delayed_work_timer_fn);
+	dw->cpu = TIMER_NO_CPU;
+}
+
+bool queue_delayed_work_on(unsigned cpu, struct delayed_work *dw, u64 delay)
+{
+	worker_check_cpu(cpu);
+	if (xchg(&dw->work.pending, 1))
+		return false;
+	WRITE_ONCE(dw->cpu, cpu);
+	if (!delay) {
+		worker_insert(cpu, &dw->work);
+		return true;
+	}
+	/* Whole ticks from now: at least delay * TICK_NSEC, never less. */
+	timer_add_on(&dw->timer, arch_clock_ns() + jiffies_to_ns(delay), cpu);
+	return true;
+}
+
+bool queue_delayed_work(struct delayed_work *dw, u64 delay)
+{
+	preempt_disable();
+	unsigned cpu = smp_processor_id();
+	preempt_enable();
+	return queue_delayed_work_on(cpu, dw, delay);
+}
+
+/* Take dw off cpu's list if it is there; true if it was. */
+static bool worker_remove(unsigned cpu, struct work *w)
+{
+	struct worker *k = &per_cpu(workers, cpu);
+	bool was_queued = false;
+	unsigned long flags = spin_lock_irqsave(&k->lock);
+	if (!list_empty(&w->node)) {
+		list_del_init(&w->node);
+		was_queued = true;
+	}
+	spin_unlock_irqrestore(&k->lock, flags);
+	return was_queued;
+}
+
+bool cancel_delayed_work_sync(struct delayed_work *dw)
+{
+	bool was_pending = true;
+
+	/* Take the pending flag: unqueued (ours at once), armed, or listed. */
+	for (;;) {
+		if (!xchg(&dw->work.pending, 1)) {
+			was_pending = false;
+			break;
+		}
+		if (timer_cancel(&dw->timer))
+			break;
+		unsigned cpu = READ_ONCE(dw->cpu);
+		if (cpu != TIMER_NO_CPU && worker_remove(cpu, &dw->work))
+			break;
+		/*
+		 * Between the two: the timer's function is on its way to the list (on
+		 * another CPU; on this one it would have finished), or the worker has
+		 * taken the item and is about to clear pending. Either ends soon.
+		 */
+		cpu_relax();
+	}
+	/* A running function cannot queue dw again now; wait for it to end. */
+	unsigned cpu = READ_ONCE(dw->cpu);
+	if (cpu != TIMER_NO_CPU)
+		flush_workqueue_cpu(cpu);
+	/* Pairs with the xchg() of the next queuer. */
+	smp_store_release(&dw->work.pending, 0);
+	return was_pending;
 }
 
 bool queue_work(struct work *w)

@@ -207,3 +207,91 @@ TEST(softirq, preempts_a_thread_that_never_yields)
 	EXPECT_EQ(kthread_join(t), 0);
 	EXPECT_EQ(cw[cpu].in_irq, 0);
 }
+
+struct delayed_probe {
+	struct delayed_work dw;
+	u64 queued_ns, ran_ns; /* ran_ns: the first run */
+	atomic_t runs;
+};
+
+static void delayed_probe_fn(struct work *w)
+{
+	struct delayed_probe *p = container_of(to_delayed_work(w), struct delayed_probe, dw);
+	if (!p->ran_ns)
+		p->ran_ns = arch_clock_ns();
+	atomic_inc(&p->runs);
+}
+
+static void delayed_probe_start(struct delayed_probe *p, u64 delay)
+{
+	delayed_work_init(&p->dw, delayed_probe_fn);
+	p->ran_ns = 0;
+	atomic_set(&p->runs, 0);
+	p->queued_ns = arch_clock_ns();
+	EXPECT_TRUE(queue_delayed_work(&p->dw, delay));
+}
+
+#define DELAYED_TEST_TICKS 5
+
+TEST(workqueue, delayed_work_runs_once_no_earlier_than_its_delay)
+{
+	static struct delayed_probe p;
+	delayed_probe_start(&p, DELAYED_TEST_TICKS);
+	/* Pending while the timer waits: a second queueing is refused, the first expiry stands. */
+	EXPECT_FALSE(queue_delayed_work(&p.dw, 1));
+	msleep(jiffies_to_ns(DELAYED_TEST_TICKS) / NSEC_PER_MSEC / 2);
+	EXPECT_EQ(atomic_read(&p.runs), 0);
+	u64 deadline = arch_clock_ns() + DEFERRED_TIMEOUT_NS;
+	while (!atomic_read(&p.runs) && arch_clock_ns() < deadline)
+		msleep(5);
+	msleep(50);
+	EXPECT_EQ(atomic_read(&p.runs), 1);
+	EXPECT_GE(p.ran_ns - p.queued_ns, jiffies_to_ns(DELAYED_TEST_TICKS));
+	/* Not pending once it ran: it can be queued again. */
+	EXPECT_FALSE(cancel_delayed_work_sync(&p.dw));
+}
+
+TEST(workqueue, cancel_delayed_work_sync_prevents_the_run)
+{
+	static struct delayed_probe p;
+	delayed_probe_start(&p, DELAYED_TEST_TICKS);
+	EXPECT_TRUE(cancel_delayed_work_sync(&p.dw));
+	msleep(2 * jiffies_to_ns(DELAYED_TEST_TICKS) / NSEC_PER_MSEC);
+	EXPECT_EQ(atomic_read(&p.runs), 0);
+	EXPECT_TRUE(queue_delayed_work(&p.dw, 1));
+	EXPECT_TRUE(cancel_delayed_work_sync(&p.dw));
+}
+
+/* Set by the test once it is about to cancel; the function waits for it. */
+static bool delayed_cancel_started;
+
+static void delayed_blocking_fn(struct work *w)
+{
+	struct delayed_probe *p = container_of(to_delayed_work(w), struct delayed_probe, dw);
+	if (atomic_inc_return(&p->runs) > 1)
+		return;
+	while (!READ_ONCE(delayed_cancel_started))
+		msleep(1);
+	/* Long enough for the cancel to have begun; then try to come back. */
+	msleep(20);
+	queue_delayed_work(&p->dw, 1);
+}
+
+TEST(workqueue, cancel_delayed_work_sync_stops_one_that_queues_itself)
+{
+	static struct delayed_probe p;
+	delayed_work_init(&p.dw, delayed_blocking_fn);
+	atomic_set(&p.runs, 0);
+	WRITE_ONCE(delayed_cancel_started, false);
+	EXPECT_TRUE(queue_delayed_work(&p.dw, 1));
+	u64 deadline = arch_clock_ns() + DEFERRED_TIMEOUT_NS;
+	while (!atomic_read(&p.runs) && arch_clock_ns() < deadline)
+		msleep(1);
+	/* The function is running and will queue itself again while we cancel. */
+	WRITE_ONCE(delayed_cancel_started, true);
+	cancel_delayed_work_sync(&p.dw);
+	EXPECT_EQ(atomic_read(&p.runs), 1);
+	msleep(5 * jiffies_to_ns(1) / NSEC_PER_MSEC);
+	EXPECT_EQ(atomic_read(&p.runs), 1);
+	EXPECT_FALSE(cancel_delayed_work_sync(&p.dw));
+}
