@@ -92,7 +92,7 @@ struct spin_pv_stats {
 	u64 kicks; /* kicks sent by this CPU's unlocks */
 };
 void spin_pv_stats_of_cpu(unsigned cpu, struct spin_pv_stats *out);
-/* The sum over the online CPUs. */
+/* The sum over all possible CPUs (grace/percpu_counter.h). */
 void spin_pv_stats_sum(struct spin_pv_stats *out);
 /* The lock cpu's wait record names (it is in the wait table for it), or NULL. */
 const spinlock_t *spin_pv_waiting_on(unsigned cpu);

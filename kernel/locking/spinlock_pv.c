@@ -43,7 +43,7 @@
 #include <grace/arch.h>
 #include <grace/cmdline.h>
 #include <grace/hash.h>
-#include <grace/percpu.h>
+#include <grace/percpu_counter.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
 #include <grace/spinlock.h>
@@ -69,6 +69,11 @@ struct spin_pv_slot {
 
 static struct spin_pv_slot spin_pv_table[SPIN_PV_SLOTS];
 static DEFINE_PER_CPU_ALIGNED(struct spin_pv_waiter, spin_pv_waiter);
+/*
+ * Each CPU's own counts, bumped with interrupts off inside the lock paths (a plain
+ * WRITE_ONCE suffices there, and pcpu_counter_add()'s preemption toggle has no
+ * place in them); read as per-CPU counters (grace/percpu_counter.h).
+ */
 static DEFINE_PER_CPU(struct spin_pv_stats, spin_pv_stats);
 static const char *boot_reason = "";
 
@@ -241,25 +246,12 @@ const char *spin_pv_boot_reason(void)
 
 void spin_pv_stats_of_cpu(unsigned cpu, struct spin_pv_stats *out)
 {
-	const struct spin_pv_stats *st = &per_cpu(spin_pv_stats, cpu);
-	out->waits = READ_ONCE(st->waits);
-	out->halts = READ_ONCE(st->halts);
-	out->wakes = READ_ONCE(st->wakes);
-	out->kicks = READ_ONCE(st->kicks);
+	pcpu_counters_read_cpu(out, &spin_pv_stats, sizeof(*out), cpu);
 }
 
 void spin_pv_stats_sum(struct spin_pv_stats *out)
 {
-	unsigned cpu;
-	*out = (struct spin_pv_stats){0};
-	for_each_online_cpu(cpu) {
-		struct spin_pv_stats one;
-		spin_pv_stats_of_cpu(cpu, &one);
-		out->waits += one.waits;
-		out->halts += one.halts;
-		out->wakes += one.wakes;
-		out->kicks += one.kicks;
-	}
+	pcpu_counters_sum(out, &spin_pv_stats, sizeof(*out));
 }
 
 const spinlock_t *spin_pv_waiting_on(unsigned cpu)
