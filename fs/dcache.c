@@ -16,6 +16,7 @@
  * frees it; an unhashed one is freed at once, after a grace period, because RCU
  * walkers may still be reading it.
  */
+#include <grace/hash.h>
 #include <grace/lockdep.h>
 #include <grace/printk.h>
 #include <grace/shrinker.h>
@@ -80,9 +81,7 @@ u32 name_hash(const char *name, u32 len)
 
 static struct hlist_bl_head *d_bucket(const struct dentry *parent, u32 hash)
 {
-	u64 h = ((uintptr_t)parent >> 6) ^ hash;
-	h *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing: the top bits mix every input bit */
-	return &dentry_hashtable[h >> (64 - D_HASH_BITS)];
+	return &dentry_hashtable[hash_64(((uintptr_t)parent >> 6) ^ hash, D_HASH_BITS)];
 }
 
 static bool d_name_is(const struct dentry *d, const struct qstr *name)

@@ -14,6 +14,7 @@
  * cold for a grace period: the 2010 thread's creat/unlink penalty, measured by
  * the creat_unlink benchmark in both modes.
  */
+#include <grace/hash.h>
 #include <grace/printk.h>
 #include <grace/slab.h>
 #include <grace/string.h>
@@ -50,9 +51,7 @@ const char *inode_free_mode_name(enum inode_free_mode mode)
 
 static struct inode_bucket *i_bucket(const struct super_block *sb, u64 ino)
 {
-	u64 h = ((uintptr_t)sb >> 6) ^ ino;
-	h *= 0x9e3779b97f4a7c15ull;
-	return &inode_hashtable[h >> (64 - I_HASH_BITS)];
+	return &inode_hashtable[hash_64(((uintptr_t)sb >> 6) ^ ino, I_HASH_BITS)];
 }
 
 /* Once per object's life in the cache: a lookup may lock an inode being reused. */

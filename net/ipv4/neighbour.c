@@ -27,6 +27,7 @@
 #include <grace/atomic.h>
 #include <grace/boot_info.h>
 #include <grace/errno.h>
+#include <grace/hash.h>
 #include <grace/inet.h>
 #include <grace/mutex.h>
 #include <grace/neighbour.h>
@@ -117,8 +118,7 @@ u64 neigh_stat(enum neigh_stat s)
 
 static struct neigh_bucket *neigh_bucket_of(const struct net_device *dev, u32 ip)
 {
-	u64 k = ((uintptr_t)dev >> 4) ^ ((u64)ip << 16);
-	return &neigh_hash[(k * 0x9e3779b97f4a7c15ull) >> (64 - NEIGH_HASH_BITS)];
+	return &neigh_hash[hash_64(((uintptr_t)dev >> 4) ^ ((u64)ip << 16), NEIGH_HASH_BITS)];
 }
 
 /* Under b's lock. */

@@ -38,6 +38,7 @@
 #include <grace/boot_info.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
+#include <grace/hash.h>
 #include <grace/inet.h>
 #include <grace/list_bl.h>
 #include <grace/mutex.h>
@@ -107,9 +108,9 @@ static DEFINE_PER_CPU_ALIGNED(struct rt_pcpu_stats, rt_stats);
 
 static inline unsigned rt_bucket_of(u32 daddr, u32 saddr, u8 tos, u32 oif)
 {
-	/* Multiplicative (Fibonacci) hashing of the key: the top bits mix every key bit. */
-	u64 k = ((u64)daddr << 32 | saddr) ^ ((u64)tos << 32 | oif) * 0x9e3779b97f4a7c15ull;
-	return (k * 0x9e3779b97f4a7c15ull) >> (64 - RT_HASH_BITS);
+	/* The second half of the key is mixed first, so that it cannot cancel the first. */
+	return hash_64(((u64)daddr << 32 | saddr) ^ ((u64)tos << 32 | oif) * GOLDEN_RATIO_64,
+		       RT_HASH_BITS);
 }
 
 static inline bool rt_key_eq(const struct rtable *rt, u32 daddr, u32 saddr, u8 tos, u32 oif)
