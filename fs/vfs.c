@@ -168,22 +168,13 @@ void *fs_alloc(size_t size)
 
 static void vfs_apply_cmdline(void)
 {
-	const char *v;
-	enum vfs_mode mode;
+	static const char *const modes[] = {[VFS_SCALABLE] = "scalable", [VFS_GLOBAL] = "global"};
+	static const char *const frees[] = {
+	    [INODE_FREE_TYPESAFE] = "typesafe", [INODE_FREE_CALL_RCU] = "call_rcu"};
 
-	if ((v = cmdline_get("vfs"))) {
-		if (vfs_parse_mode(v, &mode))
-			vfs_set_mode(mode);
-		else
-			pr_warn("vfs: unknown mode '%s' (scalable|global); keeping scalable\n", v);
-	}
-	if ((v = cmdline_get("inode_free"))) {
-		if (!strcmp(v, "call_rcu"))
-			inode_set_free_mode(INODE_FREE_CALL_RCU);
-		else if (strcmp(v, "typesafe"))
-			pr_warn("vfs: unknown inode_free '%s' (typesafe|call_rcu); keeping %s\n", v,
-				inode_free_mode_name(inode_get_free_mode()));
-	}
+	vfs_set_mode(cmdline_get_choice("vfs", modes, ARRAY_SIZE(modes), VFS_SCALABLE));
+	inode_set_free_mode(
+	    cmdline_get_choice("inode_free", frees, ARRAY_SIZE(frees), INODE_FREE_TYPESAFE));
 }
 
 void vfs_init(void)

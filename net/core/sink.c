@@ -90,9 +90,6 @@ int sink_init(void)
 		return err;
 	sink = dev;
 
-	const char *v = cmdline_get("sink_cost_ns");
-	u64 ns;
-	if (v && (parse_u64(v, &ns) || sink_set_cost_ns(ns)))
-		pr_warn("sink0: bad sink_cost_ns '%s' (0..%llu); keeping 0\n", v, SINK_COST_MAX_NS);
+	sink_set_cost_ns(cmdline_get_uint("sink_cost_ns", 0, 0, SINK_COST_MAX_NS));
 	return 0;
 }

@@ -24,11 +24,9 @@ int fib_lookup_oif(u32 daddr, u32 oif, u32 *nexthop, struct net_device **dev);
 bool neigh_resolve(struct net_device *dev, u32 ip, const u8 *mac);
 
 /*
- * A boot argument key=<n> in milliseconds, into *ns: true when present and
- * valid; a bad value is reported and leaves *ns as it was.
+ * A boot argument key=<n> in milliseconds, at least min_ms, as nanoseconds; ns
+ * when it is absent or bad (cmdline_get_uint() reports a bad one).
  */
-bool net_cmdline_ms(const char *key, u64 *ns);
-/* A boot argument key=<n>, a count, into *v: as net_cmdline_ms(). */
-bool net_cmdline_u64(const char *key, u64 *v);
+u64 net_cmdline_ms(const char *key, u64 ns, u64 min_ms);
 
 #endif

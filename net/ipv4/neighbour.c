@@ -26,6 +26,7 @@
  */
 #include <grace/atomic.h>
 #include <grace/boot_info.h>
+#include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/hash.h>
 #include <grace/inet.h>
@@ -421,11 +422,9 @@ void neigh_init(void)
 		neigh_hash[i].first = NULL;
 	}
 	neigh_gc_get_params(&p);
-	net_cmdline_ms("neigh_gc_interval", &p.interval_ns);
-	net_cmdline_u64("neigh_gc_thresh", &p.thresh);
-	if (neigh_gc_set_params(&p))
-		pr_warn("neighbour: neigh_gc_interval must be above 0; keeping %llu ms\n",
-			(unsigned long long)(neigh_gc_interval_ns / NSEC_PER_MSEC));
+	p.interval_ns = net_cmdline_ms("neigh_gc_interval", p.interval_ns, 1);
+	p.thresh = cmdline_get_uint("neigh_gc_thresh", p.thresh, 0, ~0ull);
+	neigh_gc_set_params(&p); /* cannot fail: the interval is at least 1 ms */
 	timer_add(&neigh_gc_timer, arch_clock_ns() + READ_ONCE(neigh_gc_interval_ns));
 	neigh_ready = true;
 }

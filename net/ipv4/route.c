@@ -386,9 +386,12 @@ enum rtcache_mode rtcache_get_mode(void)
 	return READ_ONCE(rt_mode);
 }
 
+static const char *const rtcache_mode_names[] = {
+    [RTCACHE_RCU] = "rcu", [RTCACHE_RWLOCK] = "rwlock"};
+
 const char *rtcache_mode_name(enum rtcache_mode mode)
 {
-	return mode == RTCACHE_RWLOCK ? "rwlock" : "rcu";
+	return rtcache_mode_names[mode];
 }
 
 void rt_cache_stats(struct rt_cache_stats *s)
@@ -421,48 +424,22 @@ void rt_cache_for_each(void (*fn)(const struct rtable *rt, void *arg), void *arg
 static void rt_apply_cmdline(void)
 {
 	struct rt_gc_params p;
-	const char *v;
 	rt_gc_get_params(&p);
-	net_cmdline_ms("rt_gc_interval", &p.interval_ns);
-	net_cmdline_ms("rt_gc_timeout", &p.timeout_ns);
-	net_cmdline_u64("rt_gc_thresh", &p.thresh);
-	net_cmdline_u64("rt_gc_elasticity", &p.elasticity);
-	if (rt_gc_set_params(&p))
-		pr_warn("route: rt_gc_interval must be above 0; keeping %llu ms\n",
-			(unsigned long long)(rt_gc_interval_ns / NSEC_PER_MSEC));
-	if ((v = cmdline_get("rtcache"))) {
-		if (!strcmp(v, "rwlock"))
-			rtcache_set_mode(RTCACHE_RWLOCK);
-		else if (strcmp(v, "rcu"))
-			pr_warn("route: unknown rtcache '%s' (rcu|rwlock); keeping rcu\n", v);
-	}
+	p.interval_ns = net_cmdline_ms("rt_gc_interval", p.interval_ns, 1);
+	p.timeout_ns = net_cmdline_ms("rt_gc_timeout", p.timeout_ns, 0);
+	p.thresh = cmdline_get_uint("rt_gc_thresh", p.thresh, 0, ~0ull);
+	p.elasticity = cmdline_get_uint("rt_gc_elasticity", p.elasticity, 0, ~0ull);
+	rt_gc_set_params(&p); /* cannot fail: the interval is at least 1 ms */
+	rtcache_set_mode(cmdline_get_choice("rtcache", rtcache_mode_names,
+					    ARRAY_SIZE(rtcache_mode_names), RTCACHE_RCU));
 }
 
-bool net_cmdline_u64(const char *key, u64 *v)
+u64 net_cmdline_ms(const char *key, u64 ns, u64 min_ms)
 {
-	const char *s = cmdline_get(key);
-	u64 x;
-	if (!s)
-		return false;
-	if (parse_u64(s, &x)) {
-		pr_warn("net: %s=%s is not a number; ignored\n", key, s);
-		return false;
-	}
-	*v = x;
-	return true;
-}
-
-bool net_cmdline_ms(const char *key, u64 *ns)
-{
-	u64 ms;
-	if (!net_cmdline_u64(key, &ms))
-		return false;
-	if (ms > ~0ull / NSEC_PER_MSEC) {
-		pr_warn("net: %s=%llu ms is too long; ignored\n", key, (unsigned long long)ms);
-		return false;
-	}
-	*ns = ms * NSEC_PER_MSEC;
-	return true;
+	if (!cmdline_get(key))
+		return ns; /* absent: kept to the nanosecond, not rounded to a millisecond */
+	return cmdline_get_uint(key, ns / NSEC_PER_MSEC, min_ms, ~0ull / NSEC_PER_MSEC) *
+	       NSEC_PER_MSEC;
 }
 
 void ip_rt_init(void)
