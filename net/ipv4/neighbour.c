@@ -13,7 +13,7 @@
  * being unlinked under their chain's, and only the chain's lock holder touches
  * them, so there is nothing for a reader to be left holding.
  *
- * The gc (a timer that queues a work item every neigh_gc_interval: gc takes the
+ * The gc (a delayed work item every neigh_gc_interval, in a worker: gc takes the
  * chain locks, which threads hold) frees REACHABLE entries unused for the stale
  * time and INCOMPLETE ones past the resolve timeout. An insert that finds
  * neigh_gc_thresh entries or more first runs a forced gc, which, as Linux's
@@ -86,12 +86,9 @@ static u64 neigh_gc_thresh = NEIGH_GC_THRESH_DEFAULT;
 static u64 neigh_gc_stale_ns = NEIGH_GC_STALE_NS_DEFAULT;
 static u64 neigh_resolve_timeout_ns = NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT;
 
-static void neigh_gc_timer_fn(struct timer *t);
-static void neigh_gc_work_fn(struct work *w);
-static struct timer neigh_gc_timer = TIMER_INITIALIZER(neigh_gc_timer_fn);
-static struct work neigh_gc_work = WORK_INIT(neigh_gc_work, neigh_gc_work_fn);
-static DEFINE_MUTEX(neigh_gc_mutex); /* the gc work against interval changes: who re-arms */
-static bool neigh_ready;	     /* neigh_init() ran: the timer exists */
+static struct delayed_work neigh_gc_work; /* queues itself again every neigh_gc_interval */
+static DEFINE_MUTEX(neigh_gc_mutex);	  /* orders interval changes */
+static bool neigh_ready;		  /* neigh_init() ran: the gc is queued */
 
 /* Per CPU, a line each; updated with interrupts off (any thread on the CPU may count). */
 struct neigh_pcpu_stats {
@@ -373,19 +370,10 @@ void neigh_for_each(void (*fn)(struct net_device *dev, u32 ip, const u8 *mac, bo
 	}
 }
 
-static void neigh_gc_timer_fn(struct timer *t)
-{
-	(void)t;
-	queue_work(&neigh_gc_work);
-}
-
 static void neigh_gc_work_fn(struct work *w)
 {
-	(void)w;
 	neigh_gc_run();
-	mutex_lock(&neigh_gc_mutex);
-	timer_modify(&neigh_gc_timer, arch_clock_ns() + READ_ONCE(neigh_gc_interval_ns));
-	mutex_unlock(&neigh_gc_mutex);
+	queue_delayed_work(to_delayed_work(w), ns_to_jiffies(READ_ONCE(neigh_gc_interval_ns)));
 }
 
 void neigh_gc_get_params(struct neigh_gc_params *p)
@@ -407,8 +395,10 @@ int neigh_gc_set_params(const struct neigh_gc_params *p)
 	if (p->interval_ns != READ_ONCE(neigh_gc_interval_ns)) {
 		WRITE_ONCE(neigh_gc_interval_ns, p->interval_ns);
 		/* A shorter interval takes effect now, not after the old one ran out. */
-		if (neigh_ready)
-			timer_modify(&neigh_gc_timer, arch_clock_ns() + p->interval_ns);
+		if (neigh_ready) {
+			cancel_delayed_work_sync(&neigh_gc_work);
+			queue_delayed_work(&neigh_gc_work, ns_to_jiffies(p->interval_ns));
+		}
 	}
 	mutex_unlock(&neigh_gc_mutex);
 	return 0;
@@ -425,6 +415,7 @@ void neigh_init(void)
 	p.interval_ns = net_cmdline_ms("neigh_gc_interval", p.interval_ns, 1);
 	p.thresh = cmdline_get_uint("neigh_gc_thresh", p.thresh, 0, ~0ull);
 	neigh_gc_set_params(&p); /* cannot fail: the interval is at least 1 ms */
-	timer_add(&neigh_gc_timer, arch_clock_ns() + READ_ONCE(neigh_gc_interval_ns));
+	delayed_work_init(&neigh_gc_work, neigh_gc_work_fn);
+	queue_delayed_work(&neigh_gc_work, ns_to_jiffies(READ_ONCE(neigh_gc_interval_ns)));
 	neigh_ready = true;
 }

@@ -25,15 +25,16 @@
  * baseline's cost, not what keeps its readers safe. A writer reads the mode once
  * and uses it for its lock and its unlock.
  *
- * The garbage collector runs every rt_gc_interval from a work item (the timer
- * only queues it: gc takes the bucket locks, which thread context also holds),
+ * The garbage collector runs every rt_gc_interval from a delayed work item (in
+ * a worker, not the timer: gc takes the bucket locks, which threads also hold),
  * as 2.4's rt_check_expire and rt_garbage_collect did in one pass: it removes
  * entries idle for rt_gc_timeout and, while the cache holds more than
  * rt_gc_thresh entries, every entry past the first rt_gc_elasticity of a chain
  * (the oldest: inserts go at the head).
  *
  * Lock order: a bucket's rwlock, then its bit lock; one bucket at a time.
- * rt_gc_mutex serializes the gc work with changes of its interval.
+ * rt_gc_mutex serializes changes of the gc's interval (each re-queues the gc);
+ * the gc itself takes neither it nor anything under it.
  */
 #include <grace/boot_info.h>
 #include <grace/cmdline.h>
@@ -86,11 +87,8 @@ static u64 rt_gc_timeout_ns = RT_GC_TIMEOUT_NS_DEFAULT;
 static u64 rt_gc_thresh = RT_GC_THRESH_DEFAULT;
 static u64 rt_gc_elasticity = RT_GC_ELASTICITY_DEFAULT;
 
-static void rt_gc_timer_fn(struct timer *t);
-static void rt_gc_work_fn(struct work *w);
-static struct timer rt_gc_timer = TIMER_INITIALIZER(rt_gc_timer_fn);
-static struct work rt_gc_work = WORK_INIT(rt_gc_work, rt_gc_work_fn);
-static DEFINE_MUTEX(rt_gc_mutex); /* the gc work against interval changes: who re-arms */
+static struct delayed_work rt_gc_work; /* queues itself again every rt_gc_interval */
+static DEFINE_MUTEX(rt_gc_mutex);      /* orders interval changes */
 
 /*
  * Per CPU, each on its own line. Updated with preemption off (inside the
@@ -332,19 +330,10 @@ void rt_cache_flush(void)
 	rt_gc_pass(true);
 }
 
-static void rt_gc_timer_fn(struct timer *t)
-{
-	(void)t;
-	queue_work(&rt_gc_work);
-}
-
 static void rt_gc_work_fn(struct work *w)
 {
-	(void)w;
 	rt_gc_run();
-	mutex_lock(&rt_gc_mutex);
-	timer_modify(&rt_gc_timer, arch_clock_ns() + READ_ONCE(rt_gc_interval_ns));
-	mutex_unlock(&rt_gc_mutex);
+	queue_delayed_work(to_delayed_work(w), ns_to_jiffies(READ_ONCE(rt_gc_interval_ns)));
 }
 
 void rt_gc_get_params(struct rt_gc_params *p)
@@ -366,8 +355,10 @@ int rt_gc_set_params(const struct rt_gc_params *p)
 	if (p->interval_ns != READ_ONCE(rt_gc_interval_ns)) {
 		WRITE_ONCE(rt_gc_interval_ns, p->interval_ns);
 		/* A shorter interval takes effect now, not after the old one ran out. */
-		if (rt_cachep)
-			timer_modify(&rt_gc_timer, arch_clock_ns() + p->interval_ns);
+		if (rt_cachep) {
+			cancel_delayed_work_sync(&rt_gc_work);
+			queue_delayed_work(&rt_gc_work, ns_to_jiffies(p->interval_ns));
+		}
 	}
 	mutex_unlock(&rt_gc_mutex);
 	return 0;
@@ -454,5 +445,6 @@ void ip_rt_init(void)
 	if (!rt_cachep)
 		panic("route: cannot create the rtable cache");
 	rt_apply_cmdline();
-	timer_add(&rt_gc_timer, arch_clock_ns() + READ_ONCE(rt_gc_interval_ns));
+	delayed_work_init(&rt_gc_work, rt_gc_work_fn);
+	queue_delayed_work(&rt_gc_work, ns_to_jiffies(READ_ONCE(rt_gc_interval_ns)));
 }
