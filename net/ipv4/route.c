@@ -43,6 +43,7 @@
 #include <grace/inet.h>
 #include <grace/list_bl.h>
 #include <grace/mutex.h>
+#include <grace/percpu_counter.h>
 #include <grace/printk.h>
 #include <grace/rculist.h>
 #include <grace/route.h>
@@ -93,12 +94,14 @@ static DEFINE_MUTEX(rt_gc_mutex);      /* orders interval changes */
 /*
  * Per CPU, each on its own line. Updated with preemption off (inside the
  * lookup's RCU section or a bucket lock), so no other thread on the CPU
- * interleaves; nothing updates them from interrupts. entries goes up where an
- * entry was inserted and down where it was removed: only the sum means anything.
+ * interleaves; nothing updates them from interrupts, so a plain add will do
+ * (pcpu_counter_add()'s preemption toggle would be redundant on the lookup path).
+ * They are read as grace/percpu_counter.h's counters. entries goes up where an
+ * entry was inserted and down where it was removed (a CPU's copy wraps below
+ * zero): only the sum means anything.
  */
 struct rt_pcpu_stats {
-	s64 entries;
-	u64 hits, misses, gc_runs, gc_freed, inserts;
+	u64 entries, hits, misses, gc_runs, gc_freed, inserts;
 };
 static DEFINE_PER_CPU_ALIGNED(struct rt_pcpu_stats, rt_stats);
 
@@ -296,11 +299,10 @@ static void rt_gc_bucket(unsigned b, enum rtcache_mode mode, u64 now, bool flush
 
 static u64 rt_entries(void)
 {
-	s64 sum = 0;
-	unsigned cpu;
-	for (cpu = 0; cpu < boot_info.nr_cpus; cpu++)
-		sum += READ_ONCE(per_cpu(rt_stats, cpu).entries);
-	return sum > 0 ? sum : 0;
+	struct rt_pcpu_stats sum;
+	pcpu_counters_sum(&sum, &rt_stats, sizeof(sum));
+	/* Below zero only while an insert on one CPU is summed before its removal on another. */
+	return (s64)sum.entries > 0 ? sum.entries : 0;
 }
 
 static void rt_gc_pass(bool flush)
@@ -387,17 +389,14 @@ const char *rtcache_mode_name(enum rtcache_mode mode)
 
 void rt_cache_stats(struct rt_cache_stats *s)
 {
-	unsigned cpu;
-	memset(s, 0, sizeof(*s));
-	for (cpu = 0; cpu < boot_info.nr_cpus; cpu++) {
-		const struct rt_pcpu_stats *c = &per_cpu(rt_stats, cpu);
-		s->hits += READ_ONCE(c->hits);
-		s->misses += READ_ONCE(c->misses);
-		s->gc_runs += READ_ONCE(c->gc_runs);
-		s->gc_freed += READ_ONCE(c->gc_freed);
-		s->inserts += READ_ONCE(c->inserts);
-	}
-	s->entries = rt_entries();
+	struct rt_pcpu_stats sum;
+	pcpu_counters_sum(&sum, &rt_stats, sizeof(sum));
+	s->hits = sum.hits;
+	s->misses = sum.misses;
+	s->gc_runs = sum.gc_runs;
+	s->gc_freed = sum.gc_freed;
+	s->inserts = sum.inserts;
+	s->entries = (s64)sum.entries > 0 ? sum.entries : 0;
 }
 
 void rt_cache_for_each(void (*fn)(const struct rtable *rt, void *arg), void *arg)
