@@ -36,7 +36,6 @@
  * rt_gc_mutex serializes changes of the gc's interval (each re-queues the gc);
  * the gc itself takes neither it nor anything under it.
  */
-#include <grace/boot_info.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/hash.h>
