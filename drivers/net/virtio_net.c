@@ -251,7 +251,7 @@ static int virtio_net_parse_prefix(const char *s, u32 *addr, u32 *mask)
 	return 0;
 }
 
-int virtio_net_probe(struct virtio_device *vdev)
+static int virtio_net_probe(struct virtio_device *vdev)
 {
 	char name[IFNAMSIZ];
 	snprintf(name, sizeof(name), "eth%u", nr_virtio_net);
@@ -322,3 +322,4 @@ int virtio_net_probe(struct virtio_device *vdev)
 		pr_warn("virtio-net: %s: no IPv4 address: %s\n", dev->name, errno_name(err));
 	return 0;
 }
+VIRTIO_DRIVER(net, VIRTIO_ID_NET, virtio_net_probe);

@@ -103,6 +103,9 @@ static void virtio_interrupt(void *arg)
 	}
 }
 
+extern const struct virtio_transport __virtio_transports_start[], __virtio_transports_end[];
+extern const struct virtio_driver __virtio_drivers_start[], __virtio_drivers_end[];
+
 /* The poll timer: hard irq on the CPU that probed the device, as the line would be. */
 static void virtio_poll(struct timer *t)
 {
@@ -113,16 +116,17 @@ static void virtio_poll(struct timer *t)
 
 int virtio_add_device(struct virtio_device *vdev)
 {
+	const struct virtio_driver *drv = __virtio_drivers_start;
 	int err;
-	switch (vdev->id) {
-	case VIRTIO_ID_NET:
-		err = virtio_net_probe(vdev);
-		break;
-	default:
+
+	while (drv < __virtio_drivers_end && drv->id != vdev->id)
+		drv++;
+	if (drv == __virtio_drivers_end) {
 		printk("virtio: %s: device id %u, no driver\n", vdev->name, vdev->id);
 		vdev->ops->set_status(vdev, 0);
 		return -ENODEV;
 	}
+	err = drv->probe(vdev);
 	if (err) {
 		pr_warn("virtio: %s: driver probe failed: %s\n", vdev->name, errno_name(err));
 		return err;
@@ -157,6 +161,7 @@ unsigned virtio_nr_devices(void)
 
 void virtio_init(void)
 {
-	virtio_mmio_probe_all();
-	virtio_pci_probe_all();
+	for (const struct virtio_transport *t = __virtio_transports_start;
+	     t < __virtio_transports_end; t++)
+		t->probe_all();
 }

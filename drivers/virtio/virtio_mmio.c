@@ -182,8 +182,9 @@ static void virtio_mmio_probe(const struct mmio_device_desc *d)
 		kfree(vm);
 }
 
-void virtio_mmio_probe_all(void)
+static void virtio_mmio_probe_all(void)
 {
 	for (unsigned i = 0; i < boot_info.nr_virtio_mmio; i++)
 		virtio_mmio_probe(&boot_info.virtio_mmio[i]);
 }
+VIRTIO_TRANSPORT(mmio, virtio_mmio_probe_all);

@@ -252,7 +252,7 @@ static void virtio_pci_probe(struct pci_dev *d)
 		kfree(vp);
 }
 
-void virtio_pci_probe_all(void)
+static void virtio_pci_probe_all(void)
 {
 	unsigned n = pci_scan();
 	for (unsigned i = 0; i < n; i++) {
@@ -267,3 +267,4 @@ void virtio_pci_probe_all(void)
 		virtio_pci_probe(d);
 	}
 }
+VIRTIO_TRANSPORT(pci, virtio_pci_probe_all);

@@ -183,13 +183,34 @@ int virtio_add_device(struct virtio_device *vdev);
 /* Devices virtio_add_device() gave to a driver that took them. */
 unsigned virtio_nr_devices(void);
 
-/* The transports' scans, run by virtio_init(). */
-void virtio_mmio_probe_all(void);
-void virtio_pci_probe_all(void);
 /* Find every virtio device the firmware or the PCI bus describes and probe its driver. */
 void virtio_init(void);
 
-/* Drivers, by device id. */
-int virtio_net_probe(struct virtio_device *vdev);
+/*
+ * A transport registers its scan, and a driver its device id, where its code lives,
+ * as shell commands and tests are added, so that virtio.c names neither:
+ *
+ *	VIRTIO_TRANSPORT(mmio, virtio_mmio_probe_all);
+ *	VIRTIO_DRIVER(net, VIRTIO_ID_NET, virtio_net_probe);
+ *
+ * virtio_init() runs the scans in link order; each device found goes to the driver
+ * whose id it has (virtio_add_device()).
+ */
+struct virtio_transport {
+	const char *name;
+	void (*probe_all)(void); /* find the devices, virtio_add_device() each */
+};
+struct virtio_driver {
+	const char *name;
+	u32 id;					  /* VIRTIO_ID_* */
+	int (*probe)(struct virtio_device *vdev); /* 0, or -errno and the device left alone */
+};
+
+#define VIRTIO_TRANSPORT(name_, fn)                                                                \
+	static const struct virtio_transport __virtio_transport_##name_ __section(                 \
+	    ".virtio_transports") __used __aligned(8) = {#name_, fn}
+#define VIRTIO_DRIVER(name_, id_, fn)                                                              \
+	static const struct virtio_driver __virtio_driver_##name_ __section(".virtio_drivers")     \
+	    __used __aligned(8) = {#name_, id_, fn}
 
 #endif
