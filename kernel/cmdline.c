@@ -35,6 +35,7 @@ static const char *const known_keys[] = {
     "inode_free",
     "vfs_rows",
     "sink_cost_ns",
+    "eth1",
     "rtcache",
     "rt_gc_interval",
     "rt_gc_timeout",

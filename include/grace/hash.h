@@ -8,7 +8,8 @@
  * GOLDEN_RATIO_32 (0x61C88647 = 2^32 - 2^32/phi, which works as well as
  * 2^32/phi itself); the 64-bit one is 2^64/phi rounded to odd.
  */
-#pragma once
+#ifndef GRACE_HASH_H
+#define GRACE_HASH_H
 
 #include <grace/types.h>
 
@@ -32,3 +33,5 @@ static inline u32 hash_ptr(const void *ptr, unsigned bits)
 {
 	return hash_64((uintptr_t)ptr, bits);
 }
+
+#endif

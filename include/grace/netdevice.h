@@ -32,8 +32,9 @@ struct net_device;
 
 struct net_device_ops {
 	/*
-	 * Send skb (the driver owns it from here: frees it when done); 0 or -errno (then freed
-	 * too). The driver counts its own tx (and rx) packets and bytes.
+	 * Send skb: 0 (the driver owns it from here and frees it when done), -errno (it was
+	 * freed too), or NETDEV_TX_BUSY (not taken: skb is still the caller's, and the
+	 * driver stopped the queue). The driver counts its own tx (and rx) packets and bytes.
 	 */
 	int (*xmit)(struct sk_buff *skb, struct net_device *dev);
 };

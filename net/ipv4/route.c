@@ -88,6 +88,7 @@ static u64 rt_gc_thresh = RT_GC_THRESH_DEFAULT;
 static u64 rt_gc_elasticity = RT_GC_ELASTICITY_DEFAULT;
 
 static struct delayed_work rt_gc_work; /* queues itself again every rt_gc_interval */
+static bool rt_gc_ready;	       /* ip_rt_init() queued rt_gc_work */
 static DEFINE_MUTEX(rt_gc_mutex);      /* orders interval changes */
 
 /*
@@ -356,7 +357,7 @@ int rt_gc_set_params(const struct rt_gc_params *p)
 	if (p->interval_ns != READ_ONCE(rt_gc_interval_ns)) {
 		WRITE_ONCE(rt_gc_interval_ns, p->interval_ns);
 		/* A shorter interval takes effect now, not after the old one ran out. */
-		if (rt_cachep) {
+		if (rt_gc_ready) {
 			cancel_delayed_work_sync(&rt_gc_work);
 			queue_delayed_work(&rt_gc_work, ns_to_jiffies(p->interval_ns));
 		}
@@ -442,7 +443,8 @@ void ip_rt_init(void)
 	rt_cachep = kmem_cache_create("rtable", sizeof(struct rtable), 0, SLAB_FAILSLAB, NULL);
 	if (!rt_cachep)
 		panic("route: cannot create the rtable cache");
-	rt_apply_cmdline();
 	delayed_work_init(&rt_gc_work, rt_gc_work_fn);
+	rt_apply_cmdline(); /* before the gc is queued: its interval is set, not re-queued */
 	queue_delayed_work(&rt_gc_work, ns_to_jiffies(READ_ONCE(rt_gc_interval_ns)));
+	rt_gc_ready = true;
 }
