@@ -13,35 +13,20 @@
 #include <grace/string.h>
 #include <grace/time.h>
 
-/* "a.b.c.d" into *ip (network order); with len, also an optional "/n" into *len (else 32). */
-static bool ip_parse(const char *s, u32 *ip, unsigned *len)
+/* "a.b.c.d[/n]" into *ip (network order) and *len (32 without "/n"). */
+static bool route_parse_prefix(const char *s, u32 *ip, unsigned *len)
 {
-	u32 h = 0;
-	for (unsigned part = 0; part < 4; part++) {
-		u32 v = 0;
-		unsigned digits = 0;
-		while (*s >= '0' && *s <= '9' && digits < 4) {
-			v = v * 10 + (u32)(*s++ - '0');
-			digits++;
-		}
-		if (!digits || v > 255 || (part < 3 && *s++ != '.'))
-			return false;
-		h = h << 8 | v;
-	}
-	if (len) {
-		*len = 32;
-		if (*s == '/') {
-			u64 n;
-			if (parse_u64(s + 1, &n) || n > 32)
-				return false;
-			*len = n;
-			s += strlen(s);
-		}
-	}
-	if (*s)
+	char addr[20]; /* four parts of up to four digits (inet_parse_addr's), three dots */
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	u64 bits = 32;
+
+	if (n >= sizeof(addr) || (slash && (parse_u64(slash + 1, &bits) || bits > 32)))
 		return false;
-	*ip = htonl(h);
-	return true;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	*len = (unsigned)bits;
+	return !inet_parse_addr(addr, ip);
 }
 
 static void route_show_one(u32 prefix, unsigned len, u32 gateway, struct net_device *dev, void *arg)
@@ -78,13 +63,13 @@ SHELL_CMD(route, "[add <a.b.c.d/n> [via <a.b.c.d>] dev <name> | del <a.b.c.d/n>]
 		rt_cache_for_each(route_show_cached, NULL);
 		return 0;
 	}
-	if (argc < 3 || !ip_parse(argv[2], &prefix, &len))
+	if (argc < 3 || !route_parse_prefix(argv[2], &prefix, &len))
 		return SHELL_USAGE;
 	if (!strcmp(argv[1], "del") && argc == 3) {
 		err = fib_del(prefix, len);
 	} else if (!strcmp(argv[1], "add")) {
 		for (int i = 3; i + 1 < argc; i += 2) {
-			if (!strcmp(argv[i], "via") && ip_parse(argv[i + 1], &gateway, NULL))
+			if (!strcmp(argv[i], "via") && !inet_parse_addr(argv[i + 1], &gateway))
 				continue;
 			if (!strcmp(argv[i], "dev") && (dev = dev_get_by_name(argv[i + 1])))
 				continue;
