@@ -105,12 +105,19 @@ KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
 TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS)
-OBJS := $(KERNEL_OBJS) $(TEST_OBJS)
+# Race points (include/grace/race_point.h) exist only in the test image: the sources
+# that include the header are compiled a second time, into $(BUILD)/race/, with
+# GRACE_RACE_POINTS, and the test image links those objects instead.
+RACE_SRCS := $(shell grep -l '^\#include <grace/race_point.h>' $(KERNEL_SRCS))
+RACE_OBJS := $(patsubst %,$(BUILD)/race/%.o,$(basename $(RACE_SRCS)))
+TEST_KERNEL_OBJS := $(filter-out $(call objs_of,$(RACE_SRCS)),$(KERNEL_OBJS)) $(RACE_OBJS)
+OBJS := $(KERNEL_OBJS) $(TEST_OBJS) $(RACE_OBJS)
 LDSCRIPT := linker/$(ARCH).ld
 
 # The white-box tests include internal headers by their path from the root
 # (<mm/page_alloc_internal.h>); nothing else in the kernel may.
 $(TEST_OBJS): CFLAGS += -I.
+$(TEST_OBJS) $(RACE_OBJS): CFLAGS += -DGRACE_RACE_POINTS=1
 
 DEPS_STAMP := build/.deps-ok
 
@@ -127,6 +134,11 @@ $(DEPS_STAMP): scripts/install-deps
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/race/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (race points)")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.S | $(DEPS_STAMP)
@@ -169,8 +181,8 @@ endef
 $(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 	$(call link_with_ksyms,$(KERNEL_OBJS))
 
-$(TEST_KERNEL): $(KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
-	$(call link_with_ksyms,$(KERNEL_OBJS) $(TEST_OBJS))
+$(TEST_KERNEL): $(TEST_KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
+	$(call link_with_ksyms,$(TEST_KERNEL_OBJS) $(TEST_OBJS))
 
 # QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
 # TESTS=1: boot the test image instead of the production kernel.

@@ -1,0 +1,37 @@
+/*
+ * Running a race on purpose (grace/race_point.h): the racer runs on another CPU
+ * and parks at a race point inside its lockless window; the change runs on this
+ * CPU meanwhile (a rename, an unlink, an unmap, a close); then the racer goes on,
+ * and must notice the change through the recheck under test.
+ *
+ *   struct race r = {.point = "walk_step", .key = dir, .racer = walk, .change = move,
+ *                    .arg = &ctx};
+ *   if (!race_run(&r))
+ *           return;        skipped on one CPU, or failed: the racer never parked
+ *
+ * Both sides run in threads bound to their CPUs, with interrupts on. The racer
+ * arms the point for its own CPU before it starts, so the change never misses it.
+ * The change must not wait for a grace period (the racer may park inside an RCU
+ * read side): free through call_rcu, and wait after race_run returns.
+ */
+#ifndef TESTS_RACE_TEST_UTIL_H
+#define TESTS_RACE_TEST_UTIL_H
+
+#include <grace/types.h>
+
+struct race {
+	const char *point;          /* the race point the racer parks at */
+	const void *key;            /* park only where the point is reached with this key; NULL: any */
+	void (*racer)(void *arg);   /* on another CPU: the operation holding the window */
+	void (*change)(void *arg);  /* on this CPU, while the racer is parked */
+	void *arg;
+};
+
+/*
+ * Run r once. False if the machine has one CPU (the test is marked skipped) or if
+ * the racer ended without parking (a failure is recorded): either way the test has
+ * no race to judge. True once the racer parked, the change ran and the racer ended.
+ */
+bool race_run(struct race *r);
+
+#endif
