@@ -10,6 +10,7 @@
 #   make ... DEBUG=1                  slab debugging (red zones, poison), in build/<arch>-debug
 #   make ... LOCKDEP=1                the lock validator and lock statistics, in build/<arch>-lockdep
 #   make ... LOCKSTAT=1               the lock statistics alone, in build/<arch>-lockstat
+#   make ... RACE_POINTS=0            a test image without race points, in build/<arch>-norace
 
 ARCH ?= riscv64
 SMP ?= 8
@@ -48,6 +49,12 @@ DEBUG_CFLAGS += -DGRACE_LOCKDEP=1 -DGRACE_LOCKSTAT=1
 else ifeq ($(LOCKSTAT),1)
 BUILD_SUFFIX := $(BUILD_SUFFIX)-lockstat
 DEBUG_CFLAGS += -DGRACE_LOCKSTAT=1
+endif
+# RACE_POINTS=0: a test image whose mechanisms have no race points (tests that use
+# them fail), in build/<arch>-norace: what make profile compares to learn their cost.
+RACE_POINTS ?=
+ifeq ($(RACE_POINTS),0)
+BUILD_SUFFIX := $(BUILD_SUFFIX)-norace
 endif
 BUILD := build/$(ARCH)$(BUILD_SUFFIX)
 ifneq ($(BUILD_SUFFIX),)
@@ -108,7 +115,8 @@ TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
 # that include the header are compiled a second time, into $(BUILD)/race/, with
 # GRACE_RACE_POINTS, and the test image links those objects instead.
-RACE_SRCS := $(shell grep -l '^\#include <grace/race_point.h>' $(KERNEL_SRCS))
+RACE_SRCS := $(if $(filter 0,$(RACE_POINTS)),kernel/race_point.c,\
+	$(shell grep -l '^\#include <grace/race_point.h>' $(KERNEL_SRCS)))
 RACE_OBJS := $(patsubst %,$(BUILD)/race/%.o,$(basename $(RACE_SRCS)))
 TEST_KERNEL_OBJS := $(filter-out $(call objs_of,$(RACE_SRCS)),$(KERNEL_OBJS)) $(RACE_OBJS)
 OBJS := $(KERNEL_OBJS) $(TEST_OBJS) $(RACE_OBJS)
