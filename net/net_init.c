@@ -37,6 +37,7 @@ void net_init(void)
 {
 	int err;
 
+	udp_init();
 	WRITE_ONCE(net_rx_handler, inet_rcv);
 	net_init_dev("lo", NET_LO_ADDR, NET_LO_MASK);
 	net_init_dev("sink0", NET_SINK_ADDR, NET_SINK_MASK);

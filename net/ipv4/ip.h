@@ -56,6 +56,8 @@ struct net_device *inet_addr_dev(u32 addr);
 /* The loopback device, once net_init() found it (NULL before). */
 extern struct net_device *inet_loopback_dev;
 
+/* The socket cache, before the first udp_socket(). */
+void udp_init(void);
 /* Start the echo service's thread; 0 or -errno. */
 int udp_echo_start(void);
 

@@ -8,6 +8,11 @@
  * close() unhashes the socket and frees it with call_rcu(): a receiver that
  * found it before the unhash may still queue to it during the grace period, so
  * the queue is purged in the callback, after the last such receiver is gone.
+ * That grace period is the receiver's only guard, as SOCK_RCU_FREE is Linux's:
+ * it takes no reference and rechecks nothing, so the memory it found must stay
+ * a socket, and not become another one, until it leaves its read side. Sockets
+ * come from a cache of their own (Linux's per-protocol slab), so a socket freed
+ * early would be the very next one handed out.
  *
  * The receive path takes a socket's rcvq.lock and, after it, wakes the
  * socket's wait queue (its lock); nothing takes udp_lock with either held.
@@ -15,6 +20,7 @@
 #include <grace/errno.h>
 #include <grace/inet.h>
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/rculist.h>
 #include <grace/slab.h>
 #include <grace/spinlock.h>
@@ -38,6 +44,7 @@ struct udp_sock {
 	struct rcu_head rcu;
 };
 
+static struct kmem_cache *udp_sock_cache; /* set once, by udp_init() */
 static struct hlist_head udp_hash[UDP_HASH_SIZE];
 static DEFINE_SPINLOCK(udp_lock);
 static u16 udp_next_ephemeral = UDP_EPHEMERAL_LOW; /* under udp_lock */
@@ -57,9 +64,16 @@ static struct udp_sock *udp_lookup_rcu(u16 port)
 	return NULL;
 }
 
+void udp_init(void)
+{
+	udp_sock_cache = kmem_cache_create("udp_sock", sizeof(struct udp_sock), 0, 0, NULL);
+	if (!udp_sock_cache)
+		pr_err("udp: no socket cache: every socket() will fail\n");
+}
+
 struct udp_sock *udp_socket(void)
 {
-	struct udp_sock *s = kmalloc(sizeof(*s));
+	struct udp_sock *s = udp_sock_cache ? kmem_cache_alloc(udp_sock_cache) : NULL;
 	if (!s)
 		return NULL;
 	memset(s, 0, sizeof(*s));
@@ -117,7 +131,7 @@ static void udp_free_rcu(struct rcu_head *head)
 {
 	struct udp_sock *s = container_of(head, struct udp_sock, rcu);
 	skb_queue_purge(&s->rcvq);
-	kfree(s);
+	kmem_cache_free(udp_sock_cache, s);
 }
 
 void udp_close(struct udp_sock *s)
@@ -220,6 +234,11 @@ void udp_rcv(struct sk_buff *skb)
 		return inet_drop(skb, DROP_UDP_NO_PORT);
 	}
 	skb_pull(skb, sizeof(*uh)); /* cannot fail: len >= 8 */
+	/*
+	 * s may be closing from here on: only this read side keeps it a socket (and
+	 * its lock a lock) until the purge, which frees what is queued below.
+	 */
+	race_point_key("udp.rcv_found", s);
 	spin_lock(&s->rcvq.lock);
 	if (s->rcvq.qlen >= UDP_RCVQ_MAX) {
 		s->drops++;
