@@ -27,6 +27,7 @@
 #include <grace/atomic.h>
 #include <grace/netdevice.h>
 #include <grace/percpu.h>
+#include <grace/race_point.h>
 #include <grace/slab.h>
 #include <grace/softirq.h>
 #include <grace/time.h>
@@ -122,6 +123,12 @@ static void qdisc_restart_locked(struct Qdisc *q)
 		else if (!(skb = q->ops->dequeue(q)))
 			break;
 		spin_unlock(&q->lock);
+		/*
+		 * Away from the lock, this CPU still owns q: running, set under the lock,
+		 * keeps every other sender, and the watchdog's NET_TX run, from dequeuing
+		 * behind skb and putting a later packet on the wire first.
+		 */
+		race_point_key("qdisc.run_unlocked", q);
 		/* The driver owns skb now and frees it, unless it is busy and hands it back. */
 		int rc = q->dev->ops->xmit(skb, q->dev);
 		spin_lock(&q->lock);
