@@ -94,8 +94,23 @@ bool netif_queue_stopped(const struct net_device *dev);
 
 /* Send skb (skb->dev set) through dev's root qdisc. 0, or -errno (skb freed, drop counted). */
 int dev_queue_xmit(struct sk_buff *skb);
-/* A received frame (skb->dev set, data at the Ethernet header): queue it for NET_RX. */
+/*
+ * Frames a CPU's backlog holds before netif_rx() drops: Linux's netdev_max_backlog,
+ * 1000, which covers an interrupt's worth of frames at 10 Gbit/s between two NET_RX runs.
+ */
+#define NET_RX_BACKLOG_MAX 1000
+/*
+ * A received frame (skb->dev set, data at the Ethernet header): queue it on this CPU's
+ * backlog for NET_RX, or, if the backlog is full, free it and count it NETDEV_RX_DROPPED
+ * on its device and dropped on this CPU's backlog.
+ */
 void netif_rx(struct sk_buff *skb);
+/* One CPU's backlog, as a row of Linux's /proc/net/softnet_stat. */
+struct net_backlog_stat {
+	u32 qlen;    /* frames waiting for NET_RX (exact for this CPU with interrupts off) */
+	u64 dropped; /* frames netif_rx() found no room for, since boot */
+};
+void net_backlog_stat(unsigned cpu, struct net_backlog_stat *st);
 /* What NET_RX calls for each received frame (the protocols, net/ipv4); it owns skb. */
 extern void (*net_rx_handler)(struct sk_buff *skb);
 /* Free a frame no protocol takes and count it NETDEV_RX_DROPPED: net_rx_handler's default. */

@@ -27,18 +27,13 @@
 #include "core.h"
 #include "../sched/sch_internal.h"
 
-/*
- * Frames a CPU's backlog holds before netif_rx() drops: Linux's netdev_max_backlog,
- * 1000, which covers an interrupt's worth of frames at 10 Gbit/s between two NET_RX runs.
- */
-#define NET_RX_BACKLOG_MAX 1000
-
 static DEFINE_MUTEX(dev_list_lock);
 static LIST_HEAD(dev_list);	 /* in ifindex order; writers under dev_list_lock, readers RCU */
 static u32 dev_next_ifindex = 1; /* under dev_list_lock */
 
 struct net_backlog {
 	struct sk_buff_head q; /* the __ operations only, interrupts off */
+	u64 dropped;	       /* full when netif_rx() came; written by its CPU, interrupts off */
 } __cacheline_aligned;
 static DEFINE_PER_CPU_ALIGNED(struct net_backlog, net_backlog);
 
@@ -206,6 +201,8 @@ void netif_rx(struct sk_buff *skb)
 	bool queued = q->qlen < NET_RX_BACKLOG_MAX;
 	if (queued)
 		__skb_queue_tail(q, skb);
+	else
+		WRITE_ONCE(this_cpu(net_backlog).dropped, this_cpu(net_backlog).dropped + 1);
 	arch_irq_restore(flags);
 	if (!queued) {
 		if (skb->dev)
@@ -214,6 +211,13 @@ void netif_rx(struct sk_buff *skb)
 		return;
 	}
 	raise_softirq(SOFTIRQ_NET_RX);
+}
+
+void net_backlog_stat(unsigned cpu, struct net_backlog_stat *st)
+{
+	struct net_backlog *b = &per_cpu(net_backlog, cpu);
+	st->qlen = READ_ONCE(b->q.qlen);
+	st->dropped = READ_ONCE(b->dropped);
 }
 
 /* The NET_RX softirq: hand this CPU's backlog, taken whole, to the protocols. */

@@ -1,7 +1,8 @@
 /*
  * net/core and net/sched selftests: the sk_buff helpers' bounds, queues, the
  * per-CPU allocation counts, device lookup and statistics, pfifo's drops, tbf's
- * watchdog, loopback delivery to net_rx_handler, and the qdisc storms: every
+ * watchdog, loopback delivery to net_rx_handler, a backlog flooded past its limit
+ * before NET_RX runs, and the qdisc storms: every
  * online CPU sends numbered packets through one root qdisc to sink0 at once, and
  * the sink checks that each sender's packets arrive in order, each once, and that
  * what arrived plus what was dropped is what was sent. A slow host changes how
@@ -22,6 +23,7 @@
 #include <grace/time.h>
 #include <net/core/sink.h>
 #include <net/sched/sch_internal.h>
+#include <asm/irq.h>
 
 #define NET_TEST_MAGIC 0x6e657463u /* "netc": marks the storms' packets */
 /* Packets over all CPUs in a storm, at least this many each. */
@@ -627,6 +629,97 @@ TEST(net_core, the_default_rx_handler_frees_and_counts)
 	WRITE_ONCE(net_rx_handler, saved);
 	EXPECT_EQ(skb_outstanding(), before);
 	EXPECT_EQ(netdev_stat(lo, NETDEV_RX_DROPPED), dropped + 1);
+}
+
+/* Frames past NET_RX_BACKLOG_MAX in the flood: each must be dropped, none delivered. */
+#define NET_BACKLOG_EXTRA 50
+
+static struct net_backlog_seen {
+	void (*next)(struct sk_buff *skb); /* the handler the test stood in front of */
+	u64 delivered;			   /* the flood's frames, by NET_RX of one CPU */
+} backlog_seen;
+
+static void net_test_backlog_handler(struct sk_buff *skb)
+{
+	struct net_test_payload p;
+	if (skb->dev == sink_dev() && skb_len(skb) == sizeof(p)) {
+		memcpy(&p, skb->data, sizeof(p));
+		if (p.magic == NET_TEST_MAGIC) {
+			WRITE_ONCE(backlog_seen.delivered, backlog_seen.delivered + 1);
+			kfree_skb(skb);
+			return;
+		}
+	}
+	backlog_seen.next(skb);
+}
+
+TEST(net_core, a_backlog_flooded_before_net_rx_runs_delivers_its_limit_and_drops_the_rest)
+{
+	const unsigned total = NET_RX_BACKLOG_MAX + NET_BACKLOG_EXTRA;
+	struct net_device *sink = sink_dev();
+	struct net_backlog_stat st, full;
+	struct sk_buff_head flood;
+	struct sk_buff *skb;
+	unsigned long flags;
+	unsigned cpu;
+
+	ASSERT_TRUE(sink != NULL);
+	long before = skb_outstanding();
+	u64 rx_dropped = netdev_stat(sink, NETDEV_RX_DROPPED);
+	skb_queue_init(&flood);
+	for (u64 seq = 0; seq < total; seq++) {
+		struct net_test_payload p = {NET_TEST_MAGIC, 0, seq};
+		skb = net_test_skb(&p, sizeof(p));
+		if (!skb)
+			break;
+		skb->dev = sink;
+		__skb_queue_tail(&flood, skb);
+	}
+	if (!EXPECT_EQ(skb_queue_len(&flood), total)) {
+		skb_queue_purge(&flood);
+		return;
+	}
+	backlog_seen = (struct net_backlog_seen){.next = net_rx_handler};
+	WRITE_ONCE(net_rx_handler, net_test_backlog_handler);
+
+	/*
+	 * Interrupts off from an empty backlog to the end of the flood: no driver adds a
+	 * frame of its own, and softirqd, a thread, cannot run NET_RX on this CPU before.
+	 */
+	for (unsigned ms = 0;; ms++) {
+		flags = arch_irq_save();
+		cpu = smp_processor_id();
+		net_backlog_stat(cpu, &st);
+		if (!st.qlen)
+			break;
+		arch_irq_restore(flags);
+		if (!EXPECT_LT(ms, NET_TEST_WAIT_MS)) {
+			WRITE_ONCE(net_rx_handler, backlog_seen.next);
+			skb_queue_purge(&flood);
+			return;
+		}
+		msleep(1);
+	}
+	while ((skb = __skb_dequeue(&flood)) != NULL)
+		netif_rx(skb);
+	net_backlog_stat(cpu, &full);
+	arch_irq_restore(flags);
+
+	/* Every frame is delivered or dropped once NET_RX has run. */
+	for (unsigned ms = 0; ms < NET_TEST_WAIT_MS; ms++) {
+		u64 dropped = netdev_stat(sink, NETDEV_RX_DROPPED) - rx_dropped;
+		if (READ_ONCE(backlog_seen.delivered) + dropped >= total)
+			break;
+		msleep(1);
+	}
+	WRITE_ONCE(net_rx_handler, backlog_seen.next);
+	struct net_backlog_stat after;
+	net_backlog_stat(cpu, &after);
+	EXPECT_EQ(full.qlen, NET_RX_BACKLOG_MAX); /* held, not yet run */
+	EXPECT_EQ(backlog_seen.delivered, NET_RX_BACKLOG_MAX);
+	EXPECT_EQ(netdev_stat(sink, NETDEV_RX_DROPPED) - rx_dropped, NET_BACKLOG_EXTRA);
+	EXPECT_EQ(after.dropped - st.dropped, NET_BACKLOG_EXTRA);
+	EXPECT_EQ(skb_outstanding(), before);
 }
 
 TEST(net_core, a_device_that_is_down_drops)
