@@ -27,6 +27,7 @@
 #include <grace/timer.h>
 #include <grace/wait.h>
 #include <asm/cpu.h>
+#include <asm/irq.h>
 
 #include <kernel/locking/lockdep_internal.h>
 
@@ -383,6 +384,41 @@ TEST(lockdep, lock_taken_in_an_interrupt_and_with_interrupts_on_is_reported)
 #endif
 }
 
+#ifdef GRACE_LOCKDEP
+static DEFINE_SPINLOCK(ld_irq_outer);
+static DEFINE_SPINLOCK(ld_irq_across);
+
+static void take_irq_across(void)
+{
+	spin_lock(&ld_irq_across);
+	spin_unlock(&ld_irq_across);
+}
+#endif
+
+TEST(lockdep, lock_held_across_an_irqrestore_is_reported_as_interrupts_come_on)
+{
+#ifndef GRACE_LOCKDEP
+	test_skip(NEEDS_LOCKDEP);
+#else
+	lockdep_forget_problems();
+	run_in_hardirq(take_irq_across); /* ld_irq_across: HARDIRQ-safe */
+	u64 before = lockdep_problem_count(LOCKDEP_INCONSISTENT_HARDIRQ);
+	test_expect_message(REPORT_TEXT);
+	/* Taken with interrupts off: so far as an interrupt handler's lock should be. */
+	unsigned long flags = spin_lock_irqsave(&ld_irq_outer);
+	spin_lock(&ld_irq_across);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_INCONSISTENT_HARDIRQ), before);
+	/*
+	 * The outer lock's irqrestore turns interrupts on with ld_irq_across still held:
+	 * the report comes now, where the window opens, not at the later release.
+	 */
+	spin_unlock_irqrestore(&ld_irq_outer, flags);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_INCONSISTENT_HARDIRQ), before + 1);
+	spin_unlock(&ld_irq_across);
+	last_is(LOCKDEP_INCONSISTENT_HARDIRQ, "ld_irq_across", "ld_irq_across");
+#endif
+}
+
 /* ---- softirqs ---- */
 
 #ifdef GRACE_LOCKDEP
@@ -501,6 +537,75 @@ TEST(lockdep, sleeping_inside_an_rcu_read_side_section_is_reported)
 	msleep(0);
 	rcu_read_unlock();
 	EXPECT_EQ(lockdep_problem_count(LOCKDEP_SLEEP_IN_RCU), before + 2);
+#endif
+}
+
+#ifdef GRACE_LOCKDEP
+static DEFINE_MUTEX(ld_sleep_irqs_off_mutex);
+static DEFINE_MUTEX(ld_sleep_in_irq_mutex);
+
+/* The site each report must name: its own function, kept out of line to be found. */
+static __noinline void ld_sleeps_with_irqs_off(void)
+{
+	unsigned long flags = arch_irq_save();
+	mutex_lock(&ld_sleep_irqs_off_mutex); /* free: taken without sleeping */
+	mutex_unlock(&ld_sleep_irqs_off_mutex);
+	arch_irq_restore(flags);
+}
+
+static __noinline void ld_sleeps_in_an_interrupt(void)
+{
+	mutex_lock(&ld_sleep_in_irq_mutex); /* free, and no thread ever takes it */
+	mutex_unlock(&ld_sleep_in_irq_mutex);
+}
+
+/* The last report of kind was made at a site in the function called name. */
+static void last_site_is(enum lockdep_problem_kind kind, const char *name)
+{
+	struct lockdep_problem p;
+	char where[96];
+	if (!EXPECT_TRUE(lockdep_last_problem(kind, &p)))
+		return;
+	lockdep_snprint_ip(where, sizeof(where), p.ip);
+	size_t n = strlen(name);
+	if (strncmp(where, name, n) || where[n] != '+')
+		test_fail(__FILE__, __LINE__, "the report names the site %s, expected %s+...",
+			  where, name);
+}
+#endif
+
+TEST(lockdep, sleeping_with_interrupts_off_is_reported_naming_the_caller)
+{
+#ifndef GRACE_LOCKDEP
+	test_skip(NEEDS_LOCKDEP);
+#else
+	lockdep_forget_problems();
+	test_expect_message(REPORT_TEXT);
+	/* The report's site line, symbolized: the caller of mutex_lock(). */
+	test_expect_message(REPORT_TEXT "at ld_sleeps_with_irqs_off+");
+	u64 before = lockdep_problem_count(LOCKDEP_SLEEP_IRQS_OFF);
+	ld_sleeps_with_irqs_off();
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_SLEEP_IRQS_OFF), before + 1);
+	last_site_is(LOCKDEP_SLEEP_IRQS_OFF, "ld_sleeps_with_irqs_off");
+	/* The same call with interrupts on is no problem. */
+	mutex_lock(&ld_sleep_irqs_off_mutex);
+	mutex_unlock(&ld_sleep_irqs_off_mutex);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_SLEEP_IRQS_OFF), before + 1);
+#endif
+}
+
+TEST(lockdep, sleeping_in_an_interrupt_handler_is_reported_naming_the_caller)
+{
+#ifndef GRACE_LOCKDEP
+	test_skip(NEEDS_LOCKDEP);
+#else
+	lockdep_forget_problems();
+	test_expect_message(REPORT_TEXT);
+	test_expect_message(REPORT_TEXT "at ld_sleeps_in_an_interrupt+");
+	u64 before = lockdep_problem_count(LOCKDEP_SLEEP_IN_IRQ);
+	run_in_hardirq(ld_sleeps_in_an_interrupt);
+	EXPECT_EQ(lockdep_problem_count(LOCKDEP_SLEEP_IN_IRQ), before + 1);
+	last_site_is(LOCKDEP_SLEEP_IN_IRQ, "ld_sleeps_in_an_interrupt");
 #endif
 }
 
