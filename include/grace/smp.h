@@ -29,6 +29,15 @@ void smp_call_others(smp_fn_t fn, void *arg, bool wait);
 void smp_run_all(smp_fn_t fn, void *arg);
 /* This CPU and the first ncpus - 1 other online CPUs, in mask; returns how many. */
 unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask);
+/*
+ * The online mask may have holes (a CPU that did not come online), so a CPU's id
+ * is no index into an array of num_online_cpus() entries. smp_online_index(cpu):
+ * cpu's place among the online CPUs (0 for the lowest), or -1 if it is not online;
+ * smp_online_cpu(i): the online CPU of place i, or MAX_CPUS past the last. The
+ * mask is fixed once smp_boot() returns, so each is the other's inverse for good.
+ */
+int smp_online_index(unsigned cpu);
+unsigned smp_online_cpu(unsigned index);
 /* Like smp_run_all on the CPUs smp_pick_cpus(ncpus) picks (the others stay idle). */
 void smp_run_on(unsigned ncpus, smp_fn_t fn, void *arg);
 

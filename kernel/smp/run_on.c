@@ -37,6 +37,29 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 	return n;
 }
 
+int smp_online_index(unsigned cpu)
+{
+	unsigned c;
+	int index = 0;
+	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
+		return -1;
+	for_each_online_cpu(c) {
+		if (c == cpu)
+			break;
+		index++;
+	}
+	return index;
+}
+
+unsigned smp_online_cpu(unsigned index)
+{
+	unsigned c;
+	for_each_online_cpu(c)
+		if (index-- == 0)
+			return c;
+	return MAX_CPUS;
+}
+
 /*
  * smp_run_on(): each CPU has a bound thread, run/N, that sleeps until handed a
  * struct run_work in its slot. One smp_run_on at a time (run_on_lock): each CPU

@@ -1,5 +1,5 @@
 /*
- * SMP selftests: IPI round trips to every CPU, cross-calls, smp_run_all (every CPU,
+ * SMP selftests: every CPU the host runner expects is online, IPI round trips to every CPU, cross-calls, smp_run_all (every CPU,
  * once, in task context, able to send IPIs itself), per-CPU data, and timer
  * interrupts on every CPU.
  */
@@ -12,6 +12,8 @@
 #include <grace/time.h>
 #include <grace/timer.h>
 #include <asm/irq.h>
+
+#include "host_expect.h"
 
 static atomic_t ran_on[MAX_CPUS];
 
@@ -26,6 +28,43 @@ static void clear_ran_on(void)
 {
 	for (unsigned i = 0; i < MAX_CPUS; i++)
 		atomic_set(&ran_on[i], 0);
+}
+
+/*
+ * The machine's CPUs, as the runner read them from outside (QEMU's -smp, or the
+ * harts of the device tree that are "okay"), are all online: a CPU that never
+ * came up leaves every other test passing on the ones that did.
+ */
+TEST(smp, expected_cpus_online)
+{
+	static struct host_expect e;
+	if (!host_expect_get(&e))
+		return;
+	unsigned expected = MIN(e.cpus, (unsigned)MAX_CPUS), cpu, n = 0;
+	EXPECT_EQ(num_online_cpus(), expected);
+	/* Each expected hardware id is an online CPU's, each online CPU's one expected. */
+	for (unsigned i = 0; i < e.nr_hwids && i < MAX_CPUS; i++) {
+		bool online = false;
+		for_each_online_cpu(cpu)
+			online |= boot_info.cpus[cpu].hwid == e.hwids[i];
+		if (!online)
+			test_fail(__FILE__, __LINE__, "%s %u is expected, but no online CPU has it",
+				  arch_hwid_name, e.hwids[i]);
+	}
+	for_each_online_cpu(cpu) {
+		if (!host_expect_has_hwid(&e, boot_info.cpus[cpu].hwid))
+			test_fail(__FILE__, __LINE__, "CPU %u (%s %u) is online but not expected",
+				  cpu, arch_hwid_name, boot_info.cpus[cpu].hwid);
+		/* And the online-index helpers walk the same mask, holes and all. */
+		EXPECT_EQ(smp_online_index(cpu), (int)n);
+		EXPECT_EQ(smp_online_cpu(n), cpu);
+		n++;
+	}
+	EXPECT_EQ(smp_online_cpu(n), MAX_CPUS);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (!cpumask_test_cpu(&cpu_online_mask, cpu))
+			EXPECT_EQ(smp_online_index(cpu), -1);
+	EXPECT_EQ(smp_online_index(MAX_CPUS), -1);
 }
 
 TEST(smp, ipi_round_trip_every_cpu)
