@@ -39,25 +39,12 @@ unsigned smp_pick_cpus(unsigned ncpus, struct cpumask *mask)
 
 int smp_online_index(unsigned cpu)
 {
-	unsigned c;
-	int index = 0;
-	if (cpu >= MAX_CPUS || !cpumask_test_cpu(&cpu_online_mask, cpu))
-		return -1;
-	for_each_online_cpu(c) {
-		if (c == cpu)
-			break;
-		index++;
-	}
-	return index;
+	return cpumask_index(&cpu_online_mask, cpu);
 }
 
 unsigned smp_online_cpu(unsigned index)
 {
-	unsigned c;
-	for_each_online_cpu(c)
-		if (index-- == 0)
-			return c;
-	return MAX_CPUS;
+	return cpumask_nth(&cpu_online_mask, index);
 }
 
 /*

@@ -127,7 +127,7 @@ TEST(fault, own_region_first_touch)
 struct shared_pages {
 	struct mm *mm;
 	uintptr_t base;
-	unsigned racers; /* CPUs 0..racers-1 take part */
+	unsigned racers; /* the online CPUs of index 0..racers-1 (smp_online_index) take part */
 	struct smp_sync start, written;
 	atomic_t errors;
 };
@@ -135,9 +135,11 @@ struct shared_pages {
 static void shared_pages_worker(void *arg)
 {
 	struct shared_pages *t = arg;
-	unsigned cpu = smp_processor_id(), n = t->racers;
+	/* A racer's index, not its CPU id: the reads below expect every slot 0..n-1 written. */
+	int index = smp_online_index(smp_processor_id());
+	unsigned cpu = (unsigned)index, n = t->racers;
 
-	if (cpu >= n)
+	if (index < 0 || cpu >= n)
 		return;
 	mm_switch(t->mm);
 	smp_sync_wait(&t->start, n);
@@ -218,7 +220,7 @@ TEST(fault, same_pages_all_cpus)
 struct mixed_faults {
 	struct mm *mm;
 	uintptr_t shared_4k, shared_huge; /* in a slot of their own, above every CPU's */
-	unsigned huge_cpus;		  /* CPUs below this also fault 2 MiB regions */
+	unsigned huge_cpus;		  /* CPUs of index below this also fault 2 MiB regions */
 	struct smp_sync start, written;
 	atomic_t errors;
 };
@@ -238,7 +240,8 @@ static void mixed_check(struct mixed_faults *t, uintptr_t va, u64 want)
 static void mixed_worker(void *arg)
 {
 	struct mixed_faults *t = arg;
-	unsigned cpu = smp_processor_id();
+	/* Slots and offsets by online index: the shared slot is the one above the last. */
+	unsigned cpu = (unsigned)smp_online_index(smp_processor_id());
 	uintptr_t own = as_slot(cpu);
 	bool huge = cpu < t->huge_cpus;
 
@@ -277,11 +280,10 @@ static unsigned mixed_duplicate_pages(struct mixed_faults *t, unsigned cpus)
 	unsigned n = 0, dups = 0, room = MAX_CPUS * MIXED_OWN_PAGES + FAULT_SHARED_PAGES;
 	unsigned order = pages_order(room * sizeof(phys_addr_t));
 	phys_addr_t *pas = alloc_pages(order);
-	unsigned cpu;
 
 	if (!pas)
 		return ~0u;
-	for_each_online_cpu(cpu)
+	for (unsigned cpu = 0; cpu < cpus; cpu++) /* by online index, as mixed_worker() */
 		for (unsigned i = 0; i < MIXED_OWN_PAGES; i++)
 			pas[n++] = as_pa(t->mm, as_slot(cpu) + (uintptr_t)i * PAGE_SIZE, NULL);
 	for (unsigned i = 0; i < FAULT_SHARED_PAGES; i++)
@@ -343,7 +345,7 @@ TEST(fault, own_and_shared_regions_at_once)
 struct huge_region {
 	struct mm *mm;
 	struct smp_sync start;
-	unsigned cpus; /* the first `cpus` CPUs take part */
+	unsigned cpus; /* the online CPUs of index 0..cpus-1 take part */
 	atomic_t errors, huge, local;
 };
 
@@ -353,7 +355,7 @@ static void huge_region_worker(void *arg)
 	unsigned cpu = smp_processor_id();
 	uintptr_t base = as_slot(cpu);
 
-	if (cpu >= t->cpus)
+	if ((unsigned)smp_online_index(cpu) >= t->cpus)
 		return;
 	mm_switch(t->mm);
 	EXPECT_EQ(vma_map(t->mm, base, HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
@@ -430,8 +432,9 @@ TEST(fault, huge_when_aligned)
 	t = (struct huge_region){.cpus = MIN(num_online_cpus(), FAULT_HUGE_CPUS)};
 	/* Room on their nodes for all of them: then each page must come from its CPU's node. */
 	bool room = true;
-	for (unsigned cpu = 0; cpu < t.cpus; cpu++)
-		room &= node_free_pages(cpu_to_node(cpu)) >= (u64)FAULT_HUGE_CPUS << HUGE_ORDER;
+	for (unsigned i = 0; i < t.cpus; i++)
+		room &= node_free_pages(cpu_to_node(smp_online_cpu(i))) >=
+			(u64)FAULT_HUGE_CPUS << HUGE_ORDER;
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(huge_region_worker, &t);

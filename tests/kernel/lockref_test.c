@@ -52,7 +52,8 @@ static void stress_worker(void *arg)
 {
 	struct stress *t = arg;
 	struct lockref *lr = t->lr;
-	bool locker = smp_processor_id() % 2 == 0;
+	/* Every other online CPU, by index: some lock whatever the CPU ids are. */
+	bool locker = smp_online_index(smp_processor_id()) % 2 == 0;
 
 	smp_sync_wait(&t->start, num_online_cpus());
 	for (unsigned i = 0; i < t->iters; i++) {

@@ -269,7 +269,9 @@ struct udp_storm {
 static void udp_storm_worker(void *arg)
 {
 	struct udp_storm *st = arg;
-	unsigned me = smp_processor_id(), next = (me + 1) % num_online_cpus();
+	/* The neighbour: the next online CPU (ids may have holes), the last's the first. */
+	unsigned me = smp_processor_id();
+	unsigned next = smp_online_cpu((unsigned)(smp_online_index(me) + 1) % num_online_cpus());
 	u64 received = 0, wrong = 0;
 
 	for (unsigned i = 0; i < UDP_STORM_SOCKETS; i++) {

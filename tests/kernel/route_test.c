@@ -403,10 +403,11 @@ static void rt_storm_lookup(struct rt_storm_cpu *me)
 static void rt_storm_fn(void *arg)
 {
 	(void)arg;
-	unsigned cpu = smp_processor_id();
+	unsigned cpu = smp_processor_id(), index = (unsigned)smp_online_index(cpu);
 	struct rt_storm_cpu *me = &storm.cpu[cpu];
-	bool gc = (cpu & 1) || num_online_cpus() == 1;
-	bool flipper = storm.flip && (cpu == 1 || num_online_cpus() == 1);
+	/* Roles by online index: every other CPU collects, one flips, whatever the ids. */
+	bool gc = (index & 1) || num_online_cpus() == 1;
+	bool flipper = storm.flip && (index == 1 || num_online_cpus() == 1);
 	me->seed = 0x9e3779b9u * (cpu + 1);
 	while (arch_clock_ns() < storm.deadline) {
 		for (unsigned i = 0; i < (gc ? 64 : 256); i++)

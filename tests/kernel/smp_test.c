@@ -67,6 +67,25 @@ TEST(smp, expected_cpus_online)
 	EXPECT_EQ(smp_online_index(MAX_CPUS), -1);
 }
 
+/* A mask with holes, across words: places count only the CPUs in it. */
+TEST(cpumask, nth_and_index_count_only_the_cpus_in_the_mask)
+{
+	static const unsigned in[] = {1, 5, 63, 64, 130, MAX_CPUS - 1};
+	struct cpumask m;
+	cpumask_clear(&m);
+	for (unsigned i = 0; i < ARRAY_SIZE(in); i++)
+		cpumask_set_cpu(&m, in[i]);
+	for (unsigned i = 0; i < ARRAY_SIZE(in); i++) {
+		EXPECT_EQ(cpumask_nth(&m, i), in[i]);
+		EXPECT_EQ(cpumask_index(&m, in[i]), (int)i);
+	}
+	EXPECT_EQ(cpumask_nth(&m, ARRAY_SIZE(in)), MAX_CPUS);
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (!cpumask_test_cpu(&m, cpu))
+			EXPECT_EQ(cpumask_index(&m, cpu), -1);
+	EXPECT_EQ(cpumask_index(&m, MAX_CPUS), -1);
+}
+
 TEST(smp, ipi_round_trip_every_cpu)
 {
 	unsigned cpu, self = smp_processor_id();
@@ -249,10 +268,7 @@ static void clock_worker(void *arg)
 	 * Across CPUs: in online order, each CPU reads the clock after seeing its
 	 * predecessor's reading, so its own must not be smaller.
 	 */
-	unsigned rank = 0, c;
-	for_each_online_cpu(c)
-		if (c < cpu)
-			rank++;
+	unsigned rank = (unsigned)smp_online_index(cpu);
 	while (smp_load_acquire(&t->turn) != rank)
 		cpu_relax();
 	u64 now = arch_clock_ns();

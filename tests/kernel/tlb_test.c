@@ -278,7 +278,7 @@ TEST(tlb, concurrent_unmaps_leave_no_cpu_reading_an_unmapped_page)
 
 static void tlb_enter_worker(void *arg)
 {
-	if (smp_processor_id() % 2)
+	if (smp_online_index(smp_processor_id()) % 2) /* every other online CPU */
 		mm_switch(arg);
 }
 

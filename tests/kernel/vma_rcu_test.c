@@ -127,7 +127,8 @@ static void munmap_race_unmapper(struct munmap_race *t)
 static void munmap_race_worker(void *arg)
 {
 	struct munmap_race *t = arg;
-	unsigned cpu = smp_processor_id();
+	/* Roles by online index, not CPU id: the ids may have holes. */
+	unsigned cpu = (unsigned)smp_online_index(smp_processor_id());
 
 	if (cpu > t->faulters)
 		return;
