@@ -5,9 +5,9 @@
  * read-modify-writes of one word (set_bit/clear_bit, unordered), so CPUs may add and
  * remove themselves concurrently without a lock; mm->cpus (grace/address_space.h)
  * relies on it. cpumask_test_cpu(), cpumask_weight(), cpumask_empty(), cpumask_next(),
- * cpumask_nth(), cpumask_index() and for_each_cpu() read each word once (READ_ONCE) but the words one after another:
- * not a snapshot of a mask that changes meanwhile. cpumask_clear() and cpumask_and()
- * write with plain stores: the destination must be the caller's alone. None of them
+ * cpumask_nth(), cpumask_index() and for_each_cpu() read each word once (READ_ONCE) but the words
+ * one after another: not a snapshot of a mask that changes meanwhile. cpumask_clear() and
+ * cpumask_and() write with plain stores: the destination must be the caller's alone. None of them
  * orders anything; callers that need ordering add a barrier (mm_load()'s smp_mb()).
  */
 #ifndef GRACE_CPUMASK_H

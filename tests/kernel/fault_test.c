@@ -432,9 +432,9 @@ TEST(fault, huge_when_aligned)
 	t = (struct huge_region){.cpus = MIN(num_online_cpus(), FAULT_HUGE_CPUS)};
 	/* Room on their nodes for all of them: then each page must come from its CPU's node. */
 	bool room = true;
+	u64 need = (u64)FAULT_HUGE_CPUS << HUGE_ORDER;
 	for (unsigned i = 0; i < t.cpus; i++)
-		room &= node_free_pages(cpu_to_node(smp_online_cpu(i))) >=
-			(u64)FAULT_HUGE_CPUS << HUGE_ORDER;
+		room &= node_free_pages(cpu_to_node(smp_online_cpu(i))) >= need;
 	t.mm = mm_create();
 	ASSERT_TRUE(t.mm != NULL);
 	smp_run_all(huge_region_worker, &t);

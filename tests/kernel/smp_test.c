@@ -1,7 +1,7 @@
 /*
- * SMP selftests: every CPU the host runner expects is online, IPI round trips to every CPU, cross-calls, smp_run_all (every CPU,
- * once, in task context, able to send IPIs itself), per-CPU data, and timer
- * interrupts on every CPU.
+ * SMP selftests: every CPU the host runner expects is online, IPI round trips to every CPU,
+ * cross-calls, smp_run_all (every CPU, once, in task context, able to send IPIs itself), per-CPU
+ * data, and timer interrupts on every CPU.
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
