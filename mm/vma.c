@@ -41,6 +41,7 @@
 #include <grace/page_alloc.h>
 #include <grace/pagewalk.h>
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/tlb.h>
@@ -172,20 +173,26 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 	rcu_read_lock();
 	u32 seq = raw_seqcount_begin(&mm->vma_seq);
 	struct vma_table *t = rcu_dereference(mm->vmat);
+	/* A writer may replace t now: only the grace period keeps t's memory ours to read. */
+	race_point("vma.lookup_table");
 	if (t) {
 		unsigned i = table_search(t, addr);
 		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
 		/*
 		 * The first check says v was in the table during this section, so it is
 		 * not freed before we leave it and may be tried; the second, after the
-		 * try, that no writer began on the table since we looked.
+		 * try, that no writer began on the table since we looked: a writer that
+		 * trimmed v and let it go again between them leaves it unlocked, and
+		 * without addr.
 		 */
-		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq) &&
-		    vma_read_trylock(v)) {
-			if (!read_seqcount_retry(&mm->vma_seq, seq))
-				found = v;
-			else
-				fetch_sub_release(&v->lock, 1);
+		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq)) {
+			race_point("vma.lookup_try");
+			if (vma_read_trylock(v)) {
+				if (!read_seqcount_retry(&mm->vma_seq, seq))
+					found = v;
+				else
+					fetch_sub_release(&v->lock, 1);
+			}
 		}
 	}
 	rcu_read_unlock();
