@@ -179,10 +179,11 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 		unsigned i = table_search(t, addr);
 		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
 		/*
-		 * The first check says v was in the table during this section, so it is
-		 * not freed before we leave it and may be tried; the second, after the
-		 * try, that no writer began on the table since we looked: a writer that
-		 * trimmed v and let it go again between them leaves it unlocked, and
+		 * v came from a table reachable in this section, so the grace period
+		 * keeps it from being freed before we leave; the first check only spares
+		 * v's lock a write when a writer has begun already. The second, after the
+		 * try, says that no writer began on the table since we looked: one that
+		 * trimmed v and let it go again before the try leaves it unlocked, and
 		 * without addr.
 		 */
 		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq)) {
