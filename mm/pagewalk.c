@@ -34,6 +34,7 @@
 #include <grace/pagewalk.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/smp.h>
 #include <grace/tlb.h>
 #include <grace/vma.h>
@@ -97,6 +98,8 @@ static int populate_entry(struct mm *mm, pte_t *table, pte_t *e, int level, pte_
 	if (!next)
 		return -ENOMEM;
 	pte_t new = pte_mk_table(virt_to_phys(next));
+	/* *e was empty with no lock held: another CPU may fill it now. */
+	race_point("pt.populate_entry");
 	spinlock_t *ptl = pt_lock_level(mm, table, level);
 	if (ptl) {
 		old = *e;
