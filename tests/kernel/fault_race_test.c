@@ -50,8 +50,8 @@ static void fault_race_run(enum ptlock_mode mode, const char *point, uintptr_t b
 	if (prefault)
 		ASSERT_EQ(mm_fault(f.mm, prefault, FAULT_WRITE), 0);
 
-	struct race race = {.point = point, .racer = fault_racer, .change = fault_change,
-			    .arg = &f};
+	struct race race = {
+	    .point = point, .racer = fault_racer, .change = fault_change, .arg = &f};
 	if (race_run(&race)) {
 		EXPECT_EQ(f.change_ret, 0);
 		EXPECT_EQ(f.racer_ret, 0);
@@ -87,9 +87,8 @@ TEST(fault_race, pte_table_filled_meanwhile_is_kept)
 {
 	uintptr_t base = as_slot(1);
 	for (unsigned m = 0; m < ARRAY_SIZE(as_ptlock_modes); m++)
-		fault_race_run(as_ptlock_modes[m], "fault.pte_table_install", base,
-			       2 * HUGE_SIZE, VMA_NOHUGE, base + HUGE_SIZE, base,
-			       base + PAGE_SIZE);
+		fault_race_run(as_ptlock_modes[m], "fault.pte_table_install", base, 2 * HUGE_SIZE,
+			       VMA_NOHUGE, base + HUGE_SIZE, base, base + PAGE_SIZE);
 }
 
 /* A PTE in a PTE table that exists: both faults want the same 4 KiB page. */

@@ -8,12 +8,10 @@
  * shootdown; what they free goes through call_rcu.
  */
 #include <grace/page.h>
-#include <grace/rcupdate.h>
 #include "as_test.h"
 #include "race_test_util.h"
 
-/* Pages taken while the old table would be free: its block comes back first from this CPU's list.
- */
+/* Pages taken while the old table would be free; its block, freed, is this CPU's next. */
 #define TABLE_REUSE_PAGES 8
 
 struct lookup_race {
@@ -21,8 +19,9 @@ struct lookup_race {
 	uintptr_t addr; /* the racer looks this up */
 	uintptr_t vma_start, vma_len;
 	int change_err;
-	bool found; /* the racer's lookup returned a VMA ... */
-	uintptr_t found_start, found_end; /* ... with this range */
+	/* The racer's lookup returned a VMA, with this range. */
+	bool found;
+	uintptr_t found_start, found_end;
 };
 
 /* The racer: one lockless lookup, and what it returned (released at once). */
@@ -68,8 +67,8 @@ TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 	ASSERT_TRUE(r.mm != NULL);
 	ASSERT_EQ(vma_map(r.mm, r.vma_start, r.vma_len, PROT_READ | PROT_WRITE, VMA_NOHUGE), 0);
 
-	struct race race = {.point = "vma.lookup_try", .racer = lookup_racer,
-			    .change = trim_change, .arg = &r};
+	struct race race = {
+	    .point = "vma.lookup_try", .racer = lookup_racer, .change = trim_change, .arg = &r};
 	if (race_run(&race)) {
 		EXPECT_EQ(r.change_err, 0);
 		expect_lookup_sound(&r);
@@ -84,14 +83,14 @@ TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 
 struct table_race {
 	struct lookup_race l;
-	uintptr_t next;		/* where the change maps the VMA that grows the table */
-	struct vma_table *old;	/* the full table the racer read */
+	uintptr_t next;	       /* where the change maps the VMA that grows the table */
+	struct vma_table *old; /* the full table the racer read */
 	unsigned old_nr, old_order;
 	struct vma *old_first, *old_last;
-	bool replaced;		/* the map put a bigger table in old's place */
-	bool old_free;		/* the allocator held old's block after the map */
-	bool old_reused;	/* and handed it out again */
-	bool old_intact;	/* old read as before, after pages were taken */
+	bool replaced;	 /* the map put a bigger table in old's place */
+	bool old_free;	 /* the allocator held old's block after the map */
+	bool old_reused; /* and handed it out again */
+	bool old_intact; /* old read as before, after pages were taken */
 	void *pages[TABLE_REUSE_PAGES];
 };
 
@@ -146,8 +145,10 @@ TEST(vma_race, replaced_table_intact_until_lookup_leaves)
 	t.old_last = t.old->slot[cap - 1];
 	t.next = base + (uintptr_t)cap * 2 * PAGE_SIZE;
 
-	struct race race = {.point = "vma.lookup_table", .racer = lookup_racer,
-			    .change = table_grow_change, .arg = &t.l};
+	struct race race = {.point = "vma.lookup_table",
+			    .racer = lookup_racer,
+			    .change = table_grow_change,
+			    .arg = &t.l};
 	if (race_run(&race)) {
 		EXPECT_EQ(t.l.change_err, 0);
 		EXPECT_TRUE(t.replaced);
