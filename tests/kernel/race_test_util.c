@@ -41,15 +41,22 @@ static void race_side(void *arg)
 	race_point_release(run->arm);
 }
 
+bool race_cpus_available(void)
+{
+	struct cpumask pair;
+
+	if (smp_pick_cpus(2, &pair) >= 2)
+		return true;
+	test_skip("a race needs two CPUs");
+	return false;
+}
+
 bool race_run(struct race *r)
 {
 	struct race_run run = {.r = r, .sides = ATOMIC_INIT(0)};
-	struct cpumask pair;
 
-	if (smp_pick_cpus(2, &pair) < 2) {
-		test_skip("a race needs two CPUs");
+	if (!race_cpus_available())
 		return false;
-	}
 	smp_run_on(2, race_side, &run);
 	if (!run.arm)
 		return test_fail(__FILE__, __LINE__, "race point '%s' could not be armed", r->point);

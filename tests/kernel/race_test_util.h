@@ -33,5 +33,7 @@ struct race {
  * no race to judge. True once the racer parked, the change ran and the racer ended.
  */
 bool race_run(struct race *r);
+/* False, with the test marked skipped, on one CPU: for a test that sets up at length first. */
+bool race_cpus_available(void);
 
 #endif

@@ -127,6 +127,8 @@ TEST(vma_race, replaced_table_intact_until_lookup_leaves)
 	uintptr_t base = as_slot(0);
 	unsigned bad = 0;
 
+	if (!race_cpus_available())
+		return;
 	t = (struct table_race){.l = {.addr = base, .vma_start = base, .vma_len = PAGE_SIZE}};
 	t.l.mm = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU);
 	ASSERT_TRUE(t.l.mm != NULL);
