@@ -36,16 +36,23 @@ enum neigh_stat {
 	NEIGH_QUEUED,		/* packets that waited for a reply */
 	NEIGH_QUEUE_OVERFLOWS,	/* ... dropped because more came before it */
 	NEIGH_UNRESOLVED_DROPS, /* ... dropped with their entry: no reply in time */
+	NEIGH_PROBES,		/* ARP requests sent to resolve an entry, first and again */
+	NEIGH_RESOLVE_FAILED,	/* entries given up after mcast_solicit requests */
 	NR_NEIGH_STATS
 };
 u64 neigh_stat(enum neigh_stat s);
 
 /*
- * The gc's knobs: boot arguments neigh_gc_interval=<ms> neigh_gc_thresh=<n>, and
- * these (the stale time and the resolve timeout too). -EINVAL for a zero interval.
+ * The table's knobs: boot arguments neigh_gc_interval=<ms> neigh_gc_thresh=<n>
+ * neigh_retrans_time=<ms> neigh_mcast_solicit=<n>, and these (the stale time and
+ * the gc's resolve timeout too). An INCOMPLETE entry's ARP request is sent again
+ * every retrans_ns (Linux's retrans_time, 1 s) until mcast_solicit requests (3)
+ * went unanswered, and one retrans_ns after the last the entry fails. -EINVAL
+ * for a zero interval, a retrans time under 1 ms, mcast_solicit 0 or past 255.
  */
 struct neigh_gc_params {
 	u64 interval_ns, thresh, stale_ns, resolve_timeout_ns;
+	u64 retrans_ns, mcast_solicit;
 };
 void neigh_gc_get_params(struct neigh_gc_params *p);
 int neigh_gc_set_params(const struct neigh_gc_params *p);

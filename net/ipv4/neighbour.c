@@ -3,8 +3,17 @@
  * its MAC (the ARP cache). An entry is born INCOMPLETE when neigh_output() first
  * needs it: an ARP request goes out and up to NEIGH_QUEUE_MAX packets wait on the
  * entry; the reply (neigh_resolve, from arp_rcv) makes it REACHABLE and sends
- * them. An entry that stays INCOMPLETE past the resolve timeout is freed with its
- * packets, which are counted as dropped.
+ * them. As Linux's neigh_timer_handler(), the entry's own delayed work sends the
+ * request again every retrans time while no reply comes, and after mcast_solicit
+ * requests in all, one retrans time after the last, gives up: the entry is freed
+ * with its packets, which are counted as dropped.
+ *
+ * The probe work and the entry's lifetime: while n->armed (the work is pending or
+ * running and has not yet decided to stop), only the work frees n. Whoever
+ * unlinks an armed entry (the gc) marks it dead and takes its packets; the work
+ * finds it dead and frees it. Both decisions are made under the chain's lock, so
+ * no one frees an entry a pending work still points at, and no
+ * cancel_delayed_work_sync() is needed (the gc, in a worker, may not call it).
  *
  * A hash of NEIGH_HASH_SIZE chains, each under its own spinlock: the table is
  * consulted once per packet sent, by whatever CPU sends it, and small (a host's
@@ -15,7 +24,8 @@
  *
  * The gc (a delayed work item every neigh_gc_interval, in a worker: gc takes the
  * chain locks, which threads hold) frees REACHABLE entries unused for the stale
- * time and INCOMPLETE ones past the resolve timeout. An insert that finds
+ * time and INCOMPLETE ones past the resolve timeout (a backstop the probe work
+ * normally makes moot, and what the tests set to 0 to flush). An insert that finds
  * neigh_gc_thresh entries or more first runs a forced gc, which, as Linux's
  * neigh_forced_gc, frees every entry but the INCOMPLETE ones still resolving:
  * the cost the 2002 thread's "gc" runs (thresh and interval raised to 31048576
@@ -49,14 +59,18 @@
 /*
  * Linux's defaults (net/ipv4/arp.c arp_tbl, 2.4 to now): gc every 30 s, gc_thresh
  * 1024 (its gc_thresh3, past which an insert forces a gc), stale after 60 s,
- * unres_qlen 3 packets queued, a request re-sent after retrans_time 1 s and the
- * entry given up after mcast_probes 3 of them.
+ * unres_qlen 3 packets queued (2.4's; Linux now counts bytes), a request re-sent
+ * after retrans_time 1 s and the entry given up after mcast_solicit 3 of them.
+ * The resolve timeout is the gc's, not Linux's: an INCOMPLETE entry the probe
+ * work has not failed by then (it would have, at 3 s) is freed by the gc.
  */
 #define NEIGH_GC_INTERVAL_NS_DEFAULT (30 * NSEC_PER_SEC)
 #define NEIGH_GC_THRESH_DEFAULT 1024
 #define NEIGH_GC_STALE_NS_DEFAULT (60 * NSEC_PER_SEC)
-#define NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT (3 * NSEC_PER_SEC)
-#define NEIGH_RETRANS_NS NSEC_PER_SEC
+#define NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT (60 * NSEC_PER_SEC)
+#define NEIGH_RETRANS_NS_DEFAULT NSEC_PER_SEC
+#define NEIGH_MCAST_SOLICIT_DEFAULT 3
+#define NEIGH_MCAST_SOLICIT_MAX 255 /* n->probes is a u8 */
 #define NEIGH_QUEUE_MAX 3
 
 enum neigh_state { NEIGH_INCOMPLETE, NEIGH_REACHABLE };
@@ -69,8 +83,11 @@ struct neighbour {
 	u8 state;	       /* enum neigh_state */
 	u64 updated_ns;	       /* born, or confirmed by a reply */
 	u64 used_ns;	       /* the last packet sent through it */
-	u64 probe_ns;	       /* the last ARP request for it */
+	u8 probes;	       /* INCOMPLETE: ARP requests sent for it */
+	bool armed;	       /* probe_work pending or running: it alone frees the entry */
+	bool dead;	       /* unlinked while armed: probe_work frees it */
 	struct sk_buff_head q; /* INCOMPLETE: packets waiting, oldest first (__ ops only) */
+	struct delayed_work probe_work; /* re-sends the request, then gives up */
 };
 
 struct neigh_bucket {
@@ -85,6 +102,8 @@ static u64 neigh_gc_interval_ns = NEIGH_GC_INTERVAL_NS_DEFAULT;
 static u64 neigh_gc_thresh = NEIGH_GC_THRESH_DEFAULT;
 static u64 neigh_gc_stale_ns = NEIGH_GC_STALE_NS_DEFAULT;
 static u64 neigh_resolve_timeout_ns = NEIGH_RESOLVE_TIMEOUT_NS_DEFAULT;
+static u64 neigh_retrans_ns = NEIGH_RETRANS_NS_DEFAULT;
+static u64 neigh_mcast_solicit = NEIGH_MCAST_SOLICIT_DEFAULT;
 
 static struct delayed_work neigh_gc_work; /* queues itself again every neigh_gc_interval */
 static DEFINE_MUTEX(neigh_gc_mutex);	  /* orders interval changes */
@@ -163,6 +182,58 @@ static void neigh_drop_queue(struct sk_buff_head *q, enum neigh_stat why)
 	}
 }
 
+static u64 neigh_retrans_jiffies(void)
+{
+	return ns_to_jiffies(READ_ONCE(neigh_retrans_ns));
+}
+
+/*
+ * An INCOMPLETE entry's timer (Linux's neigh_timer_handler): one retrans time
+ * after each request, send another, or, mcast_solicit requests sent, give up:
+ * unlink the entry and drop its packets. An entry that was resolved meanwhile
+ * needs nothing more; one the gc unlinked (dead) is freed here, its packets gone.
+ */
+static void neigh_probe_work_fn(struct work *w)
+{
+	struct neighbour *n = container_of(to_delayed_work(w), struct neighbour, probe_work);
+	struct net_device *dev = n->dev;
+	u32 ip = n->ip;
+	struct neigh_bucket *b = neigh_bucket_of(dev, ip);
+	struct sk_buff_head q;
+	bool probe = false, failed = false, free = false;
+
+	skb_queue_init(&q);
+	spin_lock(&b->lock);
+	if (n->dead) {
+		free = true;
+	} else if (n->state != NEIGH_INCOMPLETE) {
+		n->armed = false; /* resolved: whoever unlinks it frees it */
+	} else if (n->probes >= READ_ONCE(neigh_mcast_solicit)) {
+		struct neighbour **pp = &b->first;
+		while (*pp != n)
+			pp = &(*pp)->next;
+		*pp = n->next;
+		atomic_dec(&neigh_entries);
+		__skb_queue_splice_tail_init(&n->q, &q);
+		failed = free = true;
+	} else {
+		n->probes++;
+		probe = true;
+		queue_delayed_work(&n->probe_work, neigh_retrans_jiffies());
+	}
+	spin_unlock(&b->lock);
+	if (free) {
+		neigh_drop_queue(&q, NEIGH_UNRESOLVED_DROPS);
+		kfree(n); /* the workqueue touches no work item after its function returned */
+	}
+	if (failed)
+		neigh_stat_add(NEIGH_RESOLVE_FAILED, 1);
+	if (probe) {
+		neigh_stat_add(NEIGH_PROBES, 1);
+		arp_send_request(dev, ip);
+	}
+}
+
 /* Is n to go? INCOMPLETE ones past the resolve timeout always; forced: all the others. */
 static bool neigh_expired(const struct neighbour *n, u64 now, bool forced)
 {
@@ -178,25 +249,33 @@ static void neigh_gc_pass(bool forced)
 	for (unsigned i = 0; i < NEIGH_HASH_SIZE; i++) {
 		struct neigh_bucket *b = &neigh_hash[i];
 		struct neighbour *dead = NULL;
+		struct sk_buff_head orphans; /* the packets of entries their probe work frees */
 		if (!READ_ONCE(b->first))
 			continue;
+		skb_queue_init(&orphans);
 		spin_lock(&b->lock);
 		for (struct neighbour **pp = &b->first, *n; (n = *pp);) {
-			if (neigh_expired(n, now, forced)) {
-				*pp = n->next;
+			if (!neigh_expired(n, now, forced)) {
+				pp = &n->next;
+				continue;
+			}
+			*pp = n->next;
+			atomic_dec(&neigh_entries);
+			freed++;
+			if (n->armed) {
+				n->dead = true;
+				__skb_queue_splice_tail_init(&n->q, &orphans);
+			} else {
 				n->next = dead;
 				dead = n;
-			} else {
-				pp = &n->next;
 			}
 		}
 		spin_unlock(&b->lock);
+		neigh_drop_queue(&orphans, NEIGH_UNRESOLVED_DROPS);
 		while (dead) {
 			struct neighbour *next = dead->next;
 			neigh_drop_queue(&dead->q, NEIGH_UNRESOLVED_DROPS);
 			kfree(dead);
-			atomic_dec(&neigh_entries);
-			freed++;
 			dead = next;
 		}
 	}
@@ -233,6 +312,7 @@ static struct neighbour *neigh_find_or_create(struct net_device *dev, u32 ip, bo
 	fresh->dev = dev;
 	fresh->ip = ip;
 	skb_queue_init(&fresh->q);
+	delayed_work_init(&fresh->probe_work, neigh_probe_work_fn);
 	fresh->updated_ns = fresh->used_ns = arch_clock_ns();
 	spin_lock(&b->lock);
 	n = neigh_find_locked(b, dev, ip); /* another CPU's insert of the same key won the race */
@@ -280,17 +360,23 @@ int neigh_output(struct sk_buff *skb, u32 ip)
 	if (skb_queue_len(&n->q) == NEIGH_QUEUE_MAX)
 		old = __skb_dequeue(&n->q);
 	__skb_queue_tail(&n->q, skb);
-	probe = created || now - n->probe_ns > NEIGH_RETRANS_NS;
-	if (probe)
-		n->probe_ns = now;
+	/* The first request now; the probe work sends the others (none for a packet). */
+	probe = created;
+	if (probe) {
+		n->probes = 1;
+		n->armed = true;
+		queue_delayed_work(&n->probe_work, neigh_retrans_jiffies());
+	}
 	spin_unlock(&b->lock);
 	neigh_stat_add(NEIGH_QUEUED, 1);
 	if (old) {
 		kfree_skb(old);
 		neigh_stat_add(NEIGH_QUEUE_OVERFLOWS, 1);
 	}
-	if (probe)
+	if (probe) {
+		neigh_stat_add(NEIGH_PROBES, 1);
 		arp_send_request(dev, ip);
+	}
 	return 0;
 }
 
@@ -382,15 +468,20 @@ void neigh_gc_get_params(struct neigh_gc_params *p)
 	p->thresh = READ_ONCE(neigh_gc_thresh);
 	p->stale_ns = READ_ONCE(neigh_gc_stale_ns);
 	p->resolve_timeout_ns = READ_ONCE(neigh_resolve_timeout_ns);
+	p->retrans_ns = READ_ONCE(neigh_retrans_ns);
+	p->mcast_solicit = READ_ONCE(neigh_mcast_solicit);
 }
 
 int neigh_gc_set_params(const struct neigh_gc_params *p)
 {
-	if (!p->interval_ns)
+	if (!p->interval_ns || p->retrans_ns < NSEC_PER_MSEC || !p->mcast_solicit ||
+	    p->mcast_solicit > NEIGH_MCAST_SOLICIT_MAX)
 		return -EINVAL;
 	WRITE_ONCE(neigh_gc_thresh, p->thresh);
 	WRITE_ONCE(neigh_gc_stale_ns, p->stale_ns);
 	WRITE_ONCE(neigh_resolve_timeout_ns, p->resolve_timeout_ns);
+	WRITE_ONCE(neigh_retrans_ns, p->retrans_ns);
+	WRITE_ONCE(neigh_mcast_solicit, p->mcast_solicit);
 	mutex_lock(&neigh_gc_mutex);
 	if (p->interval_ns != READ_ONCE(neigh_gc_interval_ns)) {
 		WRITE_ONCE(neigh_gc_interval_ns, p->interval_ns);
@@ -414,7 +505,10 @@ void neigh_init(void)
 	neigh_gc_get_params(&p);
 	p.interval_ns = net_cmdline_ms("neigh_gc_interval", p.interval_ns, 1);
 	p.thresh = cmdline_get_uint("neigh_gc_thresh", p.thresh, 0, ~0ull);
-	neigh_gc_set_params(&p); /* cannot fail: the interval is at least 1 ms */
+	p.retrans_ns = net_cmdline_ms("neigh_retrans_time", p.retrans_ns, 1);
+	p.mcast_solicit =
+	    cmdline_get_uint("neigh_mcast_solicit", p.mcast_solicit, 1, NEIGH_MCAST_SOLICIT_MAX);
+	neigh_gc_set_params(&p); /* cannot fail: each value was held to its range */
 	delayed_work_init(&neigh_gc_work, neigh_gc_work_fn);
 	queue_delayed_work(&neigh_gc_work, ns_to_jiffies(READ_ONCE(neigh_gc_interval_ns)));
 	neigh_ready = true;

@@ -193,3 +193,7 @@ NET_KNOB_CMD(neigh_gc_interval, KNOB_NEIGH, struct neigh_gc_params, interval_ns,
 	     "show or set how often the neighbour table's gc runs")
 NET_KNOB_CMD(neigh_gc_thresh, KNOB_NEIGH, struct neigh_gc_params, thresh, false,
 	     "show or set the entries at which an insert forces a neighbour gc")
+NET_KNOB_CMD(neigh_retrans_time, KNOB_NEIGH, struct neigh_gc_params, retrans_ns, true,
+	     "show or set how long an unanswered ARP request waits before the next")
+NET_KNOB_CMD(neigh_mcast_solicit, KNOB_NEIGH, struct neigh_gc_params, mcast_solicit, false,
+	     "show or set the unanswered ARP requests after which resolving gives up")

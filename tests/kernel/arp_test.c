@@ -3,13 +3,16 @@
  * a reply nobody asked for), the answer to a request for our address and what it
  * teaches the neighbour table, and the resolution path end to end: a packet for
  * an unknown next hop waits on an INCOMPLETE entry while the request goes out,
- * and leaves with the right MAC once the reply comes. The device is the test's
+ * and leaves with the right MAC once the reply comes; a request nobody answers
+ * is sent again every retrans time, and after mcast_solicit of them the entry
+ * gives up and its packets are dropped and counted. The device is the test's
  * own, registered once, whose driver keeps every frame for the test to read.
  */
 #include <grace/errno.h>
 #include <grace/inet.h>
 #include <grace/neighbour.h>
 #include <grace/netdevice.h>
+#include <grace/sched.h>
 #include <grace/skbuff.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
@@ -273,7 +276,7 @@ TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
 	}
 	EXPECT_EQ(neigh_stat(NEIGH_QUEUED) - queued, 5);
 	EXPECT_EQ(neigh_stat(NEIGH_QUEUE_OVERFLOWS) - over, 2); /* 3 wait, the 2 oldest went */
-	EXPECT_EQ(arp_test_frames(), 1); /* one request: the others came within a second */
+	EXPECT_EQ(arp_test_frames(), 1); /* one request: a packet sends none, the timer the next */
 	arp_test_forget_frames();
 	EXPECT_EQ(skb_outstanding(), outstanding + 3);
 	arp_test_clear_neigh(); /* a resolve timeout of 0: the entry has waited too long */
@@ -281,4 +284,174 @@ TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
 	EXPECT_EQ(skb_outstanding(), outstanding);
 	u8 mac[ETH_ALEN];
 	EXPECT_FALSE(neigh_lookup(dev, peer, mac));
+}
+
+/* A bare IPv4 header for peer, as ip_output() hands neigh_output() a packet. */
+static int arp_test_send_ip(struct net_device *dev, u32 peer)
+{
+	struct sk_buff *skb = skb_alloc();
+	if (!skb)
+		return -ENOMEM;
+	struct iphdr *ip = skb_put(skb, sizeof(*ip));
+	if (!ip) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	memset(ip, 0, sizeof(*ip));
+	ip->ihl_version = 0x45;
+	ip->daddr = peer;
+	skb->dev = dev;
+	return neigh_output(skb, peer);
+}
+
+/* Of the frames the device kept: broadcast ARP requests for peer, and IPv4 packets to mac. */
+static void arp_test_count_sent(u32 peer, const u8 *mac, unsigned *requests, unsigned *ip)
+{
+	*requests = *ip = 0;
+	spin_lock(&arp_test_lock);
+	for (unsigned i = 0; i < arp_test_nsent; i++) {
+		const struct sk_buff *skb = arp_test_sent[i];
+		const struct ethhdr *eth = (const struct ethhdr *)skb->data;
+		if (skb_len(skb) < ETH_HLEN + sizeof(struct iphdr))
+			continue;
+		if (ntohs(eth->h_proto) == ETH_P_ARP && skb_len(skb) >= ETH_HLEN + sizeof(struct arphdr)) {
+			const struct arphdr *arp = (const struct arphdr *)(skb->data + ETH_HLEN);
+			if (ntohs(arp->ar_op) == 1 && arp->ar_tip == peer && (eth->h_dest[0] & 1))
+				++*requests;
+		} else if (ntohs(eth->h_proto) == ETH_P_IP && mac &&
+			   !memcmp(eth->h_dest, mac, ETH_ALEN) &&
+			   ((const struct iphdr *)(skb->data + ETH_HLEN))->daddr == peer) {
+			++*ip;
+		}
+	}
+	spin_unlock(&arp_test_lock);
+}
+
+static bool arp_test_has_entry_found;
+static u32 arp_test_has_entry_ip;
+static void arp_test_has_entry_fn(struct net_device *dev, u32 ip, const u8 *mac, bool complete,
+				  void *arg)
+{
+	(void)mac;
+	(void)complete;
+	if (dev == arg && ip == arp_test_has_entry_ip)
+		arp_test_has_entry_found = true;
+}
+
+/* Is there an entry, complete or not, for ip on dev? */
+static bool arp_test_has_entry(struct net_device *dev, u32 ip)
+{
+	arp_test_has_entry_found = false;
+	arp_test_has_entry_ip = ip;
+	neigh_for_each(arp_test_has_entry_fn, dev);
+	return arp_test_has_entry_found;
+}
+
+/*
+ * The bound on every wait below: how long a loaded host may hold off the worker, not
+ * a time anything is expected to take; each wait ends at its event.
+ */
+#define ARP_TEST_WAIT_MS 10000
+
+/* Retransmit every 20 ms, give up after solicit requests, and let no gc interfere. */
+static void arp_test_fast_probes(struct neigh_gc_params *saved, u64 solicit)
+{
+	struct neigh_gc_params p;
+	neigh_gc_get_params(saved);
+	p = *saved;
+	p.retrans_ns = 20 * NSEC_PER_MSEC;
+	p.mcast_solicit = solicit;
+	p.resolve_timeout_ns = p.stale_ns = 3600 * NSEC_PER_SEC;
+	EXPECT_EQ(neigh_gc_set_params(&p), 0);
+}
+
+static void arp_test_restore_probes(const struct neigh_gc_params *saved)
+{
+	EXPECT_EQ(neigh_gc_set_params(saved), 0);
+	arp_test_clear_neigh();
+	arp_test_forget_frames();
+}
+
+/*
+ * The peer ignores the first request: the entry's timer sends it again after the
+ * retrans time, and when that one is answered the waiting packet leaves with the
+ * peer's MAC. mcast_solicit is the most there is, so however late the test thread
+ * runs, the entry is still waiting when the reply comes.
+ */
+TEST(arp, an_unanswered_request_is_sent_again_and_the_reply_sends_the_packet)
+{
+	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 11};
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 11);
+	unsigned requests, ip;
+	struct neigh_gc_params saved;
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+	arp_test_fast_probes(&saved, 255);
+	u64 probes = neigh_stat(NEIGH_PROBES);
+
+	EXPECT_EQ(arp_test_send_ip(dev, peer), 0);
+	arp_test_count_sent(peer, them, &requests, &ip);
+	EXPECT_EQ(requests, 1);
+	EXPECT_EQ(ip, 0);
+	arp_test_forget_frames(); /* lost on the way: nobody answers it */
+
+	for (unsigned ms = 0; ms < ARP_TEST_WAIT_MS && !arp_test_frames(); ms++)
+		msleep(1);
+	arp_test_count_sent(peer, them, &requests, &ip);
+	EXPECT_GE(requests, 1); /* the retransmission */
+	EXPECT_EQ(ip, 0);
+	EXPECT_GE(neigh_stat(NEIGH_PROBES) - probes, 2);
+	arp_test_forget_frames();
+
+	arp_rcv(arp_test_packet(dev, 2, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
+	arp_test_count_sent(peer, them, &requests, &ip);
+	EXPECT_EQ(ip, 1);
+	u8 mac[ETH_ALEN];
+	EXPECT_TRUE(neigh_lookup(dev, peer, mac) && !memcmp(mac, them, ETH_ALEN));
+	arp_test_restore_probes(&saved);
+}
+
+/*
+ * Nobody answers: mcast_solicit (3) requests go out, each a retrans time after the
+ * one before, and one retrans time after the last the entry gives up; the packets
+ * that waited are dropped and counted, no buffer is left, and the entry is gone.
+ */
+TEST(arp, after_mcast_solicit_unanswered_requests_the_waiting_packets_are_dropped)
+{
+	struct net_device *dev = arp_test_device();
+	ASSERT_TRUE(dev != NULL);
+	u32 peer = IPV4(198, 18, 9, 12);
+	unsigned requests, ip;
+	struct neigh_gc_params saved;
+	arp_test_forget_frames();
+	arp_test_clear_neigh();
+	long outstanding = skb_outstanding();
+	arp_test_fast_probes(&saved, 3);
+	u64 probes = neigh_stat(NEIGH_PROBES), failed = neigh_stat(NEIGH_RESOLVE_FAILED),
+	    unres = neigh_stat(NEIGH_UNRESOLVED_DROPS);
+
+	EXPECT_EQ(arp_test_send_ip(dev, peer), 0);
+	EXPECT_EQ(arp_test_send_ip(dev, peer), 0);
+	EXPECT_TRUE(arp_test_has_entry(dev, peer));
+	/* The failure is counted last, after the entry is gone and its packets dropped. */
+	for (unsigned ms = 0; ms < ARP_TEST_WAIT_MS && neigh_stat(NEIGH_RESOLVE_FAILED) == failed;
+	     ms++)
+		msleep(1);
+	EXPECT_GE(neigh_stat(NEIGH_RESOLVE_FAILED) - failed, 1);
+	EXPECT_FALSE(arp_test_has_entry(dev, peer));
+	arp_test_count_sent(peer, NULL, &requests, &ip);
+	EXPECT_EQ(requests, 3);
+	EXPECT_EQ(arp_test_frames(), 3);
+	EXPECT_GE(neigh_stat(NEIGH_PROBES) - probes, 3);
+	EXPECT_GE(neigh_stat(NEIGH_UNRESOLVED_DROPS) - unres, 2);
+	arp_test_forget_frames();
+	EXPECT_TRUE(net_wait_skbs(outstanding, ARP_TEST_WAIT_MS));
+
+	/* A packet after the failure starts over: a new entry, a first request. */
+	EXPECT_EQ(arp_test_send_ip(dev, peer), 0);
+	arp_test_count_sent(peer, NULL, &requests, &ip);
+	EXPECT_EQ(requests, 1);
+	arp_test_restore_probes(&saved);
 }
