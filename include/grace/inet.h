@@ -111,6 +111,7 @@ char *inet_format_addr(u32 addr, char *buf);
 enum inet_drop {
 	DROP_ETH_SHORT,	      /* shorter than an Ethernet header */
 	DROP_ETH_PROTO,	      /* neither IPv4 nor ARP */
+	DROP_ETH_OTHERHOST,   /* unicast to another station's MAC (a promiscuous device) */
 	DROP_IP_SHORT,	      /* truncated IPv4 header */
 	DROP_IP_VERSION,      /* not version 4 */
 	DROP_IP_HDR_LEN,      /* header length below 20 or past the packet */
@@ -119,6 +120,8 @@ enum inet_drop {
 	DROP_IP_FRAGMENT,     /* fragments are not reassembled */
 	DROP_IP_NOT_OURS,     /* for another address */
 	DROP_IP_MARTIAN_SRC,  /* from a broadcast, multicast, 0/8 or (off lo) 127/8 address */
+	DROP_IP_OPTIONS,      /* a malformed option (a length past the header, a bad pointer) */
+	DROP_IP_SOURCE_ROUTE, /* a source route option: not accepted (Linux's default) */
 	DROP_IP_PROTO,	      /* no handler for the protocol */
 	DROP_UDP_SHORT,	      /* truncated UDP header */
 	DROP_UDP_LEN,	      /* UDP length disagrees with the IP payload */
@@ -127,6 +130,7 @@ enum inet_drop {
 	DROP_UDP_QUEUE_FULL,  /* the socket's receive queue is full */
 	DROP_ICMP_SHORT,      /* truncated ICMP */
 	DROP_ICMP_CSUM,	      /* bad ICMP checksum */
+	DROP_ICMP_BROADCAST,  /* to a broadcast address (echo included: no smurf replies) */
 	DROP_ARP_SHORT,	      /* truncated ARP */
 	DROP_ARP_BAD,	      /* not Ethernet/IPv4, or a bad opcode */
 	DROP_ARP_UNSOLICITED, /* a reply nobody asked for */

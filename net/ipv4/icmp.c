@@ -96,13 +96,18 @@ void icmp_rcv(struct sk_buff *skb)
 		return inet_drop(skb, DROP_ICMP_SHORT);
 	if (csum_fold(csum_partial(ich, skb_len(skb), 0)))
 		return inet_drop(skb, DROP_ICMP_CSUM);
-	inet_stat_inc(INET_RX_ICMP);
 	/*
-	 * Not to a broadcast: one request would draw an answer from every host of a
-	 * subnet (the smurf attack; Linux's icmp_echo_ignore_broadcasts, RFC 1122 3.2.2.6).
+	 * To a broadcast (the limited one or a subnet's: what the receive path let in
+	 * that is neither an address of ours nor 127/8): an echo request would draw an
+	 * answer from every host of the subnet (the smurf attack; RFC 1122 3.2.2.6 lets
+	 * it be ignored, Linux's icmp_echo_ignore_broadcasts is 1 by default), and of
+	 * the rest Linux takes only address mask requests and replies.
 	 */
-	if (ich->type == ICMP_ECHO && ich->code == 0 &&
-	    (inet_addr_is_local(iph->daddr) || ((const u8 *)&iph->daddr)[0] == 127))
+	if (!inet_addr_is_local(iph->daddr) && ((const u8 *)&iph->daddr)[0] != 127 &&
+	    ich->type != ICMP_ADDRESS && ich->type != ICMP_ADDRESSREPLY)
+		return inet_drop(skb, DROP_ICMP_BROADCAST);
+	inet_stat_inc(INET_RX_ICMP);
+	if (ich->type == ICMP_ECHO && ich->code == 0)
 		icmp_echo(skb, iph);
 	else if (ich->type == ICMP_ECHOREPLY)
 		icmp_echo_reply(ich);

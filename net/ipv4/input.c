@@ -10,7 +10,9 @@
  * the order of Linux's ip_rcv_core(): version and header length, total length
  * against the frame, header checksum; then the frame is cut to the total
  * length, dropping the padding a short Ethernet frame carries (60 bytes at
- * least on the wire).
+ * least on the wire). The checksum covers the whole header, options included
+ * (ihl * 4 bytes, RFC 791); the options themselves are checked once the
+ * destination and source are known good (ip_options.c).
  */
 #include <grace/boot_info.h>
 #include <grace/inet.h>
@@ -112,6 +114,12 @@ static void ip_rcv(struct sk_buff *skb)
 		return inet_drop(skb, DROP_IP_NOT_OURS);
 	if (ip_src_is_martian(skb->dev, iph->saddr, iph->daddr))
 		return inet_drop(skb, DROP_IP_MARTIAN_SRC);
+	/* After the route's checks, as Linux's ip_rcv_finish_core() runs ip_rcv_options(). */
+	if (ihl > sizeof(*iph)) {
+		enum inet_drop why = ip_options_check((const u8 *)(iph + 1), ihl - sizeof(*iph));
+		if (why != NR_INET_DROPS)
+			return inet_drop(skb, why);
+	}
 
 	skb_set_network_header(skb);
 	skb_pull(skb, ihl); /* cannot fail: ihl <= tot_len */
@@ -133,6 +141,14 @@ void inet_rcv(struct sk_buff *skb)
 	inet_stat_inc(INET_RX_FRAMES);
 	if (skb_len(skb) < ETH_HLEN)
 		return inet_drop(skb, DROP_ETH_SHORT);
+	/*
+	 * Unicast to another station: a device that hands up every frame on the wire
+	 * (virtio-net under QEMU starts promiscuous) passes other hosts' traffic, which is
+	 * not ours whatever its IP destination says. Linux's eth_type_trans() marks it
+	 * PACKET_OTHERHOST, and ip_rcv_core() and arp_rcv() drop it.
+	 */
+	if (!(eth->h_dest[0] & 1) && memcmp(eth->h_dest, skb->dev->mac, ETH_ALEN))
+		return inet_drop(skb, DROP_ETH_OTHERHOST);
 	skb->protocol = ntohs(eth->h_proto);
 	skb_pull(skb, ETH_HLEN);
 	switch (skb->protocol) {

@@ -17,6 +17,8 @@
 #define IP_OFFSET 0x1fff  /* the fragment's offset, in 8-byte units */
 #define ICMP_ECHOREPLY 0
 #define ICMP_ECHO 8
+#define ICMP_ADDRESS 17 /* address mask request (RFC 950) */
+#define ICMP_ADDRESSREPLY 18
 
 DECLARE_PER_CPU(u64[NR_INET_STATS], inet_stats);
 
@@ -46,6 +48,12 @@ int ip_route_dev(u32 daddr, u8 tos, struct net_device **dev, u32 *gateway, u32 *
 /* ip_output() once the route is known; consumes skb. */
 int ip_output_dev(struct sk_buff *skb, struct net_device *dev, u32 gateway, u32 saddr, u32 daddr,
 		  u8 protocol, u8 tos);
+
+/*
+ * A received header's options, len bytes (the header past its first 20): the drop
+ * reason (DROP_IP_OPTIONS, DROP_IP_SOURCE_ROUTE) or NR_INET_DROPS when they pass.
+ */
+enum inet_drop ip_options_check(const u8 *opt, u32 len);
 
 /* The protocols' receive entries: data at their header, network_header set; they own skb. */
 void icmp_rcv(struct sk_buff *skb);

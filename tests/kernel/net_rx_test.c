@@ -269,3 +269,203 @@ TEST(inet_rx, an_echo_reply_comes_from_the_address_the_request_was_sent_to)
 			  inet_format_addr(eth->ipv4_addr, want));
 	EXPECT_EQ(READ_ONCE(rx_reply_daddr), peer);
 }
+
+/* The good frame with len bytes of options after its 20-byte header. */
+static void rx_options_frame(struct net_frame *f, u16 port, const u8 *opt, u32 len)
+{
+	rx_good_frame(f, port);
+	net_frame_ip_options(f, opt, len);
+}
+
+/*
+ * The header checksum covers the whole header, ihl * 4 bytes, options included
+ * (RFC 791): headers with options that parse, checksummed over all of it, are
+ * delivered (an option a host does not act on is ignored, RFC 1122 3.2.1.8), and
+ * the same header with one option byte changed afterwards is a bad checksum, even
+ * where the changed byte still makes options that parse.
+ */
+TEST(inet_rx, the_header_checksum_covers_the_options)
+{
+	/* Record Route with room for one address, then End of Option List. */
+	static const u8 rr[] = {7, 7, 4, 0, 0, 0, 0, 0};
+	static const u8 nop_eol[] = {1, 1, 1, 0};
+	/* Timestamp, timestamps only, room for two; an unknown option (type 0x9e, 4 bytes). */
+	static const u8 ts[] = {68, 12, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	static const u8 unknown[] = {0x9e, 4, 0xab, 0xcd};
+	struct net_device *lo, *sink;
+	struct udp_sock *rx = udp_socket();
+	struct net_frame f;
+	const u32 opt_at = ETH_HLEN + sizeof(struct iphdr);
+
+	ASSERT_TRUE(rx);
+	if (!net_test_devices(&lo, &sink)) {
+		udp_close(rx);
+		return;
+	}
+	ASSERT_EQ(udp_bind(rx, 0), 0);
+	u16 port = udp_port(rx);
+
+	rx_options_frame(&f, port, rr, sizeof(rr));
+	EXPECT_EQ(NET_FRAME_IP(&f)->ihl_version, 0x47);
+	rx_expect("record route", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	f.b[opt_at + 4] ^= 0x5a; /* the address slot: still a Record Route that parses */
+	rx_expect("record route, a slot byte changed", &f, f.len, lo, rx, DROP_IP_CSUM,
+		  NR_INET_STATS);
+
+	rx_options_frame(&f, port, nop_eol, sizeof(nop_eol));
+	rx_expect("nop, nop, nop, eol", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	f.b[opt_at + 3] = 1; /* the End of Option List made a fourth No Operation */
+	rx_expect("nop, nop, nop, eol made nop", &f, f.len, lo, rx, DROP_IP_CSUM, NR_INET_STATS);
+
+	rx_options_frame(&f, port, ts, sizeof(ts));
+	rx_expect("timestamp", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	f.b[opt_at + sizeof(ts) - 1] ^= 0x80; /* the last byte of a 32-byte header */
+	rx_expect("timestamp, its last byte changed", &f, f.len, lo, rx, DROP_IP_CSUM,
+		  NR_INET_STATS);
+
+	rx_options_frame(&f, port, unknown, sizeof(unknown));
+	rx_expect("an unknown option", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+
+	EXPECT_EQ(udp_rcvq_len(rx), 4);
+	udp_close(rx);
+}
+
+/*
+ * Options that do not parse, checksummed right, are dropped as Linux's
+ * ip_options_compile() drops them (an option running past the header, a length
+ * below 2, a pointer out of its option, a second Record Route or Timestamp, a short
+ * Router Alert); a source route is refused as Linux's accept_source_route=0 does;
+ * a full Record Route (its pointer past its end) is no error.
+ */
+TEST(inet_rx, malformed_ip_options_are_dropped_and_a_source_route_refused)
+{
+	static const struct {
+		const char *what;
+		u8 opt[12];
+		u8 len;
+		enum inet_drop reason; /* NR_INET_DROPS: delivered */
+	} cases[] = {
+	    {"length past the header", {7, 12, 4, 0}, 4, DROP_IP_OPTIONS},
+	    {"length past the header after a nop", {1, 0x9e, 4, 0}, 4, DROP_IP_OPTIONS},
+	    {"length 1", {0x9e, 1, 0, 0}, 4, DROP_IP_OPTIONS},
+	    {"length 0", {0x9e, 0, 0, 0}, 4, DROP_IP_OPTIONS},
+	    {"a type with no length byte", {1, 1, 1, 7}, 4, DROP_IP_OPTIONS},
+	    {"record route, pointer 3", {7, 7, 3, 0, 0, 0, 0, 0}, 8, DROP_IP_OPTIONS},
+	    {"record route, a slot that does not fit", {7, 7, 5, 0, 0, 0, 0, 0}, 8,
+	     DROP_IP_OPTIONS},
+	    {"record route, length 2", {7, 2, 1, 0}, 4, DROP_IP_OPTIONS},
+	    {"two record routes", {7, 3, 4, 7, 3, 4, 0, 0}, 8, DROP_IP_OPTIONS},
+	    {"timestamp, length 3", {68, 3, 5, 0}, 4, DROP_IP_OPTIONS},
+	    {"timestamp, pointer 4", {68, 8, 4, 0, 0, 0, 0, 0}, 8, DROP_IP_OPTIONS},
+	    {"timestamp full, overflow 15", {68, 8, 9, 0xf0, 0, 0, 0, 0}, 8, DROP_IP_OPTIONS},
+	    {"router alert, length 2", {148, 2, 1, 0}, 4, DROP_IP_OPTIONS},
+	    {"loose source route", {131, 7, 4, 10, 0, 0, 1, 0}, 8, DROP_IP_SOURCE_ROUTE},
+	    {"strict source route", {137, 7, 8, 10, 0, 0, 1, 0}, 8, DROP_IP_SOURCE_ROUTE},
+	    {"record route, full", {7, 7, 8, 10, 0, 0, 1, 0}, 8, NR_INET_DROPS},
+	    {"router alert", {148, 4, 0, 0}, 4, NR_INET_DROPS},
+	    {"bytes after the end of the list", {0, 7, 99, 1}, 4, NR_INET_DROPS},
+	};
+	struct net_device *lo, *sink;
+	struct udp_sock *rx = udp_socket();
+	struct net_frame f;
+	unsigned delivered = 0;
+
+	ASSERT_TRUE(rx);
+	if (!net_test_devices(&lo, &sink)) {
+		udp_close(rx);
+		return;
+	}
+	ASSERT_EQ(udp_bind(rx, 0), 0);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rx_options_frame(&f, udp_port(rx), cases[i].opt, cases[i].len);
+		bool ok = cases[i].reason == NR_INET_DROPS;
+		rx_expect(cases[i].what, &f, f.len, lo, rx, cases[i].reason,
+			  ok ? INET_RX_UDP : NR_INET_STATS);
+		delivered += ok;
+	}
+	EXPECT_EQ(udp_rcvq_len(rx), delivered);
+	udp_close(rx);
+}
+
+/*
+ * An echo request to the limited broadcast or to sink0's subnet broadcast, from a
+ * unicast peer, is dropped under its reason and draws no reply (Linux's
+ * icmp_echo_ignore_broadcasts=1: no host of the subnet answers, so one request
+ * cannot draw a flood); the same request to sink0's own address is answered, and
+ * its reply, sent after anything the others could have drawn, is the only one.
+ */
+TEST(inet_rx, echo_requests_to_a_broadcast_address_draw_no_reply)
+{
+	struct net_device *lo, *sink;
+	struct udp_sock *rx = udp_socket();
+	struct net_frame f;
+	u32 peer = IPV4(10, 99, 0, 79);
+
+	ASSERT_TRUE(rx);
+	if (!net_test_devices(&lo, &sink)) {
+		udp_close(rx);
+		return;
+	}
+	u32 subnet_bcast = sink->ipv4_addr | ~sink->ipv4_mask;
+	WRITE_ONCE(rx_replies, 0);
+	sink_set_rx_hook(rx_reply_hook);
+	net_frame_icmp_echo(&f, peer, IPV4(255, 255, 255, 255), 80, 1, 16);
+	rx_expect("to 255.255.255.255", &f, f.len, sink, rx, DROP_ICMP_BROADCAST, NR_INET_STATS);
+	net_frame_icmp_echo(&f, peer, subnet_bcast, 80, 2, 16);
+	rx_expect("to the subnet broadcast", &f, f.len, sink, rx, DROP_ICMP_BROADCAST,
+		  NR_INET_STATS);
+
+	u64 replies = inet_stat(INET_TX_ICMP_REPLIES);
+	net_frame_icmp_echo(&f, peer, sink->ipv4_addr, 80, 3, 16);
+	EXPECT_TRUE(net_frame_feed(&f, sink));
+	for (unsigned ms = 0; ms < 1000 && !READ_ONCE(rx_replies); ms++)
+		msleep(1);
+	sink_set_rx_hook(NULL);
+	EXPECT_EQ(inet_stat(INET_TX_ICMP_REPLIES) - replies, 1);
+	EXPECT_EQ(READ_ONCE(rx_replies), 1);
+	EXPECT_EQ(READ_ONCE(rx_reply_daddr), peer);
+	udp_close(rx);
+}
+
+/*
+ * A frame unicast to another station's MAC, though its IP destination is ours,
+ * is not for this host (a promiscuous device hands up everything on the wire):
+ * dropped before IP or ARP sees it, as Linux drops PACKET_OTHERHOST; the same
+ * frames to our MAC, to the broadcast MAC and to a multicast MAC are taken.
+ */
+TEST(inet_rx, a_frame_for_another_hosts_mac_is_dropped_whatever_its_ip_says)
+{
+	static const u8 other[ETH_ALEN] = {0x02, 0x00, 0x5e, 0x10, 0x20, 0x31};
+	static const u8 bcast[ETH_ALEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const u8 mcast[ETH_ALEN] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01};
+	struct net_device *lo, *sink;
+	struct udp_sock *rx = udp_socket();
+	struct net_frame f;
+	struct ethhdr *eth = (struct ethhdr *)f.b;
+
+	ASSERT_TRUE(rx);
+	if (!net_test_devices(&lo, &sink)) {
+		udp_close(rx);
+		return;
+	}
+	ASSERT_EQ(udp_bind(rx, 0), 0);
+	u16 port = udp_port(rx);
+
+	rx_good_frame(&f, port);
+	memcpy(eth->h_dest, other, ETH_ALEN);
+	rx_expect("udp to another mac", &f, f.len, lo, rx, DROP_ETH_OTHERHOST, NR_INET_STATS);
+	net_frame_arp(&f, 1, peer_mac, IPV4(10, 99, 0, 77), sink->ipv4_addr);
+	memcpy(eth->h_dest, other, ETH_ALEN);
+	rx_expect("arp request to another mac", &f, f.len, sink, rx, DROP_ETH_OTHERHOST,
+		  NR_INET_STATS);
+
+	rx_good_frame(&f, port);
+	memcpy(eth->h_dest, lo->mac, ETH_ALEN);
+	rx_expect("udp to our mac", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	memcpy(eth->h_dest, bcast, ETH_ALEN);
+	rx_expect("udp to the broadcast mac", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	memcpy(eth->h_dest, mcast, ETH_ALEN);
+	rx_expect("udp to a multicast mac", &f, f.len, lo, rx, NR_INET_DROPS, INET_RX_UDP);
+	EXPECT_EQ(udp_rcvq_len(rx), 3);
+	udp_close(rx);
+}

@@ -15,7 +15,8 @@ static void net_frame_eth_ip(struct net_frame *f, u32 saddr, u32 daddr, u8 proto
 	struct iphdr *iph = NET_FRAME_IP(f);
 
 	memset(f, 0, sizeof(*f));
-	memset(eth->h_dest, 0x02, ETH_ALEN);
+	/* To the zero MAC, lo's and the sink's own (the devices the tests feed): not another host's. */
+	memset(eth->h_dest, 0, ETH_ALEN);
 	memset(eth->h_source, 0x04, ETH_ALEN);
 	eth->h_proto = htons(ETH_P_IP);
 	iph->ihl_version = 0x45;
@@ -32,8 +33,22 @@ static void net_frame_eth_ip(struct net_frame *f, u32 saddr, u32 daddr, u8 proto
 void net_frame_fix_ip_csum(struct net_frame *f)
 {
 	struct iphdr *iph = NET_FRAME_IP(f);
+	u32 ihl = (iph->ihl_version & 0xf) * 4u;
 	iph->check = 0;
-	iph->check = csum_fold(csum_partial(iph, sizeof(*iph), 0));
+	iph->check = csum_fold(csum_partial(iph, ihl < sizeof(*iph) ? sizeof(*iph) : ihl, 0));
+}
+
+void net_frame_ip_options(struct net_frame *f, const void *opt, u32 len)
+{
+	struct iphdr *iph = NET_FRAME_IP(f);
+	u8 *l4 = NET_FRAME_L4(f);
+
+	memmove(l4 + len, l4, f->len - ETH_HLEN - sizeof(*iph));
+	memcpy(l4, opt, len);
+	iph->ihl_version = (u8)(0x40 | (sizeof(*iph) + len) / 4);
+	iph->tot_len = htons((u16)(ntohs(iph->tot_len) + len));
+	f->len += len;
+	net_frame_fix_ip_csum(f);
 }
 
 void net_frame_fix_udp_csum(struct net_frame *f)

@@ -11,14 +11,17 @@
 #include <grace/inet.h>
 #include <grace/types.h>
 
-/* A frame under construction: Ethernet, IPv4 (no options), then UDP or ICMP. */
+/*
+ * A frame under construction: Ethernet (to the zero MAC, lo's and the sink's),
+ * IPv4 (no options unless net_frame_ip_options() put some in), then UDP or ICMP.
+ */
 #define NET_FRAME_MAX 1514
 struct net_frame {
 	u8 b[NET_FRAME_MAX];
 	u32 len;
 };
 #define NET_FRAME_IP(f) ((struct iphdr *)((f)->b + ETH_HLEN))
-#define NET_FRAME_L4(f) ((f)->b + ETH_HLEN + sizeof(struct iphdr))
+#define NET_FRAME_L4(f) ((f)->b + ETH_HLEN + sizeof(struct iphdr)) /* without options */
 
 /* A UDP datagram from saddr:sport to daddr:dport carrying len bytes of data, checksums right. */
 void net_frame_udp(struct net_frame *f, u32 saddr, u16 sport, u32 daddr, u16 dport,
@@ -27,8 +30,13 @@ void net_frame_udp(struct net_frame *f, u32 saddr, u16 sport, u32 daddr, u16 dpo
 void net_frame_icmp_echo(struct net_frame *f, u32 saddr, u32 daddr, u16 id, u16 seq, u32 len);
 /* An Ethernet/IPv4 ARP packet of opcode op (1 request, 2 reply). */
 void net_frame_arp(struct net_frame *f, u16 op, const u8 *sha, u32 sip, u32 tip);
-/* Recompute the IPv4 header checksum (after a test changed a field). */
+/* Recompute the IPv4 header checksum over the header length it says (at least 20 bytes). */
 void net_frame_fix_ip_csum(struct net_frame *f);
+/*
+ * Put len bytes of options (a multiple of 4, at most 40) after the 20-byte header of
+ * a frame that has none: the header length, the total length and the checksum follow.
+ */
+void net_frame_ip_options(struct net_frame *f, const void *opt, u32 len);
 /* Recompute the UDP checksum over the UDP length the header says (capped at the frame). */
 void net_frame_fix_udp_csum(struct net_frame *f);
 void net_frame_fix_icmp_csum(struct net_frame *f);
