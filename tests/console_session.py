@@ -27,7 +27,8 @@ REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test",
     ("ifconfig", "route", "arp", "ping", "udpsend", "netstat")  # net/shell_cmds.c, net/ipv4/shell_cmds.c
 KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
 KNOWN_COMMANDS += ("rtcache", "rt_gc_interval", "rt_gc_timeout", "rt_gc_thresh",
-                   "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh")  # net/ipv4/shell_cmds.c
+                   "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh",
+                   "neigh_retrans_time", "neigh_mcast_solicit")  # net/ipv4/shell_cmds.c
 
 
 class Step:

@@ -56,10 +56,12 @@ def eth(dst, src, proto, payload):
     return dst + src + struct.pack("!H", proto) + payload
 
 
-def ip(src, dst, proto, payload, ident=1, ttl=64, ihl_version=0x45, tot_len=None, frag=0,
-       check=None):
-    hdr = struct.pack("!BBHHHBBH4s4s", ihl_version, 0, tot_len or 20 + len(payload), ident,
-                      frag, ttl, proto, 0, src, dst)
+def ip(src, dst, proto, payload, ident=1, ttl=64, ihl_version=None, tot_len=None, frag=0,
+       check=None, opts=b""):
+    """An IPv4 packet; opts (a multiple of 4 bytes) go after the 20-byte header, in its checksum."""
+    ihl_version = ihl_version or 0x45 + len(opts) // 4
+    hdr = struct.pack("!BBHHHBBH4s4s", ihl_version, 0, tot_len or 20 + len(opts) + len(payload),
+                      ident, frag, ttl, proto, 0, src, dst) + opts
     c = csum(hdr) if check is None else check
     return hdr[:10] + struct.pack("!H", c) + hdr[12:] + payload
 
@@ -95,6 +97,11 @@ def malformed():
     short_icmp = ip(PEER_IP, GUEST_IP, 1, b"\x08\x00\xf7")
     bad_icmp = bytearray(ip(PEER_IP, GUEST_IP, 1, icmp_echo(8, 1, 1, b"abcd")))
     bad_icmp[-1] ^= 1
+    record_route = ip(PEER_IP, GUEST_IP, 17, udp(PEER_IP, GUEST_IP, 4000, 7, b"o" * 18),
+                      opts=bytes([7, 7, 4, 0, 0, 0, 0, 0]))
+    bad_option_byte = bytearray(record_route)
+    bad_option_byte[24] ^= 0x5a  # in the option, after the checksum was taken over it
+    subnet_bcast = GUEST_IP[:3] + b"\xff"
     kinds = [
         (bytes(10), "eth_short"),
         (eth(GUEST_MAC, PEER_MAC, 0x86dd, bytes(46)), "eth_proto"),
@@ -113,6 +120,13 @@ def malformed():
         (to_guest(bytes(bad_icmp)), "icmp_csum"),
         (to_guest(arp(1, bytes(6) + b"", PEER_IP, bytes(6), GUEST_IP)[:20], 0x0806), "arp_short"),
         (to_guest(arp(1, b"\xff" * 6, PEER_IP, bytes(6), GUEST_IP), 0x0806), "arp_bad_sha"),
+        (to_guest(bytes(bad_option_byte)), "ip_csum"),
+        (to_guest(ip(PEER_IP, GUEST_IP, 17, bytes(26), opts=bytes([7, 12, 4, 0]))), "ip_options"),
+        (to_guest(ip(PEER_IP, GUEST_IP, 17, bytes(26), opts=bytes([131, 7, 4, 10, 0, 3, 1, 0]))),
+         "ip_source_route"),
+        (to_guest(ip(PEER_IP, b"\xff" * 4, 1, icmp_echo(8, 0x4e48, 98, bytes(8)))), "icmp_broadcast"),
+        (to_guest(ip(PEER_IP, subnet_bcast, 1, icmp_echo(8, 0x4e48, 97, bytes(8)))), "icmp_broadcast"),
+        (eth(bytes.fromhex("525400000199"), PEER_MAC, 0x0800, good_ip), "eth_otherhost"),
     ]
     for src in ([255] * 4, [224, 0, 0, 9], [0] * 4, [127, 0, 0, 1]):
         kinds.append((ping(bytes(src), 99), "ip_martian_src"))
