@@ -78,7 +78,13 @@ static void page_prep(struct page *page, unsigned order)
 	page->freelist = NULL;
 }
 
-struct page *alloc_page_block(int node, unsigned order, unsigned flags)
+/*
+ * caller: whom the block is for, recorded and named in reports by DEBUG builds.
+ * Inlined into each of its (at most two) callers, so that without GRACE_DEBUG the
+ * unused caller costs nothing and alloc_page_block() is this body alone.
+ */
+static __always_inline struct page *alloc_block(int node, unsigned order, unsigned flags,
+						uintptr_t caller)
 {
 	if (order > MAX_ORDER)
 		return NULL;
@@ -103,9 +109,16 @@ struct page *alloc_page_block(int node, unsigned order, unsigned flags)
 	if (!page)
 		return NULL;
 	page_prep(page, order);
+	/* Before the zeroing: a write to the free block must still be there to be found. */
+	page_poison_check(page, order, caller);
 	if (!(flags & ALLOC_NOZERO))
 		memset(page_address(page), 0, PAGE_SIZE << order);
 	return page;
+}
+
+struct page *alloc_page_block(int node, unsigned order, unsigned flags)
+{
+	return alloc_block(node, order, flags, (uintptr_t)__builtin_return_address(0));
 }
 
 static const char *bad_free_reason(const void *addr, unsigned order, const struct page *page)
@@ -143,6 +156,7 @@ static void free_block_checked(struct page *page, unsigned order, const void *ad
 		return; /* leak it rather than corrupt the free lists */
 	}
 	page->flags = 0;
+	page_poison_free(page, order, caller);
 	if (!pcp_free(page, order))
 		buddy_free(&zones[page->node], page, order);
 }
@@ -169,25 +183,41 @@ void split_page_block(struct page *page, unsigned order)
 		page_prep(page + i, 0);
 }
 
+/*
+ * Each entry point passes its own caller, so that a DEBUG build records (and a
+ * poison report names) who asked rather than a wrapper. Without GRACE_DEBUG the
+ * caller is dead once this is inlined, and the entry points stay what they were:
+ * calls of alloc_page_block().
+ */
+static inline void *alloc_block_address(int node, unsigned order, unsigned flags, uintptr_t caller)
+{
+#ifdef GRACE_DEBUG
+	struct page *page = alloc_block(node, order, flags, caller);
+#else
+	struct page *page = alloc_page_block(node, order, flags);
+#endif
+	return page ? page_address(page) : NULL;
+}
+
 void *alloc_pages_flags(int node, unsigned order, unsigned flags)
 {
-	struct page *page = alloc_page_block(node, order, flags);
-	return page ? page_address(page) : NULL;
+	return alloc_block_address(node, order, flags, (uintptr_t)__builtin_return_address(0));
 }
 
 void *alloc_pages(unsigned order)
 {
-	return alloc_pages_flags(NUMA_NO_NODE, order, 0);
+	return alloc_block_address(NUMA_NO_NODE, order, 0, (uintptr_t)__builtin_return_address(0));
 }
 
 void *alloc_pages_node(int node, unsigned order)
 {
-	return alloc_pages_flags(node, order, 0);
+	return alloc_block_address(node, order, 0, (uintptr_t)__builtin_return_address(0));
 }
 
 void *alloc_pages_strict_node(int node, unsigned order)
 {
-	return alloc_pages_flags(node, order, ALLOC_STRICT);
+	return alloc_block_address(node, order, ALLOC_STRICT,
+				   (uintptr_t)__builtin_return_address(0));
 }
 
 void free_pages(void *addr, unsigned order)

@@ -125,4 +125,17 @@ void early_release(void (*give)(phys_addr_t start, phys_addr_t end, int node));
 /* mm/slab.c */
 void slab_init(void);
 
+/*
+ * mm/page_poison.c, DEBUG builds only: fill a block being freed with the poison and
+ * record caller in each of its pages; check a block being handed out for writes
+ * since and record caller as its allocator. Without GRACE_DEBUG they are nothing.
+ */
+#ifdef GRACE_DEBUG
+void page_poison_free(struct page *page, unsigned order, uintptr_t caller);
+void page_poison_check(struct page *page, unsigned order, uintptr_t caller);
+#else
+static inline void page_poison_free(struct page *page, unsigned order, uintptr_t caller) {}
+static inline void page_poison_check(struct page *page, unsigned order, uintptr_t caller) {}
+#endif
+
 #endif

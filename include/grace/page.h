@@ -19,6 +19,9 @@
  *   inuse, freelist, private   - slab pages (mm/slab.c): objects in use, the first
  *                                free object, and the owning struct kmem_cache *
  *                                (in every page of the slab, so kfree finds it).
+ *   alloc_site, free_site      - DEBUG builds: in every page, who last allocated it and,
+ *                                while it is free and poisoned, who freed it
+ *                                (mm/page_poison.c). The allocator's alone.
  * Only the head page of an allocated block of order > 0 has meaningful order/flags.
  */
 #ifndef GRACE_PAGE_H
@@ -48,6 +51,14 @@ struct page {
 	spinlock_t ptl;	   /* page-table pages (PTLOCK_SPLIT): protects this table's entries */
 	uintptr_t private; /* for the owner's use; slab: its struct kmem_cache * */
 	void *freelist;	   /* slab: first free object (under the cache's node lock) */
+#ifdef GRACE_DEBUG
+	/*
+	 * Return addresses as offsets from _text, 32 bits each so that both fit the
+	 * line's last 8 bytes. free_site is nonzero exactly while the page is free and
+	 * holds the poison; set by the free, cleared by the allocation that checks it.
+	 */
+	u32 alloc_site, free_site;
+#endif
 } __cacheline_aligned; /* one line each: the split ptl locks of two page tables never share one */
 
 #ifndef GRACE_LOCK_CLASSES
