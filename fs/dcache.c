@@ -19,6 +19,7 @@
 #include <grace/hash.h>
 #include <grace/lockdep.h>
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/shrinker.h>
 #include <grace/slab.h>
 #include <grace/string.h>
@@ -79,9 +80,14 @@ u32 name_hash(const char *name, u32 len)
 	return h;
 }
 
+u32 d_hash_index(const struct dentry *parent, u32 hash)
+{
+	return hash_64(((uintptr_t)parent >> 6) ^ hash, D_HASH_BITS);
+}
+
 static struct hlist_bl_head *d_bucket(const struct dentry *parent, u32 hash)
 {
-	return &dentry_hashtable[hash_64(((uintptr_t)parent >> 6) ^ hash, D_HASH_BITS)];
+	return &dentry_hashtable[d_hash_index(parent, hash)];
 }
 
 static bool d_name_is(const struct dentry *d, const struct qstr *name)
@@ -194,6 +200,8 @@ struct dentry *dget_parent(struct dentry *d)
 	for (;;) {
 		p = READ_ONCE(d->d_parent);
 		if (lockref_get_not_dead(&p->d_lockref)) {
+			/* A rename may move d away from p before the reference is taken. */
+			race_point_key("dcache.dget_parent", d);
 			if (p == READ_ONCE(d->d_parent))
 				break;
 			rcu_read_unlock();
@@ -493,6 +501,8 @@ static struct dentry *__d_lookup(struct dentry *parent, const struct qstr *name)
 
 	hlist_bl_for_each_entry_rcu(d, b, d_hash)
 	{
+		/* A rename may take d to another chain from here: d_lookup() retries. */
+		race_point_key("dcache.d_lookup_chain", d);
 		if (READ_ONCE(d->d_name.hash) != name->hash)
 			continue;
 		d_lock(d);

@@ -124,6 +124,8 @@ void d_prune_negative_children(struct dentry *dir);
 struct dentry *d_lookup_rcu(const struct dentry *parent, const struct qstr *name, u32 *seq);
 /* The child with a reference, or NULL; retries against renames, a bounded number of times. */
 struct dentry *d_lookup(struct dentry *parent, const struct qstr *name);
+/* The hash table bucket of (parent, hash): white-box tests make names share one. */
+u32 d_hash_index(const struct dentry *parent, u32 hash);
 /* Is d still what the walk saw when it read seq? */
 static inline bool d_seq_valid(const struct dentry *d, u32 seq)
 {

@@ -19,6 +19,7 @@
  * SYMLOOP_MAX links a walk may follow, not by the sum of their lengths, and
  * the stack of saved links is at most SYMLOOP_MAX deep.
  */
+#include <grace/race_point.h>
 #include <grace/slab.h>
 #include <grace/string.h>
 
@@ -107,6 +108,12 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 {
 	struct dentry *parent = nd->path.dentry;
 
+	/*
+	 * The parent was vouched for (nd->seq) when the walk reached it. Renamed or
+	 * removed from then until the check below, it may hand out a child (or a
+	 * parent) that its old path never had: the check sends the walk to ref-walk.
+	 */
+	race_point_key("namei.step_rcu", parent);
 	if (dotdot) {
 		s->d = READ_ONCE(parent->d_parent);
 		s->seq = raw_seqcount_begin(&s->d->d_seq);
@@ -338,6 +345,11 @@ static int walk_all(struct nameidata *nd, const char *name, unsigned flags)
 static bool unlazy(struct nameidata *nd)
 {
 	struct dentry *d = nd->path.dentry;
+	/*
+	 * The last step vouched for d as of nd->seq; an unlink since then may have
+	 * made it negative in place, which the reference does not refuse: the check does.
+	 */
+	race_point_key("namei.unlazy", d);
 	if (!lockref_get_not_dead(&d->d_lockref))
 		return false;
 	if (!d_seq_valid(d, nd->seq)) {
@@ -389,6 +401,8 @@ static int stat_result(struct nameidata *nd, const char *name, unsigned flags, s
 	int err = walk_all(nd, name, flags);
 	if (err)
 		return err;
+	/* Under RCU nd->inode may be freed (and its memory another inode) by now. */
+	race_point_key("namei.stat_rcu", nd->path.dentry);
 	inode_stat(nd->inode, st);
 	/* The fields were read while the dentry still named this inode. */
 	if (nd->rcu && !d_seq_valid(nd->path.dentry, nd->seq))
