@@ -678,6 +678,8 @@ long d_path(struct dentry *d, char *buf, size_t size)
 			p -= n;
 			memcpy(p, name, n);
 			*--p = '/';
+			/* A rename may give cur another parent than its name was under: the retry. */
+			race_point_key("dcache.d_path", cur);
 			cur = READ_ONCE(cur->d_parent);
 		}
 		if (len == 0) {

@@ -16,6 +16,7 @@
  */
 #include <grace/hash.h>
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/slab.h>
 #include <grace/string.h>
 
@@ -49,9 +50,14 @@ const char *inode_free_mode_name(enum inode_free_mode mode)
 	return mode == INODE_FREE_CALL_RCU ? "call_rcu" : "typesafe";
 }
 
+u32 inode_hash_index(const struct super_block *sb, u64 ino)
+{
+	return hash_64(((uintptr_t)sb >> 6) ^ ino, I_HASH_BITS);
+}
+
 static struct inode_bucket *i_bucket(const struct super_block *sb, u64 ino)
 {
-	return &inode_hashtable[hash_64(((uintptr_t)sb >> 6) ^ ino, I_HASH_BITS)];
+	return &inode_hashtable[inode_hash_index(sb, ino)];
 }
 
 /* Once per object's life in the cache: a lookup may lock an inode being reused. */
@@ -174,6 +180,12 @@ struct inode *ilookup(struct super_block *sb, u64 ino)
 	inode_global_lock(global);
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(inode, &b->head, i_hash) {
+		/*
+		 * Standing on inode, which may be freed from here: a number still matching
+		 * is checked again under i_lock, and memory become an inode of another
+		 * bucket leads the walk astray (the locked pass below).
+		 */
+		race_point_key("icache.ilookup_rcu", inode);
 		if (READ_ONCE(inode->i_ino) == ino && READ_ONCE(inode->i_sb) == sb &&
 		    inode_take_if(inode, sb, ino))
 			goto found;

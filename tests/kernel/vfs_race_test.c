@@ -10,11 +10,15 @@
  *   dcache.dget_parent   dget_parent()'s second look at d_parent
  *   dcache.d_lookup_chain  d_lookup()'s retry when a rename moved a dentry
  *                        off the chain it was walking
+ *   dcache.d_path        d_path()'s retry when a rename changed a parent
+ *   icache.ilookup_rcu   ilookup()'s second look under i_lock, and its locked
+ *                        pass when the walk was led into another bucket
  *
  * A walk's result must be one the namespace gave at one instant, as on Linux:
  * a name reached through a directory that had moved away before the walk read
  * the name is not found.
  */
+#include <grace/atomic.h>
 #include <grace/fs.h>
 #include <grace/rcupdate.h>
 #include <grace/string.h>
@@ -39,7 +43,25 @@ struct vfs_race {
 	struct stat st;
 	struct dentry *child, *parent; /* dget_parent()'s, d_lookup()'s */
 	struct qstr name;
+	char buf[RACE_PATH]; /* d_path()'s */
+	long len;
+	struct super_block *sb; /* ilookup()'s */
+	u64 ino;
+	struct inode *inode, *reused;
 };
+
+/*
+ * race_run(), where the windows exist: vfs=global walks by reference, under a
+ * global lock that the parked CPU would hold against the change.
+ */
+static bool vfs_race_run(struct race *race)
+{
+	if (vfs_global()) {
+		test_skip("vfs=global has no lockless walk");
+		return false;
+	}
+	return race_run(race);
+}
 
 static void path_into(char *buf, const char *dir, const char *rel)
 {
@@ -110,13 +132,13 @@ static void change(void *arg)
 		r->make_err = r->make_dir ? sys_mkdir(r->make, 0755) : make_file(r->make);
 }
 
-/* The racer's path_lookup() found nothing (or its reference is dropped here). */
-static void expect_not_found(struct vfs_race *r, int want)
-{
-	EXPECT_EQ(r->err, want);
-	if (!r->err)
-		path_put(&r->got);
-}
+/* The racer's path_lookup() failed with want (what it found instead is put). */
+#define EXPECT_LOOKUP_FAILED(r, want)                                                              \
+	do {                                                                                       \
+		EXPECT_EQ((r)->err, want);                                                         \
+		if (!(r)->err)                                                                     \
+			path_put(&(r)->got);                                                       \
+	} while (0)
 
 /* RCU-walk stands on a/D; D moves to b/D and b/D/g is made: a/D/g never existed. */
 static void step_parent_renamed(const char *dir)
@@ -135,11 +157,11 @@ static void step_parent_renamed(const char *dir)
 
 	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
 	EXPECT_EQ(r.make_err, 0);
-	expect_not_found(&r, -ENOENT);
+	EXPECT_LOOKUP_FAILED(&r, -ENOENT);
 	struct stat st;
 	EXPECT_EQ(sys_stat(r.make, &st), 0);
 }
@@ -165,10 +187,10 @@ static void step_dotdot_renamed(const char *dir)
 
 	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
-	expect_not_found(&r, -ENOENT);
+	EXPECT_LOOKUP_FAILED(&r, -ENOENT);
 }
 
 TEST(vfs_race, walk_step_checks_parent_moved_before_dotdot)
@@ -195,10 +217,10 @@ static void unlazy_unlinked(const char *dir)
 
 	struct race race = {.point = "namei.unlazy", .key = f, .racer = racer_lookup,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
-	expect_not_found(&r, -ENOENT);
+	EXPECT_LOOKUP_FAILED(&r, -ENOENT);
 }
 
 TEST(vfs_race, unlazy_checks_dentry_unlinked_before_reference)
@@ -226,7 +248,7 @@ static void unlazy_dir_replaced(const char *dir)
 
 	struct race race = {.point = "namei.unlazy", .key = D, .racer = racer_parent,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
 	EXPECT_EQ(r.make_err, 0);
@@ -261,7 +283,7 @@ static void stat_unlinked(const char *dir)
 
 	struct race race = {.point = "namei.stat_rcu", .key = f, .racer = racer_stat,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
 	EXPECT_EQ(r.make_err, 0);
@@ -295,7 +317,7 @@ static void dget_parent_renamed(const char *dir)
 
 	struct race race = {.point = "dcache.dget_parent", .key = r.child,
 			    .racer = racer_dget_parent, .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
 	EXPECT_TRUE(r.parent == p2);
@@ -355,7 +377,7 @@ static void d_lookup_chain_moved(const char *dir)
 
 	struct race race = {.point = "dcache.d_lookup_chain", .key = X, .racer = racer_d_lookup,
 			    .change = change, .arg = &r};
-	if (!race_run(&race))
+	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
 	EXPECT_TRUE(r.child == n);
@@ -366,4 +388,159 @@ static void d_lookup_chain_moved(const char *dir)
 TEST(vfs_race, d_lookup_retries_when_rename_moves_chain)
 {
 	vfs_test_run("vfs_race", __func__, d_lookup_chain_moved);
+}
+
+static void racer_d_path(void *arg)
+{
+	struct vfs_race *r = arg;
+	r->len = d_path(r->child, r->buf, sizeof(r->buf));
+}
+
+/*
+ * d_path(a/D/f) has read D's name when D moves to b/E: its next parent is b, and
+ * b/D/f never existed. rename_lock changed meanwhile, so d_path() must redo it.
+ */
+static void d_path_renamed(const char *dir)
+{
+	static struct vfs_race r;
+	char want[RACE_PATH];
+	r = (struct vfs_race){0};
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a"), 0755), 0);
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D"), 0755), 0);
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
+	ASSERT_EQ(make_file(vfs_at(dir, "a/D/f")), 0);
+	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
+	r.child = dentry_at(vfs_at(dir, "a/D/f"));
+	ASSERT_TRUE(D && r.child);
+	path_into(r.from, dir, "a/D");
+	path_into(r.to, dir, "b/E");
+	path_into(want, dir, "b/E/f");
+
+	struct race race = {.point = "dcache.d_path", .key = D, .racer = racer_d_path,
+			    .change = change, .arg = &r};
+	if (!vfs_race_run(&race))
+		return;
+	EXPECT_EQ(r.change_err, 0);
+	EXPECT_EQ(r.len, (long)strlen(want));
+	if (strcmp(r.buf, want))
+		test_fail(__FILE__, __LINE__, "d_path gave '%s', not '%s'", r.buf, want);
+}
+
+TEST(vfs_race, d_path_retries_when_rename_moves_parent)
+{
+	vfs_test_run("vfs_race", __func__, d_path_renamed);
+}
+
+static void racer_ilookup(void *arg)
+{
+	struct vfs_race *r = arg;
+	r->inode = ilookup(r->sb, r->ino);
+}
+
+static void change_unlink_only(void *arg)
+{
+	struct vfs_race *r = arg;
+	r->change_err = sys_unlink(r->from);
+}
+
+/*
+ * ilookup() stands on f's inode, its number matching, when f is unlinked and
+ * the inode freed (typesafe: the memory at once back in the cache, still
+ * showing f's number): the second look under i_lock must refuse it.
+ */
+static void ilookup_freed(const char *dir)
+{
+	static struct vfs_race r;
+	r = (struct vfs_race){0};
+	ASSERT_EQ(make_file(vfs_at(dir, "f")), 0);
+	struct dentry *f = dentry_at(vfs_at(dir, "f"));
+	ASSERT_TRUE(f != NULL);
+	struct inode *inode = f->d_inode;
+	r.sb = inode->i_sb;
+	r.ino = inode->i_ino;
+	path_into(r.from, dir, "f");
+
+	struct race race = {.point = "icache.ilookup_rcu", .key = inode, .racer = racer_ilookup,
+			    .change = change_unlink_only, .arg = &r};
+	bool raced = vfs_race_run(&race);
+	if (!raced)
+		return;
+	EXPECT_EQ(r.change_err, 0);
+	/* A found one is freed memory: not to be put. */
+	EXPECT_TRUE(r.inode == NULL);
+	EXPECT_TRUE(ilookup(r.sb, r.ino) == NULL);
+}
+
+TEST(vfs_race, ilookup_rechecks_inode_freed_under_it)
+{
+	enum inode_free_mode saved = inode_get_free_mode();
+	inode_set_free_mode(INODE_FREE_TYPESAFE);
+	vfs_test_run("vfs_race", __func__, ilookup_freed);
+	inode_set_free_mode(saved);
+}
+
+/* Free the inode the walk stands on, and make a new one: the same memory, another bucket. */
+static void change_reuse(void *arg)
+{
+	struct vfs_race *r = arg;
+	iput(r->reused);
+	r->reused = new_inode(r->sb, S_IFREG | 0644);
+}
+
+/*
+ * ilookup() of a file's inode stands on inode X, ahead of it in its bucket,
+ * when X is freed and its memory made a new inode, hashed into another bucket:
+ * the lockless walk follows X there and misses the file's inode, which is
+ * there all along. The locked pass must find it.
+ */
+static void ilookup_reused(const char *dir)
+{
+	static struct vfs_race r;
+	r = (struct vfs_race){0};
+	ASSERT_EQ(make_file(vfs_at(dir, "f")), 0);
+	struct dentry *f = dentry_at(vfs_at(dir, "f"));
+	ASSERT_TRUE(f != NULL);
+	struct inode *target = f->d_inode;
+	r.sb = target->i_sb;
+	r.ino = target->i_ino;
+	u32 bucket = inode_hash_index(r.sb, r.ino);
+
+	/* X: a nameless inode in the target's bucket, hashed after it, so ahead of it. */
+	struct inode *x = NULL;
+	for (unsigned i = 0; i < 1u << 18 && !x; i++) {
+		struct inode *n = new_inode(r.sb, S_IFREG | 0644);
+		ASSERT_TRUE(n != NULL);
+		if (inode_hash_index(r.sb, n->i_ino) == bucket)
+			x = n;
+		else
+			iput(n);
+	}
+	ASSERT_TRUE(x != NULL);
+	/* The number the change's new inode gets must lie in another bucket. */
+	while (inode_hash_index(r.sb, atomic64_read(&r.sb->s_next_ino) + 1) == bucket) {
+		struct inode *n = new_inode(r.sb, S_IFREG | 0644);
+		ASSERT_TRUE(n != NULL);
+		iput(n);
+	}
+	r.reused = x;
+
+	struct race race = {.point = "icache.ilookup_rcu", .key = x, .racer = racer_ilookup,
+			    .change = change_reuse, .arg = &r};
+	if (!vfs_race_run(&race))
+		return;
+	/* The race is the one meant only if the memory came back as the new inode. */
+	EXPECT_TRUE(r.reused == x);
+	EXPECT_TRUE(r.inode == target);
+	if (r.inode)
+		iput(r.inode);
+	if (r.reused)
+		iput(r.reused);
+}
+
+TEST(vfs_race, ilookup_looks_again_when_walk_led_astray)
+{
+	enum inode_free_mode saved = inode_get_free_mode();
+	inode_set_free_mode(INODE_FREE_TYPESAFE);
+	vfs_test_run("vfs_race", __func__, ilookup_reused);
+	inode_set_free_mode(saved);
 }
