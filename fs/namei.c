@@ -108,12 +108,6 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 {
 	struct dentry *parent = nd->path.dentry;
 
-	/*
-	 * The parent was vouched for (nd->seq) when the walk reached it. Renamed or
-	 * removed from then until the check below, it may hand out a child (or a
-	 * parent) that its old path never had: the check sends the walk to ref-walk.
-	 */
-	race_point_key("namei.step_rcu", parent);
 	if (dotdot) {
 		s->d = READ_ONCE(parent->d_parent);
 		s->seq = raw_seqcount_begin(&s->d->d_seq);
@@ -122,6 +116,12 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 		if (!s->d)
 			return -ECHILD; /* not cached, or a race: ref-walk decides */
 	}
+	/*
+	 * The child as of s->seq, under the parent as of nd->seq: renamed or removed
+	 * from here, the walk would go on from a child its path no longer leads to,
+	 * or read a killed dentry's inode as a name gone. The checks below catch both.
+	 */
+	race_point_key("namei.step_rcu", parent);
 	s->inode = READ_ONCE(s->d->d_inode);
 	s->mode = s->inode ? READ_ONCE(s->inode->i_mode) : 0;
 	/* The child did not change while we read it, nor the parent since we reached it. */

@@ -4,7 +4,8 @@
  * rename or unlink runs on another, and the recheck guarding the window must
  * notice. Each test fails every run without its recheck (tests/mutants):
  *
- *   namei.step_rcu       RCU-walk's check of the parent's d_seq at a step
+ *   namei.step_rcu       RCU-walk's checks of the child's and the parent's d_seq
+ *                        at a step
  *   namei.unlazy         the d_seq check once the walk has its reference
  *   namei.stat_rcu       stat's d_seq check after reading the inode
  *   dcache.dget_parent   dget_parent()'s second look at d_parent
@@ -140,20 +141,24 @@ static void change(void *arg)
 			path_put(&(r)->got);                                                       \
 	} while (0)
 
-/* RCU-walk stands on a/D; D moves to b/D and b/D/g is made: a/D/g never existed. */
+/*
+ * RCU-walk has found a/D's child c when D moves to b/D and b/D/c/h is made:
+ * a/D/c/h never existed, and the walk must not go on from c to find it.
+ */
 static void step_parent_renamed(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
 	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a"), 0755), 0);
 	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D"), 0755), 0);
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D/c"), 0755), 0);
 	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
 	ASSERT_TRUE(D != NULL);
-	path_into(r.walk, dir, "a/D/g");
+	path_into(r.walk, dir, "a/D/c/h");
 	path_into(r.from, dir, "a/D");
 	path_into(r.to, dir, "b/D");
-	path_into(r.make, dir, "b/D/g");
+	path_into(r.make, dir, "b/D/c/h");
 
 	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
 			    .change = change, .arg = &r};
@@ -166,12 +171,15 @@ static void step_parent_renamed(const char *dir)
 	EXPECT_EQ(sys_stat(r.make, &st), 0);
 }
 
-TEST(vfs_race, walk_step_checks_parent_moved_before_child_lookup)
+TEST(vfs_race, walk_step_checks_parent_moved_under_child)
 {
 	vfs_test_run("vfs_race", __func__, step_parent_renamed);
 }
 
-/* The walk of a/D/.. stands on D when D moves to b: a/D/.. is gone, not b. */
+/*
+ * The walk of a/D/../x has read D's parent a when D moves to b and a/x is made:
+ * a/D and a/x never existed at once.
+ */
 static void step_dotdot_renamed(const char *dir)
 {
 	static struct vfs_race r;
@@ -181,21 +189,60 @@ static void step_dotdot_renamed(const char *dir)
 	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
 	ASSERT_TRUE(D != NULL);
-	path_into(r.walk, dir, "a/D/..");
+	path_into(r.walk, dir, "a/D/../x");
 	path_into(r.from, dir, "a/D");
 	path_into(r.to, dir, "b/D");
+	path_into(r.make, dir, "a/x");
 
 	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
 			    .change = change, .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
+	EXPECT_EQ(r.make_err, 0);
 	EXPECT_LOOKUP_FAILED(&r, -ENOENT);
 }
 
-TEST(vfs_race, walk_step_checks_parent_moved_before_dotdot)
+TEST(vfs_race, walk_step_checks_parent_moved_under_dotdot)
 {
 	vfs_test_run("vfs_race", __func__, step_dotdot_renamed);
+}
+
+/*
+ * RCU-walk has found x/c when directory x/E is renamed over it: the old c is
+ * killed (its inode cleared), and x/c, never missing, names E's directory.
+ */
+static void step_child_replaced(const char *dir)
+{
+	static struct vfs_race r;
+	r = (struct vfs_race){0};
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x"), 0755), 0);
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x/c"), 0755), 0);
+	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x/E"), 0755), 0);
+	struct dentry *x = dentry_at(vfs_at(dir, "x")), *E = dentry_at(vfs_at(dir, "x/E"));
+	ASSERT_TRUE(x && E);
+	struct inode *inode = E->d_inode;
+	path_into(r.walk, dir, "x/c");
+	path_into(r.from, dir, "x/E");
+	path_into(r.to, dir, "x/c");
+
+	struct race race = {.point = "namei.step_rcu", .key = x, .racer = racer_lookup,
+			    .change = change, .arg = &r};
+	if (!vfs_race_run(&race))
+		return;
+	EXPECT_EQ(r.change_err, 0);
+	EXPECT_EQ(r.err, 0);
+	if (!r.err) {
+		EXPECT_TRUE(r.got.dentry->d_inode == inode);
+		path_put(&r.got);
+	}
+	/* The old c was freed while the walk stood on it: after a grace period. */
+	rcu_barrier();
+}
+
+TEST(vfs_race, walk_step_checks_child_replaced)
+{
+	vfs_test_run("vfs_race", __func__, step_child_replaced);
 }
 
 /*
