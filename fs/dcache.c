@@ -678,7 +678,7 @@ long d_path(struct dentry *d, char *buf, size_t size)
 			p -= n;
 			memcpy(p, name, n);
 			*--p = '/';
-			/* A rename may give cur another parent than its name was under: the retry. */
+			/* A rename may move cur from here: rename_lock's retry redoes the path. */
 			race_point_key("dcache.d_path", cur);
 			cur = READ_ONCE(cur->d_parent);
 		}

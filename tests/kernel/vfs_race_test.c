@@ -34,10 +34,10 @@
 
 /* The paths and results of one race: filled in by the test thread, read on the other CPUs. */
 struct vfs_race {
-	char walk[RACE_PATH];	       /* what the racer walks */
-	enum { RENAME, UNLINK, RMDIR } op;   /* the change: rename from to, or remove from */
+	char walk[RACE_PATH];		   /* what the racer walks */
+	enum { RENAME, UNLINK, RMDIR } op; /* the change: rename from to, or remove from */
 	char from[RACE_PATH], to[RACE_PATH];
-	char make[RACE_PATH];	       /* then made by the change, if set */
+	char make[RACE_PATH]; /* then made by the change, if set */
 	bool make_dir;
 	int err, change_err, make_err;
 	struct path got;
@@ -160,8 +160,11 @@ static void step_parent_renamed(const char *dir)
 	path_into(r.to, dir, "b/D");
 	path_into(r.make, dir, "b/D/c/h");
 
-	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
-			    .change = change, .arg = &r};
+	struct race race = {.point = "namei.step_rcu",
+			    .key = D,
+			    .racer = racer_lookup,
+			    .change = change,
+			    .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -194,8 +197,11 @@ static void step_dotdot_renamed(const char *dir)
 	path_into(r.to, dir, "b/D");
 	path_into(r.make, dir, "a/x");
 
-	struct race race = {.point = "namei.step_rcu", .key = D, .racer = racer_lookup,
-			    .change = change, .arg = &r};
+	struct race race = {.point = "namei.step_rcu",
+			    .key = D,
+			    .racer = racer_lookup,
+			    .change = change,
+			    .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -226,8 +232,11 @@ static void step_child_replaced(const char *dir)
 	path_into(r.from, dir, "x/E");
 	path_into(r.to, dir, "x/c");
 
-	struct race race = {.point = "namei.step_rcu", .key = x, .racer = racer_lookup,
-			    .change = change, .arg = &r};
+	struct race race = {.point = "namei.step_rcu",
+			    .key = x,
+			    .racer = racer_lookup,
+			    .change = change,
+			    .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -262,8 +271,8 @@ static void unlazy_unlinked(const char *dir)
 	path_into(r.from, dir, "x/f");
 	r.op = UNLINK;
 
-	struct race race = {.point = "namei.unlazy", .key = f, .racer = racer_lookup,
-			    .change = change, .arg = &r};
+	struct race race = {
+	    .point = "namei.unlazy", .key = f, .racer = racer_lookup, .change = change, .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -293,8 +302,8 @@ static void unlazy_dir_replaced(const char *dir)
 	r.op = RMDIR;
 	path_into(r.make, dir, "x/D");
 
-	struct race race = {.point = "namei.unlazy", .key = D, .racer = racer_parent,
-			    .change = change, .arg = &r};
+	struct race race = {
+	    .point = "namei.unlazy", .key = D, .racer = racer_parent, .change = change, .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -328,8 +337,8 @@ static void stat_unlinked(const char *dir)
 	path_into(r.make, dir, "x/E");
 	r.make_dir = true;
 
-	struct race race = {.point = "namei.stat_rcu", .key = f, .racer = racer_stat,
-			    .change = change, .arg = &r};
+	struct race race = {
+	    .point = "namei.stat_rcu", .key = f, .racer = racer_stat, .change = change, .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -362,8 +371,11 @@ static void dget_parent_renamed(const char *dir)
 	path_into(r.to, dir, "p2/c");
 	int p1_count = d_count(p1), p2_count = d_count(p2);
 
-	struct race race = {.point = "dcache.dget_parent", .key = r.child,
-			    .racer = racer_dget_parent, .change = change, .arg = &r};
+	struct race race = {.point = "dcache.dget_parent",
+			    .key = r.child,
+			    .racer = racer_dget_parent,
+			    .change = change,
+			    .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -422,8 +434,11 @@ static void d_lookup_chain_moved(const char *dir)
 	r.parent = P;
 	r.name = (struct qstr){name_hash("n", 1), 1, "n"};
 
-	struct race race = {.point = "dcache.d_lookup_chain", .key = X, .racer = racer_d_lookup,
-			    .change = change, .arg = &r};
+	struct race race = {.point = "dcache.d_lookup_chain",
+			    .key = X,
+			    .racer = racer_d_lookup,
+			    .change = change,
+			    .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -463,8 +478,8 @@ static void d_path_renamed(const char *dir)
 	path_into(r.to, dir, "b/E");
 	path_into(want, dir, "b/E/f");
 
-	struct race race = {.point = "dcache.d_path", .key = D, .racer = racer_d_path,
-			    .change = change, .arg = &r};
+	struct race race = {
+	    .point = "dcache.d_path", .key = D, .racer = racer_d_path, .change = change, .arg = &r};
 	if (!vfs_race_run(&race))
 		return;
 	EXPECT_EQ(r.change_err, 0);
@@ -507,8 +522,11 @@ static void ilookup_freed(const char *dir)
 	r.ino = inode->i_ino;
 	path_into(r.from, dir, "f");
 
-	struct race race = {.point = "icache.ilookup_rcu", .key = inode, .racer = racer_ilookup,
-			    .change = change_unlink_only, .arg = &r};
+	struct race race = {.point = "icache.ilookup_rcu",
+			    .key = inode,
+			    .racer = racer_ilookup,
+			    .change = change_unlink_only,
+			    .arg = &r};
 	bool raced = vfs_race_run(&race);
 	if (!raced)
 		return;
@@ -571,10 +589,15 @@ static void ilookup_reused(const char *dir)
 	}
 	r.reused = x;
 
-	struct race race = {.point = "icache.ilookup_rcu", .key = x, .racer = racer_ilookup,
-			    .change = change_reuse, .arg = &r};
-	if (!vfs_race_run(&race))
+	struct race race = {.point = "icache.ilookup_rcu",
+			    .key = x,
+			    .racer = racer_ilookup,
+			    .change = change_reuse,
+			    .arg = &r};
+	if (!vfs_race_run(&race)) {
+		iput(x); /* the change did not run */
 		return;
+	}
 	/* The race is the one meant only if the memory came back as the new inode. */
 	EXPECT_TRUE(r.reused == x);
 	EXPECT_TRUE(r.inode == target);
