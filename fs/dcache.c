@@ -200,7 +200,7 @@ struct dentry *dget_parent(struct dentry *d)
 	for (;;) {
 		p = READ_ONCE(d->d_parent);
 		if (lockref_get_not_dead(&p->d_lockref)) {
-			/* A rename may move d away from p before the reference is taken. */
+			/* A rename may have moved d away from p since d_parent was read. */
 			race_point_key("dcache.dget_parent", d);
 			if (p == READ_ONCE(d->d_parent))
 				break;
