@@ -114,7 +114,13 @@ TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
 # that include the header are compiled a second time, into $(BUILD)/race/, with
-# GRACE_RACE_POINTS, and the test image links those objects instead.
+# GRACE_RACE_POINTS, and the test image links those objects instead. A header that
+# included it would hide its users from this search, so none may.
+RACE_HEADERS := $(shell grep -rl --include='*.h' '^\#include <grace/race_point.h>' \
+	include arch fs kernel lib mm net drivers)
+ifneq ($(RACE_HEADERS),)
+$(error $(RACE_HEADERS): only .c files may include <grace/race_point.h> (the Makefile finds them by it))
+endif
 RACE_SRCS := $(if $(filter 0,$(RACE_POINTS)),kernel/race_point.c,\
 	$(shell grep -l '^\#include <grace/race_point.h>' $(KERNEL_SRCS)))
 RACE_OBJS := $(patsubst %,$(BUILD)/race/%.o,$(basename $(RACE_SRCS)))

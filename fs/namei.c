@@ -402,7 +402,8 @@ static int stat_result(struct nameidata *nd, const char *name, unsigned flags, s
 	if (err)
 		return err;
 	/* Under RCU nd->inode may be freed (and its memory another inode) by now. */
-	race_point_key("namei.stat_rcu", nd->path.dentry);
+	if (nd->rcu)
+		race_point_key("namei.stat_rcu", nd->path.dentry);
 	inode_stat(nd->inode, st);
 	/* The fields were read while the dentry still named this inode. */
 	if (nd->rcu && !d_seq_valid(nd->path.dentry, nd->seq))

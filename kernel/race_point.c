@@ -28,10 +28,11 @@ struct race_arm {
 	const char *name;
 	unsigned cpu;
 	const void *key; /* NULL: any */
-	int state; /* enum race_arm_state */
+	int state;	 /* enum race_arm_state */
 	struct race_point *parked_at;
 };
 
+/* A test arms one point at a time, or two; the rest are spare. */
 #define RACE_ARMS 4
 
 static struct race_arm race_arms[RACE_ARMS];
@@ -44,7 +45,8 @@ static unsigned race_points_set(const char *name, struct race_arm *arm)
 	for (struct race_point *rp = __race_points_start; rp < __race_points_end; rp++) {
 		if (strcmp(rp->name, name))
 			continue;
-		WRITE_ONCE(rp->arm, arm);
+		/* The arm filled in before a CPU can follow the pointer to it. */
+		smp_store_release(&rp->arm, arm);
 		n++;
 	}
 	return n;
@@ -60,7 +62,6 @@ struct race_arm *race_point_arm(const char *name, unsigned cpu, const void *key)
 		arm->cpu = cpu;
 		arm->key = key;
 		arm->parked_at = NULL;
-		/* Filled in before a CPU can find it ARMED: pairs with the cmpxchg in reached. */
 		smp_store_release(&arm->state, RACE_ARMED);
 		if (race_points_set(name, arm))
 			return arm;
@@ -76,8 +77,12 @@ void __race_point_reached(struct race_point *rp, struct race_arm *arm, const voi
 {
 	int armed = RACE_ARMED;
 
-	if (arm->cpu != smp_processor_id() || (arm->key && arm->key != key) ||
-	    strcmp(arm->name, rp->name))
+	/*
+	 * arm was read through rp->arm, which may be stale by now: released, and the
+	 * slot armed again for another point. Park only for the arm rp still has.
+	 */
+	if (READ_ONCE(rp->arm) != arm || arm->cpu != smp_processor_id() ||
+	    (arm->key && arm->key != key) || strcmp(arm->name, rp->name))
 		return;
 	if (!try_cmpxchg(&arm->state, &armed, RACE_PARKED))
 		return;
@@ -88,7 +93,8 @@ void __race_point_reached(struct race_point *rp, struct race_arm *arm, const voi
 		if (arch_clock_ns() > deadline) {
 			int parked = RACE_PARKED;
 			if (try_cmpxchg(&arm->state, &parked, RACE_LEFT)) {
-				pr_err("race point '%s' (%s:%d): CPU %u not released after %llu s, going on\n",
+				pr_err("race point '%s' (%s:%d): CPU %u not released after %llu s, "
+				       "going on\n",
 				       rp->name, rp->file, rp->line, arm->cpu,
 				       RACE_PARK_TIMEOUT_NS / NSEC_PER_SEC);
 				return;
@@ -107,8 +113,8 @@ bool race_point_wait(struct race_arm *arm, const bool *done)
 		if (done && smp_load_acquire(done))
 			break;
 		if (arch_clock_ns() > deadline) {
-			pr_err("race point '%s': CPU %u did not reach it within %llu s\n", arm->name,
-			       arm->cpu, RACE_PARK_TIMEOUT_NS / NSEC_PER_SEC);
+			pr_err("race point '%s': CPU %u did not reach it within %llu s\n",
+			       arm->name, arm->cpu, RACE_PARK_TIMEOUT_NS / NSEC_PER_SEC);
 			return false;
 		}
 		cpu_relax();

@@ -109,7 +109,7 @@ static int fault_huge(struct mm *mm, pte_t *pmd_table, pte_t *pmd, unsigned prot
 		      struct fault_ctx *ctx)
 {
 	/* The caller saw *pmd empty with no lock held: another CPU may fill it now. */
-	race_point("fault.huge_install");
+	race_point_key("fault.huge_install", mm);
 	spinlock_t *ptl = pt_lock(mm, pmd_table);
 	if (!pte_present(*pmd)) {
 		pt_entry_write(pmd, pte_mk_leaf(virt_to_phys(ctx->block), prot, PT_LEVEL_PMD));
@@ -134,7 +134,7 @@ static pte_t *fault_pte_table(struct mm *mm, pte_t *pmd_table, pte_t *pmd, int *
 			*ret = -ENOMEM;
 			return NULL;
 		}
-		race_point("fault.pte_table_install");
+		race_point_key("fault.pte_table_install", mm);
 		spinlock_t *ptl = pt_lock(mm, pmd_table);
 		e = *pmd;
 		if (!pte_present(e)) {
@@ -162,7 +162,7 @@ static int fault_small(struct mm *mm, pte_t *pte_table, pte_t *pte, unsigned pro
 	if (!page)
 		return -ENOMEM;
 	mm_clear_block(page, PAGE_SIZE);
-	race_point("fault.small_install");
+	race_point_key("fault.small_install", mm);
 	spinlock_t *ptl = pt_lock(mm, pte_table);
 	if (!pte_present(*pte)) {
 		/* Release: the zeroed page before the entry that maps it. */

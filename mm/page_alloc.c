@@ -80,8 +80,10 @@ static void page_prep(struct page *page, unsigned order)
 
 /*
  * caller: whom the block is for, recorded and named in reports by DEBUG builds.
- * Inlined into each of its (at most two) callers, so that without GRACE_DEBUG the
- * unused caller costs nothing and alloc_page_block() is this body alone.
+ * Always inlined: into alloc_page_block(), and in DEBUG builds into each
+ * alloc_pages*() entry too, so that each names its own caller; without
+ * GRACE_DEBUG the unused caller costs nothing and alloc_page_block() is this
+ * body alone.
  */
 static __always_inline struct page *alloc_block(int node, unsigned order, unsigned flags,
 						uintptr_t caller)

@@ -1,7 +1,8 @@
 /*
  * Page poisoning for DEBUG=1 builds (GRACE_DEBUG; grace/page_poison.h says what
  * it promises). free_block_checked() fills every block it takes back with
- * PAGE_POISON and records its caller in each page; alloc_page_block() checks
+ * PAGE_POISON and records its caller in each page; alloc_block() in
+ * page_alloc.c, behind alloc_page_block() and every alloc_pages*() entry, checks
  * every page of a block it hands out that carries such a record, before it zeroes
  * the block, and records the new owner. The check is where a block leaves the
  * allocator rather than where the buddy merges or splits, because every page

@@ -99,7 +99,7 @@ static int populate_entry(struct mm *mm, pte_t *table, pte_t *e, int level, pte_
 		return -ENOMEM;
 	pte_t new = pte_mk_table(virt_to_phys(next));
 	/* *e was empty with no lock held: another CPU may fill it now. */
-	race_point("pt.populate_entry");
+	race_point_key("pt.populate_entry", mm);
 	spinlock_t *ptl = pt_lock_level(mm, table, level);
 	if (ptl) {
 		old = *e;

@@ -174,7 +174,7 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 	u32 seq = raw_seqcount_begin(&mm->vma_seq);
 	struct vma_table *t = rcu_dereference(mm->vmat);
 	/* A writer may replace t now: only the grace period keeps t's memory ours to read. */
-	race_point("vma.lookup_table");
+	race_point_key("vma.lookup_table", mm);
 	if (t) {
 		unsigned i = table_search(t, addr);
 		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
@@ -187,7 +187,7 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 		 * without addr.
 		 */
 		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq)) {
-			race_point("vma.lookup_try");
+			race_point_key("vma.lookup_try", mm);
 			if (vma_read_trylock(v)) {
 				if (!read_seqcount_retry(&mm->vma_seq, seq))
 					found = v;

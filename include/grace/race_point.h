@@ -39,6 +39,11 @@
 #include <grace/compiler.h>
 #include <grace/types.h>
 
+/*
+ * Long enough for any change a test makes at SMP=64 on two host cores; shorter
+ * than the RCU stall timeout (rcu_cpu_stall_timeout, 21 s by default), so that a
+ * racer parked in a read side by a broken test reports itself before RCU does.
+ */
 #define RACE_PARK_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
 
 struct race_arm;
@@ -57,8 +62,8 @@ void __race_point_reached(struct race_point *rp, struct race_arm *arm, const voi
 
 #define race_point_key(name_, key_)                                                                \
 	do {                                                                                       \
-		static struct race_point __rp __section(".race_points") __used __aligned(8) = {    \
-		    .name = (name_), .file = __FILE__, .line = __LINE__};                          \
+		static struct race_point __rp __section(".race_points")                            \
+		    __used __aligned(8) = {.name = (name_), .file = __FILE__, .line = __LINE__};   \
 		struct race_arm *__arm = READ_ONCE(__rp.arm);                                      \
 		if (unlikely(__arm))                                                               \
 			__race_point_reached(&__rp, __arm, (key_));                                \

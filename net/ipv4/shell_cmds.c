@@ -132,9 +132,11 @@ SHELL_CMD(arp, "", "the neighbour (ARP) table, then its counts")
 	if (argc != 1)
 		return SHELL_USAGE;
 	neigh_for_each(arp_show_one, NULL);
-	printk("arp: entries=%llu forced_gc=%llu queued=%llu unresolved_drops=%llu\n",
+	printk("arp: entries=%llu forced_gc=%llu queued=%llu unresolved_drops=%llu probes=%llu "
+	       "failed=%llu\n",
 	       neigh_stat(NEIGH_ENTRIES), neigh_stat(NEIGH_FORCED_GC_RUNS),
-	       neigh_stat(NEIGH_QUEUED), neigh_stat(NEIGH_UNRESOLVED_DROPS));
+	       neigh_stat(NEIGH_QUEUED), neigh_stat(NEIGH_UNRESOLVED_DROPS),
+	       neigh_stat(NEIGH_PROBES), neigh_stat(NEIGH_RESOLVE_FAILED));
 	return 0;
 }
 

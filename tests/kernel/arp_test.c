@@ -107,6 +107,38 @@ static struct sk_buff *arp_test_packet(struct net_device *dev, u16 op, const u8 
 	return skb;
 }
 
+/*
+ * The bound on every wait below: how long a loaded host may hold off the worker, not
+ * a time anything is expected to take; each wait ends at its event.
+ */
+#define ARP_TEST_WAIT_MS 10000
+
+/*
+ * Retransmit every retrans_ns, give up after solicit requests, and let no gc
+ * interfere; the old settings in *saved, for arp_test_restore_probes().
+ */
+static void arp_test_set_probes(struct neigh_gc_params *saved, u64 retrans_ns, u64 solicit)
+{
+	struct neigh_gc_params p;
+	neigh_gc_get_params(saved);
+	p = *saved;
+	p.retrans_ns = retrans_ns;
+	p.mcast_solicit = solicit;
+	p.resolve_timeout_ns = p.stale_ns = 3600 * NSEC_PER_SEC;
+	EXPECT_EQ(neigh_gc_set_params(&p), 0);
+}
+
+#define ARP_TEST_FAST_PROBE_NS (20 * NSEC_PER_MSEC)
+/* For a test that counts every frame an unresolved entry sends: none is sent again. */
+#define ARP_TEST_NO_REPROBE_NS (3600 * NSEC_PER_SEC)
+
+static void arp_test_restore_probes(const struct neigh_gc_params *saved)
+{
+	EXPECT_EQ(neigh_gc_set_params(saved), 0);
+	arp_test_clear_neigh();
+	arp_test_forget_frames();
+}
+
 TEST(arp, bad_and_unsolicited_packets_are_dropped_and_counted)
 {
 	static const u8 them[ETH_ALEN] = {0x02, 0x33, 0, 0, 0, 7};
@@ -216,8 +248,10 @@ TEST(arp, a_packet_waits_for_the_reply_and_leaves_with_its_mac)
 	ASSERT_TRUE(dev != NULL);
 	u32 peer = IPV4(198, 18, 9, 9);
 	u64 queued = neigh_stat(NEIGH_QUEUED);
+	struct neigh_gc_params saved;
 	arp_test_forget_frames();
 	arp_test_clear_neigh();
+	arp_test_set_probes(&saved, ARP_TEST_NO_REPROBE_NS, 3);
 
 	struct sk_buff *skb = skb_alloc();
 	ASSERT_TRUE(skb != NULL);
@@ -252,8 +286,7 @@ TEST(arp, a_packet_waits_for_the_reply_and_leaves_with_its_mac)
 	/* A second reply finds no INCOMPLETE entry: unsolicited. */
 	arp_rcv(arp_test_packet(dev, 2, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
 	EXPECT_EQ(inet_drops(DROP_ARP_UNSOLICITED) - unsol, 1);
-	arp_test_forget_frames();
-	arp_test_clear_neigh();
+	arp_test_restore_probes(&saved);
 }
 
 TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
@@ -261,8 +294,10 @@ TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
 	struct net_device *dev = arp_test_device();
 	ASSERT_TRUE(dev != NULL);
 	u32 peer = IPV4(198, 18, 9, 10);
+	struct neigh_gc_params saved;
 	arp_test_forget_frames();
 	arp_test_clear_neigh();
+	arp_test_set_probes(&saved, ARP_TEST_NO_REPROBE_NS, 3);
 	long outstanding = skb_outstanding();
 	u64 queued = neigh_stat(NEIGH_QUEUED), over = neigh_stat(NEIGH_QUEUE_OVERFLOWS),
 	    unres = neigh_stat(NEIGH_UNRESOLVED_DROPS);
@@ -284,6 +319,7 @@ TEST(arp, waiting_packets_are_capped_and_dropped_when_no_reply_comes)
 	EXPECT_EQ(skb_outstanding(), outstanding);
 	u8 mac[ETH_ALEN];
 	EXPECT_FALSE(neigh_lookup(dev, peer, mac));
+	arp_test_restore_probes(&saved);
 }
 
 /* A bare IPv4 header for peer, as ip_output() hands neigh_output() a packet. */
@@ -314,7 +350,8 @@ static void arp_test_count_sent(u32 peer, const u8 *mac, unsigned *requests, uns
 		const struct ethhdr *eth = (const struct ethhdr *)skb->data;
 		if (skb_len(skb) < ETH_HLEN + sizeof(struct iphdr))
 			continue;
-		if (ntohs(eth->h_proto) == ETH_P_ARP && skb_len(skb) >= ETH_HLEN + sizeof(struct arphdr)) {
+		if (ntohs(eth->h_proto) == ETH_P_ARP &&
+		    skb_len(skb) >= ETH_HLEN + sizeof(struct arphdr)) {
 			const struct arphdr *arp = (const struct arphdr *)(skb->data + ETH_HLEN);
 			if (ntohs(arp->ar_op) == 1 && arp->ar_tip == peer && (eth->h_dest[0] & 1))
 				++*requests;
@@ -348,35 +385,11 @@ static bool arp_test_has_entry(struct net_device *dev, u32 ip)
 }
 
 /*
- * The bound on every wait below: how long a loaded host may hold off the worker, not
- * a time anything is expected to take; each wait ends at its event.
- */
-#define ARP_TEST_WAIT_MS 10000
-
-/* Retransmit every 20 ms, give up after solicit requests, and let no gc interfere. */
-static void arp_test_fast_probes(struct neigh_gc_params *saved, u64 solicit)
-{
-	struct neigh_gc_params p;
-	neigh_gc_get_params(saved);
-	p = *saved;
-	p.retrans_ns = 20 * NSEC_PER_MSEC;
-	p.mcast_solicit = solicit;
-	p.resolve_timeout_ns = p.stale_ns = 3600 * NSEC_PER_SEC;
-	EXPECT_EQ(neigh_gc_set_params(&p), 0);
-}
-
-static void arp_test_restore_probes(const struct neigh_gc_params *saved)
-{
-	EXPECT_EQ(neigh_gc_set_params(saved), 0);
-	arp_test_clear_neigh();
-	arp_test_forget_frames();
-}
-
-/*
  * The peer ignores the first request: the entry's timer sends it again after the
  * retrans time, and when that one is answered the waiting packet leaves with the
- * peer's MAC. mcast_solicit is the most there is, so however late the test thread
- * runs, the entry is still waiting when the reply comes.
+ * peer's MAC. Once the retransmission is seen, the entry is left to wait without
+ * sending more, so however late the test thread runs the entry is still waiting
+ * when the reply comes.
  */
 TEST(arp, an_unanswered_request_is_sent_again_and_the_reply_sends_the_packet)
 {
@@ -388,7 +401,7 @@ TEST(arp, an_unanswered_request_is_sent_again_and_the_reply_sends_the_packet)
 	struct neigh_gc_params saved;
 	arp_test_forget_frames();
 	arp_test_clear_neigh();
-	arp_test_fast_probes(&saved, 255);
+	arp_test_set_probes(&saved, ARP_TEST_FAST_PROBE_NS, 255);
 	u64 probes = neigh_stat(NEIGH_PROBES);
 
 	EXPECT_EQ(arp_test_send_ip(dev, peer), 0);
@@ -403,6 +416,9 @@ TEST(arp, an_unanswered_request_is_sent_again_and_the_reply_sends_the_packet)
 	EXPECT_GE(requests, 1); /* the retransmission */
 	EXPECT_EQ(ip, 0);
 	EXPECT_GE(neigh_stat(NEIGH_PROBES) - probes, 2);
+	/* The next time the entry's work runs it takes this interval; it sends no more. */
+	struct neigh_gc_params slow;
+	arp_test_set_probes(&slow, ARP_TEST_NO_REPROBE_NS, 255);
 	arp_test_forget_frames();
 
 	arp_rcv(arp_test_packet(dev, 2, them, peer, dev->ipv4_addr, sizeof(struct arphdr)));
@@ -428,7 +444,7 @@ TEST(arp, after_mcast_solicit_unanswered_requests_the_waiting_packets_are_droppe
 	arp_test_forget_frames();
 	arp_test_clear_neigh();
 	long outstanding = skb_outstanding();
-	arp_test_fast_probes(&saved, 3);
+	arp_test_set_probes(&saved, ARP_TEST_FAST_PROBE_NS, 3);
 	u64 probes = neigh_stat(NEIGH_PROBES), failed = neigh_stat(NEIGH_RESOLVE_FAILED),
 	    unres = neigh_stat(NEIGH_UNRESOLVED_DROPS);
 

@@ -51,7 +51,7 @@ static void fault_race_run(enum ptlock_mode mode, const char *point, uintptr_t b
 		ASSERT_EQ(mm_fault(f.mm, prefault, FAULT_WRITE), 0);
 
 	struct race race = {
-	    .point = point, .racer = fault_racer, .change = fault_change, .arg = &f};
+	    .point = point, .key = f.mm, .racer = fault_racer, .change = fault_change, .arg = &f};
 	if (race_run(&race)) {
 		EXPECT_EQ(f.change_ret, 0);
 		EXPECT_EQ(f.racer_ret, 0);

@@ -81,8 +81,11 @@ TEST(net_race, a_receiver_holding_a_closed_udp_socket_never_writes_into_another)
 		      sizeof(data));
 	net_counts_read(&a);
 
-	struct race race = {.point = "udp.rcv_found", .key = r.closed, .racer = udp_close_racer,
-			    .change = udp_close_change, .arg = &r};
+	struct race race = {.point = "udp.rcv_found",
+			    .key = r.closed,
+			    .racer = udp_close_racer,
+			    .change = udp_close_change,
+			    .arg = &r};
 	if (!race_run(&race)) {
 		udp_close(r.closed); /* not closed if the change never ran */
 		rcu_barrier();
@@ -233,7 +236,9 @@ TEST(net_race, the_tbf_watchdog_firing_during_a_qdisc_run_does_not_start_a_secon
 	ASSERT_EQ(qdisc_set_root(sink, "tbf rate=800 burst=32 limit=10"), 0);
 	sink_set_rx_hook(qdisc_race_hook);
 
-	struct race race = {.point = "qdisc.run_unlocked", .key = qr.q, .racer = qdisc_race_racer,
+	struct race race = {.point = "qdisc.run_unlocked",
+			    .key = qr.q,
+			    .racer = qdisc_race_racer,
 			    .change = qdisc_race_change};
 	bool raced = race_run(&race);
 	bool drained = qdisc_race_wait_drained(qr.q);

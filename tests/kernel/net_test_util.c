@@ -15,7 +15,8 @@ static void net_frame_eth_ip(struct net_frame *f, u32 saddr, u32 daddr, u8 proto
 	struct iphdr *iph = NET_FRAME_IP(f);
 
 	memset(f, 0, sizeof(*f));
-	/* To the zero MAC, lo's and the sink's own (the devices the tests feed): not another host's. */
+	/* To the zero MAC, lo's and the sink's own (the devices the tests feed): not another
+	 * host's. */
 	memset(eth->h_dest, 0, ETH_ALEN);
 	memset(eth->h_source, 0x04, ETH_ALEN);
 	eth->h_proto = htons(ETH_P_IP);

@@ -39,8 +39,8 @@ static void probe_change(void *arg)
 TEST(race_point, parks_until_released)
 {
 	struct race_probe p = {0};
-	struct race r = {.point = "race_point.probe", .racer = probe_racer,
-			 .change = probe_change, .arg = &p};
+	struct race r = {
+	    .point = "race_point.probe", .racer = probe_racer, .change = probe_change, .arg = &p};
 
 	if (!race_run(&r))
 		return;
@@ -53,8 +53,11 @@ TEST(race_point, parks_until_released)
 TEST(race_point, key_selects_the_place)
 {
 	struct race_probe p = {0};
-	struct race r = {.point = "race_point.probe", .key = &p.seen, .racer = probe_racer,
-			 .change = probe_change, .arg = &p};
+	struct race r = {.point = "race_point.probe",
+			 .key = &p.seen,
+			 .racer = probe_racer,
+			 .change = probe_change,
+			 .arg = &p};
 
 	if (!race_run(&r))
 		return;

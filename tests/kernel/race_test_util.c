@@ -59,7 +59,8 @@ bool race_run(struct race *r)
 		return false;
 	smp_run_on(2, race_side, &run);
 	if (!run.arm)
-		return test_fail(__FILE__, __LINE__, "race point '%s' could not be armed", r->point);
+		return test_fail(__FILE__, __LINE__, "race point '%s' could not be armed",
+				 r->point);
 	if (!run.parked)
 		return test_fail(__FILE__, __LINE__, "the racer never parked at race point '%s'",
 				 r->point);

@@ -67,8 +67,11 @@ TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 	ASSERT_TRUE(r.mm != NULL);
 	ASSERT_EQ(vma_map(r.mm, r.vma_start, r.vma_len, PROT_READ | PROT_WRITE, VMA_NOHUGE), 0);
 
-	struct race race = {
-	    .point = "vma.lookup_try", .racer = lookup_racer, .change = trim_change, .arg = &r};
+	struct race race = {.point = "vma.lookup_try",
+			    .key = r.mm,
+			    .racer = lookup_racer,
+			    .change = trim_change,
+			    .arg = &r};
 	if (race_run(&race)) {
 		EXPECT_EQ(r.change_err, 0);
 		expect_lookup_sound(&r);
@@ -148,6 +151,7 @@ TEST(vma_race, replaced_table_intact_until_lookup_leaves)
 	t.next = base + (uintptr_t)cap * 2 * PAGE_SIZE;
 
 	struct race race = {.point = "vma.lookup_table",
+			    .key = t.l.mm,
 			    .racer = lookup_racer,
 			    .change = table_grow_change,
 			    .arg = &t.l};
