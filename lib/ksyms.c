@@ -55,6 +55,17 @@ const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size)
 	return ksyms_name[lo];
 }
 
+const char *ksym_format(char *buf, size_t size, uintptr_t addr)
+{
+	uintptr_t off = 0;
+	const char *fn = ksym_lookup(addr, &off, NULL);
+	if (fn)
+		snprintf(buf, size, "%s+0x%lx", fn, (unsigned long)off);
+	else
+		snprintf(buf, size, "%lx", (unsigned long)addr);
+	return buf;
+}
+
 uintptr_t ksym_address(const char *name)
 {
 	for (u64 i = 0; i < ksyms_count; i++)

@@ -76,12 +76,8 @@ bool page_poison_last(struct page_poison_report *out)
 
 static void print_caller(const char *what, uintptr_t addr)
 {
-	uintptr_t off = 0;
-	const char *fn = addr ? ksym_lookup(addr, &off, NULL) : NULL;
-	if (fn)
-		pr_err("mm:   %s %s+0x%lx\n", what, fn, (unsigned long)off);
-	else
-		pr_err("mm:   %s %lx\n", what, (unsigned long)addr);
+	char sym[KSYM_FORMAT_MAX];
+	pr_err("mm:   %s %s\n", what, ksym_format(sym, sizeof(sym), addr));
 }
 
 static void report(const struct page_poison_report *r)

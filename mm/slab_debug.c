@@ -62,12 +62,9 @@ bool slab_debug_last(struct slab_debug_report *out)
 
 static void print_caller(const char *what, uintptr_t addr)
 {
-	uintptr_t off = 0;
-	const char *fn = addr ? ksym_lookup(addr, &off, NULL) : NULL;
-	if (fn)
-		pr_err("slab:   %s %s+0x%lx\n", what, fn, (unsigned long)off);
-	else if (addr)
-		pr_err("slab:   %s %lx\n", what, (unsigned long)addr);
+	char sym[KSYM_FORMAT_MAX];
+	if (addr)
+		pr_err("slab:   %s %s\n", what, ksym_format(sym, sizeof(sym), addr));
 }
 
 void slab_report(enum slab_debug_kind kind, struct kmem_cache *c, const void *obj, uintptr_t caller,

@@ -10,6 +10,10 @@ const char *ksym_lookup(uintptr_t addr, uintptr_t *offset, uintptr_t *size);
 long ksym_index(uintptr_t addr);
 const char *ksym_name(unsigned long index);
 unsigned long ksym_count(void);
+/* Longest ksym_format() text of a symbol a report names; longer names are cut. */
+#define KSYM_FORMAT_MAX 96
+/* "func+0xoff" for addr, or its hex value outside every symbol; returns buf. */
+const char *ksym_format(char *buf, size_t size, uintptr_t addr);
 /* Address of a text symbol by exact name, 0 if absent. */
 uintptr_t ksym_address(const char *name);
 
