@@ -80,6 +80,7 @@ CC := $(CROSS_COMPILE)gcc
 LD := $(CROSS_COMPILE)ld
 NM := $(CROSS_COMPILE)nm
 OBJCOPY := $(CROSS_COMPILE)objcopy
+READELF := $(CROSS_COMPILE)readelf
 
 # The compiler's own headers (stdint.h, stdarg.h). Asked of the compiler the first time a
 # recipe needs it, never while make reads this file: on a fresh machine the cross
@@ -111,7 +112,13 @@ KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
 # linked in as dtb_<name>_start..dtb_<name>_end (tests/kernel/dts/dtb_blob.S).
 TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
-TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS)
+# Static programs the ELF loader's selftests load (tests/user/elf_min.c), built for the
+# target with the same compiler as ET_EXEC and as static-pie ET_DYN, linked in as
+# elf_<name>_start..elf_<name>_end (tests/user/elf_blob.S), with what readelf says of
+# them in elf_expect.h.
+TEST_ELFS := elf_min_exec elf_min_pie
+TEST_ELF_OBJS := $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf.o)
+TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS) $(TEST_ELF_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
 # that include the header are compiled a second time, into $(BUILD)/race/, with
 # GRACE_RACE_POINTS, and the test image links those objects instead. A header that
@@ -168,6 +175,27 @@ $(BUILD)/tests/kernel/dts/%.dtb: tests/kernel/dts/%.dts | $(DEPS_STAMP)
 $(BUILD)/tests/kernel/dts/%.dtb.o: $(BUILD)/tests/kernel/dts/%.dtb tests/kernel/dts/dtb_blob.S
 	$(Q)$(CC) $(ASFLAGS) -DDTB_PATH='"$<"' -DDTB_START=dtb_$(subst -,_,$*)_start \
 		-DDTB_END=dtb_$(subst -,_,$*)_end -c tests/kernel/dts/dtb_blob.S -o $@
+
+USER_CFLAGS := -O2 -ffreestanding -fno-stack-protector -nostdlib -Wl,--build-id=none
+$(BUILD)/tests/user/elf_min_exec.elf: tests/user/elf_min.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  USER    $@")
+	$(Q)$(CC) $(USER_CFLAGS) -static -fno-pie -no-pie -o $@ $<
+$(BUILD)/tests/user/elf_min_pie.elf: tests/user/elf_min.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  USER    $@")
+	$(Q)$(CC) $(USER_CFLAGS) -static-pie -fPIE -Wl,--no-dynamic-linker -o $@ $<
+
+$(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
+	$(Q)$(CC) $(ASFLAGS) -DELF_PATH='"$<"' -DELF_START=$*_start -DELF_END=$*_end \
+		-c tests/user/elf_blob.S -o $@
+
+$(BUILD)/tests/user/elf_expect.h: $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf) scripts/gen-elf-expect
+	$(Q){ scripts/gen-elf-expect $(READELF) ELF_MIN_EXEC $(BUILD)/tests/user/elf_min_exec.elf && \
+	  scripts/gen-elf-expect $(READELF) ELF_MIN_PIE $(BUILD)/tests/user/elf_min_pie.elf; } > $@.tmp
+	$(Q)mv $@.tmp $@
+$(BUILD)/tests/kernel/elf_test.o: $(BUILD)/tests/user/elf_expect.h
+$(BUILD)/tests/kernel/elf_test.o: CFLAGS += -I$(BUILD)/tests/user
 
 # The kernel embeds its own symbol table for backtraces. Link three times: with an
 # empty table, with the table of that link (now the right size, so every address

@@ -12,6 +12,8 @@ const char *errno_name(int err)
 		return "EIO";
 	case E2BIG:
 		return "E2BIG";
+	case ENOEXEC:
+		return "ENOEXEC";
 	case EBADF:
 		return "EBADF";
 	case ECHILD:
@@ -88,6 +90,8 @@ const char *strerror(int err)
 		return "Input/output error";
 	case E2BIG:
 		return "Argument list too long";
+	case ENOEXEC:
+		return "Exec format error";
 	case EBADF:
 		return "Bad file descriptor";
 	case ECHILD:
