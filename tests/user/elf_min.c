@@ -14,6 +14,7 @@ void _start(void)
 {
 	for (;;) {
 		zeros[counter % sizeof(zeros)]++;
-		counter += (unsigned long)message[counter & 15] + (unsigned long)pattern[counter & 1023];
+		counter +=
+		    (unsigned long)message[counter & 15] + (unsigned long)pattern[counter & 1023];
 	}
 }
