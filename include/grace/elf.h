@@ -90,10 +90,11 @@ _Static_assert(sizeof(struct elf64_phdr) == 56, "ELF64 program header is 56 byte
 #endif
 
 /*
- * Bounds of the program header table, as Linux's load_elf_phdrs(): one page of
- * entries at most (73 on a 4 KiB page), and at least one.
+ * Bounds of the program header table, as Linux's load_elf_phdrs(): at least one
+ * entry and at most 64 KiB of them (1170; Linux 6.18 on the host runs 1170 and
+ * refuses 1171 with ENOEXEC).
  */
-#define ELF_PHDRS_MAX_BYTES 4096
+#define ELF_PHDRS_MAX_BYTES 65536
 
 /* What the auxiliary vector and brk need from a loaded image. */
 struct elf_info {

@@ -152,6 +152,9 @@ TEST(elf, static_pie_loads_at_linux_dyn_base_as_readelf_says)
 	expect_loaded(&expect_pie, (size_t)(elf_min_pie_end - elf_min_pie_start));
 }
 
+/* Room after the copy for a relocated program header table of more than 64 KiB. */
+#define ELF_COPY_SLACK (ELF_PHDRS_MAX_BYTES + 2 * PAGE_SIZE)
+
 /* A private, writable copy of the ET_EXEC program to break. */
 struct elf_copy {
 	u8 *buf;
@@ -162,7 +165,7 @@ struct elf_copy {
 static bool elf_copy_get(struct elf_copy *c)
 {
 	c->len = (size_t)(elf_min_exec_end - elf_min_exec_start);
-	c->order = pages_order(c->len + 64);
+	c->order = pages_order(c->len + ELF_COPY_SLACK);
 	c->buf = alloc_pages(c->order);
 	if (!c->buf)
 		return test_fail(__FILE__, __LINE__, "no memory for a copy");
@@ -223,7 +226,22 @@ MUT(type_rel, ehdr(c)->e_type = 1)
 MUT(type_core, ehdr(c)->e_type = 4)
 MUT(phentsize, ehdr(c)->e_phentsize = 32)
 MUT(phnum_zero, ehdr(c)->e_phnum = 0)
-MUT(phnum_over_a_page, ehdr(c)->e_phnum = ELF_PHDRS_MAX_BYTES / 56 + 1)
+/*
+ * Move the program header table to the end of the file and pad it with PT_NULL
+ * entries to n of them, so that a table too big is refused for its size alone.
+ */
+static void grow_table(struct elf_copy *c, size_t *len, unsigned n)
+{
+	struct elf64_hdr *eh = ehdr(c);
+	size_t at = ALIGN_UP(*len, 8), old = (size_t)eh->e_phnum * sizeof(struct elf64_phdr);
+	memset(c->buf + at, 0, (size_t)n * sizeof(struct elf64_phdr));
+	memcpy(c->buf + at, c->buf + eh->e_phoff, old);
+	eh->e_phoff = at;
+	eh->e_phnum = (u16)n;
+	*len = at + (size_t)n * sizeof(struct elf64_phdr);
+}
+
+MUT(phnum_over_linux_limit, grow_table(c, len, ELF_PHDRS_MAX_BYTES / 56 + 1))
 MUT(phoff_past_file, ehdr(c)->e_phoff = *len - 10)
 MUT(phoff_huge, ehdr(c)->e_phoff = ~0UL - 8)
 MUT(truncated_header, *len = 63)
@@ -267,7 +285,7 @@ static const struct elf_mutation mutations[] = {
     M(type_core, ENOEXEC),
     M(phentsize, ENOEXEC),
     M(phnum_zero, ENOEXEC),
-    M(phnum_over_a_page, ENOEXEC),
+    M(phnum_over_linux_limit, ENOEXEC),
     M(phoff_past_file, ENOEXEC),
     M(phoff_huge, ENOEXEC),
     M(truncated_header, ENOEXEC),
@@ -307,6 +325,13 @@ TEST(elf, each_broken_field_is_refused_with_linux_errno_and_maps_nothing)
 		if (vma_count(mm))
 			test_fail(__FILE__, __LINE__, "%s: %u VMAs left", m->what, vma_count(mm));
 	}
+	/* The largest table Linux takes, PT_NULL entries after the real ones, loads. */
+	size_t len = c.len;
+	memcpy(c.buf, elf_min_exec_start, c.len);
+	grow_table(&c, &len, ELF_PHDRS_MAX_BYTES / 56);
+	EXPECT_EQ(elf_load(mm, c.buf, len, &info), 0);
+	EXPECT_EQ(info.phnum, ELF_PHDRS_MAX_BYTES / 56);
+	EXPECT_EQ(vma_count(mm), ELF_MIN_EXEC_NR_LOADS);
 	mm_destroy(mm);
 	free_pages(c.buf, c.order);
 }
