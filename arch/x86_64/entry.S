@@ -4,12 +4,15 @@
  * vector number, then jumps to x86_trap_common, which saves the general registers
  * to complete a struct regs (asm/regs.h) and calls x86_trap(regs). All gates are
  * interrupt gates, so handlers run with interrupts off. The kernel has no user
- * mode, so there is no swapgs: the GS base is always the kernel's.
+ * mode, so there is no swapgs: the GS base is always the kernel's. Handlers run
+ * with SMAP's window closed (CLAC) even when the interrupted code had it open in
+ * a user copy; iretq restores the interrupted RFLAGS, AC included.
  *
  * Also here: x86_ap_entry64, where the AP trampoline lands in the higher half.
  */
 #include <asm/regs.h>
 #include "processor.h"
+#include "smap.h"
 
 /* Exceptions for which the CPU pushes an error code. */
 #define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
@@ -46,6 +49,7 @@ x86_trap_common:
 	pushq %r14
 	pushq %r15
 	subq $16, %rsp			/* cr2, gs_base: filled by x86_trap for exceptions */
+	SMAP_CLAC
 	cld
 	movq %rsp, %rdi
 	call x86_trap

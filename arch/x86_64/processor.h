@@ -19,6 +19,8 @@
 #define CR0_PG (1 << 31)
 #define CR4_PAE (1 << 5)
 #define CR4_PGE (1 << 7)
+#define CR4_SMEP (1 << 20) /* no kernel execution of user pages */
+#define CR4_SMAP (1 << 21) /* no kernel access to user pages unless EFLAGS.AC */
 
 /* GDT selectors (arch/x86_64/desc.c and boot.S agree on these). */
 #define KERNEL_CS 0x08
@@ -80,6 +82,18 @@ static inline u64 read_cr3(void)
 static inline void write_cr3(u64 v)
 {
 	__asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory");
+}
+
+static inline u64 read_cr4(void)
+{
+	u64 v;
+	__asm__ volatile("mov %%cr4, %0" : "=r"(v));
+	return v;
+}
+
+static inline void write_cr4(u64 v)
+{
+	__asm__ volatile("mov %0, %%cr4" ::"r"(v) : "memory");
 }
 
 static inline void halt_forever(void)

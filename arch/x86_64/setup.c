@@ -379,6 +379,7 @@ void __noreturn x86_boot_main(u32 magic, u32 info_pa)
 		ist_top[i] = (uintptr_t)bsp_ist_stacks[i] + IST_STACK_SIZE;
 	desc_init_cpu(MAX_CPUS, ist_top); /* exceptions now reach die() */
 	hypervisor_detect();
+	x86_user_protect_init_cpu(true);
 	x86_relax_with_pause = !running_on_tcg();
 
 	boot_parse_multiboot2(magic, info_pa);

@@ -145,6 +145,7 @@ void __noreturn x86_ap_main(unsigned cpu)
 	smp_store_release(&ap_arrived[cpu], true);
 	arch_set_percpu_base(percpu_base(cpu));
 	desc_init_cpu(cpu, ap_ist[cpu]);
+	x86_user_protect_init_cpu(false);
 	lapic_init_cpu();
 	secondary_main();
 }

@@ -5,7 +5,9 @@
  * stacks, pop next's, return into next. rbp goes first, so a switched-out stack
  * reads [sp + 40] = rbp, [sp + 48] = return address: a frame record a backtrace
  * of the sleeping thread can start from. Flags are not saved: IF is off on both
- * sides, and AC and DF are clear throughout the kernel.
+ * sides, DF is clear throughout the kernel, and AC (SMAP's window) is set only
+ * inside the user-copy routines, which reach a switch only through a trap, whose
+ * entry clears it.
  */
 #include <asm/switch.h>
 

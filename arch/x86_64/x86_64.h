@@ -46,6 +46,9 @@ void x86_fatal(const char *msg) __attribute__((noreturn));
 
 /* mmu.c */
 void mmu_init(void);
+
+/* smap.c: turn on SMEP and SMAP on this CPU where CPUID has them; the boot CPU first. */
+void x86_user_protect_init_cpu(bool boot_cpu);
 /* Make [pa, pa + len) reachable through the direct map; returns its virtual address or NULL. */
 void *mmu_map_phys(phys_addr_t pa, u64 len, bool uncached);
 /* True if [va, va + len) is mapped as ordinary (cached) memory: safe to read from the unwinder. */

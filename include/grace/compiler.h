@@ -14,6 +14,8 @@
 #define __always_inline inline __attribute__((always_inline))
 #define __packed __attribute__((packed))
 #define __printf(a, b) __attribute__((format(printf, a, b)))
+/* A pointer from user space: touched only through grace/uaccess.h. No code, only a mark. */
+#define __user
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -130,9 +130,14 @@ ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
 net_args="-netdev user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7 \
 	-device virtio-net-pci,netdev=net0,disable-legacy=on,romfile="
 
+# The CPU: QEMU's default qemu64 plus SMEP and SMAP (TCG emulates both), so the kernel's
+# user-page protections are on; nothing else of the model changes.
+cpu_args="-cpu qemu64,+smep,+smap"
+
 # shellcheck disable=SC2086
 exec qemu-system-x86_64 \
 	-machine "$machine" \
+	$cpu_args \
 	$firmware_args \
 	-cdrom "$iso" \
 	-serial mon:stdio \

@@ -113,10 +113,23 @@ static inline void arch_flush_tlb_all(void)
 	__asm__ __volatile__("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
 }
 
-/* User pages are reachable from the kernel at any time: Grace leaves SMAP off. */
-static inline void arch_user_access_begin(void) {}
+/*
+ * Under SMAP (arch/x86_64/smap.c) the kernel reaches user pages only while
+ * EFLAGS.AC is set; without it, at any time. STAC/CLAC are #UD without SMAP.
+ */
+extern bool x86_smap_enabled;
 
-static inline void arch_user_access_end(void) {}
+static inline void arch_user_access_begin(void)
+{
+	if (x86_smap_enabled)
+		__asm__ __volatile__("stac" : : : "memory");
+}
+
+static inline void arch_user_access_end(void)
+{
+	if (x86_smap_enabled)
+		__asm__ __volatile__("clac" : : : "memory");
+}
 #endif
 
 #endif
