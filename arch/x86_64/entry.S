@@ -12,7 +12,7 @@
  */
 #include <asm/regs.h>
 #include "processor.h"
-#include "smap.h"
+#include "smap.inc"
 
 /* Exceptions for which the CPU pushes an error code. */
 #define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)

@@ -10,7 +10,7 @@
  * ends the copy, and what is left is exact.
  */
 #include <grace/extable.h>
-#include "smap.h"
+#include "smap.inc"
 
 	.section .text.uaccess, "ax"
 

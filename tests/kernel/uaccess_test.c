@@ -91,7 +91,8 @@ TEST(uaccess, short_copy_stops_exactly_at_the_first_unmapped_page)
 		for (size_t kmis = 0; kmis < 2; kmis++) {
 			size_t n = before[i] + 300;
 			uintptr_t u = end - before[i];
-			EXPECT_EQ(copy_to_user((void __user *)u, ua_pattern + kmis, n), n - before[i]);
+			EXPECT_EQ(copy_to_user((void __user *)u, ua_pattern + kmis, n),
+				  n - before[i]);
 			memset(ua_kbuf, 0xaa, sizeof(ua_kbuf));
 			size_t left = copy_from_user(ua_kbuf + kmis, (const void __user *)u, n);
 			EXPECT_EQ(left, n - before[i]);
