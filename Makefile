@@ -3,6 +3,7 @@
 #   make [ARCH=riscv64|x86_64]        build build/<arch>/kernel.elf and the boot image
 #   make test-image                   the same kernel with the tests: kernel-test.elf
 #   make qemu SMP=8 MEM=512M          boot under QEMU to the grace> prompt (Ctrl-A X quits)
+#   make qemu INITRD_DIR=dir          the same with dir's tree unpacked into / (an initramfs)
 #   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
 #   make mutants                      mutation testing: every tests/mutants/*.patch caught
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
@@ -22,6 +23,7 @@ MACHINE ?=
 BOOT ?=
 FIRMWARE ?=
 DTB ?=
+INITRD_DIR ?=
 BENCH ?= all
 TIMEOUT ?=
 
@@ -235,8 +237,12 @@ RUN_MACHINE = --machine "$(MACHINE)" --boot "$(BOOT)" --firmware "$(FIRMWARE)"
 BOOT_IMAGE := $(if $(filter 1,$(TESTS)),test-image,all)
 BOOT_ELF := $(if $(filter 1,$(TESTS)),$(TEST_KERNEL),$(KERNEL))
 
-qemu: $(BOOT_IMAGE)
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" scripts/qemu/$(ARCH).sh
+# INITRD_DIR=dir: dir packed into a cpio newc archive (scripts/mkinitrd) on every boot,
+# handed to the kernel as its initramfs.
+INITRD := $(if $(INITRD_DIR),$(BUILD)/initrd.cpio)
+qemu: $(BOOT_IMAGE) | $(DEPS_STAMP)
+	$(if $(INITRD_DIR),$(Q)scripts/mkinitrd "$(INITRD_DIR)" $(INITRD))
+	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" INITRD="$(INITRD)" scripts/qemu/$(ARCH).sh
 
 # What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
 # boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).

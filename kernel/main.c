@@ -23,6 +23,7 @@
 #include <grace/route.h>
 #include <grace/fs.h>
 #include <grace/inet.h>
+#include <grace/initramfs.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
 #include <grace/smp.h>
@@ -110,6 +111,7 @@ void __noreturn kernel_main(void)
 	sched_start();
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
+	initramfs_init(); /* before anything else uses a path */
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();

@@ -291,6 +291,55 @@ u64 mm_free_bytes(void)
 	return pages << PAGE_SHIFT;
 }
 
+/*
+ * A page of [start, end) may be freed when it is RAM, no other reserved range
+ * nor the kernel image touches it, and it is still PG_RESERVED (not the
+ * buddy's already); the edges of an unaligned range share their pages with
+ * whatever lies beside, so those are kept unless nothing does.
+ */
+static bool boot_page_freeable(u64 pfn, phys_addr_t start, phys_addr_t end)
+{
+	phys_addr_t pa = pfn << PAGE_SHIFT, pe = pa + PAGE_SIZE;
+	if (pfn < mem_map_base_pfn || pfn - mem_map_base_pfn >= mem_map_pages ||
+	    !(pfn_to_page(pfn)->flags & PG_RESERVED))
+		return false;
+	if (pa < boot_info.kernel_end && boot_info.kernel_start < pe)
+		return false;
+	for (unsigned i = 0; i < boot_info.nr_reserved; i++) {
+		const struct mem_range *r = &boot_info.reserved[i];
+		bool own = r->base >= start && r->base + r->size <= end;
+		if (!own && r->base < pe && pa < r->base + r->size)
+			return false;
+	}
+	return true;
+}
+
+u64 free_boot_range(phys_addr_t start, phys_addr_t end)
+{
+	u64 freed = 0;
+	for (unsigned i = 0; i < boot_info.nr_mem; i++) {
+		const struct mem_range *m = &boot_info.mem[i];
+		int node = m->node >= 0 && (unsigned)m->node < nr_nodes ? m->node : 0;
+		u64 lo =
+		    MAX(ALIGN_DOWN(start, PAGE_SIZE), ALIGN_UP(m->base, PAGE_SIZE)) >> PAGE_SHIFT;
+		u64 hi = MIN(ALIGN_UP(end, PAGE_SIZE), ALIGN_DOWN(m->base + m->size, PAGE_SIZE)) >>
+			 PAGE_SHIFT;
+		for (u64 pfn = lo; pfn < hi;) {
+			if (!boot_page_freeable(pfn, start, end)) {
+				pfn++;
+				continue;
+			}
+			u64 run = pfn;
+			while (run < hi && boot_page_freeable(run, start, end))
+				run++;
+			buddy_add_range(pfn << PAGE_SHIFT, run << PAGE_SHIFT, node);
+			freed += run - pfn;
+			pfn = run;
+		}
+	}
+	return freed;
+}
+
 /* One descriptor per page frame of RAM's span; all reserved until the buddy gets them. */
 static void mem_map_init(void)
 {

@@ -27,7 +27,7 @@ struct zone {
 	spinlock_t lock; /* protects free[] and nr_free */
 	struct free_area free[MAX_ORDER + 1];
 	u64 nr_free; /* pages on free[]: exact under lock */
-	u64 managed; /* pages given to this zone at boot; constant */
+	u64 managed; /* pages given to this zone: at boot, and by free_boot_range() after */
 	int node;
 } __cacheline_aligned;
 

@@ -2,13 +2,15 @@
 # Build a GRUB ISO that loads a Grace kernel via multiboot2, bootable both ways:
 # by a PC BIOS (El Torito, or the MBR when written to a disk or stick) and by UEFI
 # (El Torito's EFI image, or the GPT's EFI system partition on a stick).
-#   mkiso.sh KERNEL_ELF OUT_ISO CMDLINE
-# GRUB talks on the serial line (COM1), waits 0 s, and passes CMDLINE to the kernel.
+#   mkiso.sh KERNEL_ELF OUT_ISO CMDLINE [INITRD]
+# GRUB talks on the serial line (COM1), waits 0 s, and passes CMDLINE to the kernel;
+# INITRD, a cpio archive, is loaded by module2 as the first module (the initramfs).
 # The kernel is copied without debug info (the kernel embeds its own symbol table).
 set -e
 kernel=$1
 out=$2
 cmdline=$3
+initrd=$4
 
 # The two platforms the ISO must boot on.
 for dir in /usr/lib/grub/i386-pc /usr/lib/grub/x86_64-efi; do
@@ -23,6 +25,12 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mkdir -p "$root/boot/grub"
 objcopy --strip-debug "$kernel" "$root/boot/kernel.elf"
+module=""
+if [ -n "$initrd" ]; then
+	cp "$initrd" "$root/boot/initrd.cpio"
+	module="
+	module2 /boot/initrd.cpio initrd"
+fi
 
 # GRUB's script syntax: single quotes keep every byte except ' itself.
 set -f	# no pathname expansion of arguments like test=spin*
@@ -45,7 +53,7 @@ insmod all_video
 set timeout=0
 set default=0
 menuentry "Grace" {
-	multiboot2 /boot/kernel.elf$quoted
+	multiboot2 /boot/kernel.elf$quoted$module
 	boot
 }
 CFG

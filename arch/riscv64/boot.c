@@ -151,6 +151,13 @@ static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 
 	boot_info.nr_reserved = m->nr_reserved;
 	if (boot_reserve(dtb_pa, dtb_size))
 		early_fatal("riscv: no room to reserve the DTB (%u reserved ranges)", MAX_RESERVED);
+	if (m->initrd_end) {
+		if (boot_reserve(m->initrd_start, m->initrd_end - m->initrd_start))
+			early_fatal("riscv: no room to reserve the initramfs (%u reserved ranges)",
+				    MAX_RESERVED);
+		boot_info.initrd_start = m->initrd_start;
+		boot_info.initrd_end = m->initrd_end;
+	}
 
 	for (unsigned i = 0; i < m->nr_harts; i++)
 		boot_info.cpus[i] = (struct cpu_desc){m->harts[i].hartid, m->harts[i].node};
@@ -175,7 +182,10 @@ static void boot_info_fill(const struct fdt_machine *m, phys_addr_t dtb_pa, u32 
 		    "riscv: reserved [%llx, %llx)%s\n",
 		    (unsigned long long)boot_info.reserved[i].base,
 		    (unsigned long long)(boot_info.reserved[i].base + boot_info.reserved[i].size),
-		    i == boot_info.nr_reserved - 1 ? " (device tree)" : "");
+		    boot_info.reserved[i].base == dtb_pa ? " (device tree)"
+		    : boot_info.reserved[i].base == m->initrd_start && m->initrd_end
+			? " (initramfs)"
+			: "");
 }
 
 void __noreturn riscv_boot_main(unsigned long hartid, phys_addr_t dtb_pa)

@@ -129,6 +129,11 @@ static void boot_parse_multiboot2(u32 magic, u32 info_pa)
 	for (unsigned i = 0; i < mb2.nr_modules; i++)
 		boot_reserve_or_warn(mb2.modules[i].start,
 				     mb2.modules[i].end - mb2.modules[i].start, "a boot module");
+	/* The first module is the initramfs, as GRUB's module2 line gives it (reserved above). */
+	if (mb2.nr_modules && mb2.modules[0].end > mb2.modules[0].start) {
+		boot_info.initrd_start = mb2.modules[0].start;
+		boot_info.initrd_end = mb2.modules[0].end;
+	}
 	x86_platform.trampoline_phys = pick_trampoline_page(info_pa, size);
 	/* The first MiB: real-mode IVT, BIOS data, EBDA, and the trampoline page. */
 	boot_reserve_or_warn(0, LOW_MEMORY_END, "low memory");

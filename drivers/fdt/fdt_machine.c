@@ -565,6 +565,18 @@ static void scan_chosen(struct scan *s)
 	if (args && strlcpy(s->m->bootargs, args, CMDLINE_MAX) >= CMDLINE_MAX)
 		pr_warn("fdt: bootargs longer than %u bytes, truncated\n", CMDLINE_MAX - 1);
 
+	u64 start, end;
+	if (!fdt_prop_u64(fdt, chosen, "linux,initrd-start", &start) &&
+	    !fdt_prop_u64(fdt, chosen, "linux,initrd-end", &end)) {
+		if (end > start) {
+			s->m->initrd_start = start;
+			s->m->initrd_end = end;
+		} else {
+			pr_warn("fdt: /chosen initrd [%llx, %llx) is empty, ignored\n",
+				(unsigned long long)start, (unsigned long long)end);
+		}
+	}
+
 	const char *out = fdt_prop_string(fdt, chosen, "stdout-path");
 	if (!out)
 		out = fdt_prop_string(fdt, chosen, "linux,stdout-path");

@@ -70,6 +70,8 @@ struct boot_info {
 	unsigned nr_virtio_mmio;
 
 	phys_addr_t kernel_start, kernel_end; /* the loaded image, physical */
+	/* The initramfs the boot loader loaded, [start, end) physical, reserved; end 0: none. */
+	phys_addr_t initrd_start, initrd_end;
 
 	/* The raw firmware blob we booted with, kept only for the parser selftests. */
 	const void *fw_blob; /* FDT (riscv64) or multiboot2 info (x86_64), virtual */

@@ -126,6 +126,8 @@ struct fdt_machine {
 	unsigned nr_virtio_mmio;
 
 	char bootargs[CMDLINE_MAX];
+	/* /chosen linux,initrd-start and linux,initrd-end (1 or 2 cells each); end 0: none. */
+	u64 initrd_start, initrd_end;
 	/* The root's model and compatible list (NUL-separated strings, compatible_len bytes). */
 	char model[FDT_ROOT_NAME_MAX];
 	char compatible[FDT_ROOT_NAME_MAX];

@@ -69,6 +69,13 @@ u64 node_managed_pages(int node);
 /* Refused free_pages() calls (double free, wrong order, not a block): reported, leaked. */
 u64 mm_bad_free_count(void);
 
+/*
+ * Give the pages of a boot-time reserved range that nothing else shares (the
+ * initramfs, once unpacked) to the buddy, as Linux's free_initrd_mem(): they
+ * count as managed and free from then on. Returns how many pages it gave.
+ */
+u64 free_boot_range(phys_addr_t start, phys_addr_t end);
+
 /* Return the calling CPU's per-CPU pages to the buddy. */
 void pcp_drain_local(void);
 /* Return every CPU's per-CPU pages to the buddy (takes each CPU's list lock in turn). */

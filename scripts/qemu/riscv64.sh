@@ -13,7 +13,8 @@
 # echo service, 10.0.2.15:7, through QEMU's user networking), BOOT (opensbi, the
 # default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below),
 # DTB (a device tree to boot with instead of QEMU's: given to OpenSBI with -dtb, or
-# to U-Boot on the boot disk; it must describe the machine QEMU builds).
+# to U-Boot on the boot disk; it must describe the machine QEMU builds), INITRD (a cpio
+# newc archive: QEMU's -initrd loads it and names it in /chosen linux,initrd-start/end).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -63,6 +64,10 @@ boot_disk=""
 case $BOOT in
 "" | opensbi) ;;
 uboot)
+	if [ -n "$INITRD" ]; then
+		echo "riscv64.sh: INITRD is given to OpenSBI's boot (BOOT=opensbi), not to U-Boot's disk" >&2
+		exit 1
+	fi
 	uboot_bin=/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin
 	if [ ! -f "$uboot_bin" ]; then
 		echo "riscv64.sh: BOOT=uboot needs $uboot_bin (Debian package u-boot-qemu)" >&2
@@ -151,6 +156,7 @@ fi
 
 [ -n "$CMDLINE" ] && set -- "$@" -append "$CMDLINE"
 [ -n "$DTB" ] && set -- "$@" -dtb "$DTB"
+[ -n "$INITRD" ] && set -- "$@" -initrd "$INITRD"
 # U-Boot's disk, on a virtio-mmio slot of its own (Grace reports a block device as one
 # it has no driver for). Read-only: boots of one configuration share the cached image.
 [ -n "$boot_disk" ] && set -- "$@" \

@@ -9,7 +9,8 @@
 # CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
 # on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
 # and benchmarks), GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded
-# to the guest's echo service, 10.0.2.15:7, through QEMU's user networking).
+# to the guest's echo service, 10.0.2.15:7, through QEMU's user networking), INITRD (a
+# cpio newc archive, put on the ISO and loaded by GRUB's module2 as the first module).
 #
 # QEMU's exit status (isa-debug-exit at port 0xf4; see drivers/power/isa_debug_exit.c):
 #   33  the kernel powered off with success (arch_shutdown(0))
@@ -47,15 +48,17 @@ if [ ! -f "$KERNEL" ]; then
 	exit 1
 fi
 
-if [ -z "$CMDLINE" ]; then
+if [ -z "$CMDLINE" ] && [ -z "$INITRD" ]; then
 	iso=${KERNEL%.elf}.iso
 else
-	hash=$(printf '%s %s' "$KERNEL" "$CMDLINE" | sha1sum | cut -c1-16)
+	hash=$(printf '%s %s %s' "$KERNEL" "$CMDLINE" "$INITRD" | sha1sum | cut -c1-16)
 	iso=$BUILD/iso/$hash.iso
 fi
-if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ] || [ scripts/mkiso.sh -nt "$iso" ]; then
+# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
+if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ] || [ scripts/mkiso.sh -nt "$iso" ] ||
+	{ [ -n "$INITRD" ] && [ "$INITRD" -nt "$iso" ]; }; then
 	mkdir -p "$(dirname "$iso")"
-	scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE"
+	scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE" "$INITRD"
 fi
 
 # MEM in MiB (QEMU's -m: a bare number is MiB), for splitting it between NUMA nodes.
