@@ -63,6 +63,19 @@ TEST(fdt_board, ram_banks_away_from_0x80000000_less_the_no_map_region)
 	expect_range(&m.reserved[0], 0x17e000000, 0x2000000);
 }
 
+TEST(fdt_board, chosen_initrd_bounds_read_from_64_and_32_bit_cells)
+{
+	static struct fdt_machine m;
+	if (!scan_dtb(&starfive_board, 3, &m))
+		return;
+	EXPECT_EQ(m.initrd_start, 0x146000000);
+	EXPECT_EQ(m.initrd_end, 0x146123456);
+	if (!scan_dtb(&sifive_board, 1, &m))
+		return;
+	EXPECT_EQ(m.initrd_start, 0x88200000);
+	EXPECT_EQ(m.initrd_end, 0x88202a00);
+}
+
 TEST(fdt_board, monitor_core_skipped_and_boot_hart_found_in_the_middle)
 {
 	static struct fdt_machine m;
