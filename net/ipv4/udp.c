@@ -5,9 +5,10 @@
  * The port table is a hash of UDP_HASH_SIZE buckets under one lock, udp_lock,
  * which bind and close take; the receive path finds a socket under
  * rcu_read_lock() alone, so a datagram touches no shared line but its socket's.
- * close() unhashes the socket and frees it with call_rcu(): a receiver that
- * found it before the unhash may still queue to it during the grace period, so
- * the queue is purged in the callback, after the last such receiver is gone.
+ * close() unhashes the socket, frees what its queue holds, and frees it with
+ * call_rcu(): a receiver that found it before the unhash may still queue to it
+ * during the grace period, so the queue is purged again in the callback, after
+ * the last such receiver is gone.
  * That grace period is the receiver's only guard, as SOCK_RCU_FREE is Linux's:
  * it takes no reference and rechecks nothing, so the memory it found must stay
  * a socket, and not become another one, until it leaves its read side. Sockets
@@ -142,6 +143,8 @@ void udp_close(struct udp_sock *s)
 	if (!hlist_unhashed(&s->node))
 		hlist_del_rcu(&s->node);
 	spin_unlock(&udp_lock);
+	/* The datagrams nobody will read go now, not a grace period later. */
+	skb_queue_purge(&s->rcvq);
 	call_rcu(&s->rcu, udp_free_rcu);
 }
 
