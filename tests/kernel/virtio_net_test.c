@@ -19,6 +19,7 @@
 #include <grace/test.h>
 #include <grace/time.h>
 #include <grace/virtio.h>
+#include <grace/virtio_net.h>
 
 #define SLIRP_GATEWAY IPV4(10, 0, 2, 2)
 /* What tests/run's listener looks for (HOST_PAYLOAD there). */
@@ -157,10 +158,23 @@ TEST(virtio_net, host_datagrams_reach_the_echo_service)
 #define VIRTIO_NET_FLOOD_FRAMES 3000
 #define VIRTIO_NET_FLOOD_ETHERTYPE 0x88b5 /* IEEE 802 local experimental: QEMU drops it */
 
+/* Wait up to 5 s for the device to give back every transmit descriptor. */
+static bool virtio_net_tx_drained(struct net_device *dev)
+{
+	for (unsigned ms = 0; ms < 5000; ms++) {
+		if (!virtio_net_tx_in_flight(dev))
+			return true;
+		msleep(1);
+	}
+	return false;
+}
+
 /*
- * Full-sized frames offered faster than QEMU sends them: the ring fills, the driver
- * stops the queue and the qdisc keeps the frame, so every frame is either sent by the
- * driver or dropped by the qdisc's limit, and none is lost in between.
+ * Full-sized frames offered while the device is not told of them: the ring fills
+ * however fast the host sends, the driver stops the queue and the qdisc keeps the
+ * frame. Released, the device sends the ring, completions wake the queue, and every
+ * frame is either sent by the driver or dropped by the qdisc's limit, none lost in
+ * between.
  */
 TEST(virtio_net, a_full_ring_stops_the_queue_and_every_frame_is_sent_or_counted)
 {
@@ -168,10 +182,14 @@ TEST(virtio_net, a_full_ring_stops_the_queue_and_every_frame_is_sent_or_counted)
 	if (!dev)
 		return;
 	struct Qdisc *q = dev->qdisc;
+	/* An idle device, so that it looks at the ring again only when kicked. */
+	ASSERT_TRUE(virtio_net_tx_drained(dev));
+	msleep(10);
 	u64 tx = netdev_stat(dev, NETDEV_TX_PACKETS), dropped = netdev_stat(dev, NETDEV_TX_DROPPED);
 	spin_lock(&q->lock);
 	u64 qdrops = q->drops;
 	spin_unlock(&q->lock);
+	ASSERT_EQ(virtio_net_hold_tx(dev, true), 0);
 	unsigned offered = 0;
 	for (unsigned i = 0; i < VIRTIO_NET_FLOOD_FRAMES; i++) {
 		struct sk_buff *skb = skb_alloc();
@@ -186,6 +204,12 @@ TEST(virtio_net, a_full_ring_stops_the_queue_and_every_frame_is_sent_or_counted)
 		offered++;
 		dev_queue_xmit(skb);
 	}
+	/* Nothing was sent, so nothing woke the queue: the ring's first refusal stopped it. */
+	bool stopped = netif_queue_stopped(dev);
+	int held = virtio_net_tx_in_flight(dev);
+	ASSERT_EQ(virtio_net_hold_tx(dev, false), 0);
+	EXPECT_TRUE(stopped);
+	EXPECT_GT(held, 0);
 	/* Wait for the qdisc to drain (completions restart it) and the queue to run again. */
 	for (unsigned ms = 0; ms < 5000; ms++) {
 		spin_lock(&q->lock);
@@ -199,8 +223,9 @@ TEST(virtio_net, a_full_ring_stops_the_queue_and_every_frame_is_sent_or_counted)
 	u64 qd = q->drops - qdrops;
 	spin_unlock(&q->lock);
 	u64 sent = netdev_stat(dev, NETDEV_TX_PACKETS) - tx;
-	printk("virtio_net flood: %u offered, %llu sent, %llu qdisc drops, %llu tx_dropped\n",
-	       offered, sent, qd, netdev_stat(dev, NETDEV_TX_DROPPED) - dropped);
+	printk("virtio_net flood: %u offered, %d on the held ring, %llu sent, %llu qdisc drops, "
+	       "%llu tx_dropped\n",
+	       offered, held, sent, qd, netdev_stat(dev, NETDEV_TX_DROPPED) - dropped);
 	EXPECT_FALSE(netif_queue_stopped(dev));
 	EXPECT_EQ(sent + qd, offered);
 	/* Every drop is the qdisc's: the driver dropped none. */
