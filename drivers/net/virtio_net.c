@@ -235,7 +235,7 @@ int virtio_net_hold_tx(struct net_device *dev, bool hold)
 	return 0;
 }
 
-/* Descriptors of the transmit ring the device still holds (0: it has sent everything). */
+/* Transmit descriptors not yet given back and reaped (0: every frame sent and freed). */
 int virtio_net_tx_in_flight(struct net_device *dev)
 {
 	if (dev->ops != &virtio_net_ops)

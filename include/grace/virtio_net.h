@@ -8,6 +8,6 @@
  * Both return -ENODEV for a device that is not virtio-net.
  */
 int virtio_net_hold_tx(struct net_device *dev, bool hold); /* post, do not notify */
-int virtio_net_tx_in_flight(struct net_device *dev);	   /* descriptors the device holds */
+int virtio_net_tx_in_flight(struct net_device *dev);	   /* descriptors not yet reaped */
 
 #endif
