@@ -122,6 +122,40 @@ extern const char arch_name[];
 /* What boot_info's cpus[].hwid is on this arch ("hart", "apic"), for listings. */
 extern const char arch_hwid_name[];
 
+/*
+ * ---- user mode ----
+ *
+ * A user thread is a kernel thread (made by kthread_create, so arch_context_init
+ * knew its stack top) that called arch_enter_user(). From then on its kernel
+ * stack is empty whenever it runs in user mode, and every trap from user mode
+ * (system call, exception, interrupt) builds its struct regs at the top of that
+ * stack, with every user register in it (riscv64: tp, the user's thread
+ * pointer, too; x86_64: the FS base is per thread state instead, see below).
+ * The arch then calls exactly one of syscall_entry(), user_page_fault(),
+ * user_exception() (grace/syscall.h) or, for an interrupt, its handler and
+ * sched_irq_return(); then exit_to_user_mode(regs) with interrupts off; then it
+ * restores every user register from regs (which the kernel may have changed:
+ * a result, a signal frame) and returns to user mode.
+ *
+ * Floating-point and vector state is per thread: saved when a thread that has
+ * entered user mode is switched out and restored when it is switched in (the
+ * kernel itself never uses those registers). x86_64's FS base is per thread the
+ * same way (arch_set_user_tls()); the GS base stays the kernel's in the kernel
+ * (swapgs on every way in from and out to ring 3).
+ */
+
+/*
+ * Leave the kernel for user mode at pc with the stack pointer sp: every other
+ * general register zero, the thread pointer (riscv64 tp, x86_64 FS base) zero,
+ * the floating-point state fresh (riscv64: f0-f31 zero, fcsr 0; x86_64: FNINIT's
+ * x87 state, MXCSR 0x1f80, XMM zero), interrupts on in user mode. Called with
+ * current->mm loaded (mm_switch); never returns.
+ */
+void __noreturn arch_enter_user(uintptr_t pc, uintptr_t sp);
+
+/* Set the running user thread's TLS pointer (riscv64: regs->tp; x86_64: its FS base). */
+void arch_set_user_tls(struct regs *regs, uintptr_t tls);
+
 /* ---- provided by generic code, called by the arch ---- */
 
 void __noreturn kernel_main(void);
