@@ -104,7 +104,10 @@ int fd_install_lowest(struct fs_context *fs, struct file *f)
 
 struct file *file_alloc(void)
 {
-	return kmem_cache_alloc(file_cache);
+	struct file *f = kmem_cache_alloc(file_cache);
+	if (f)
+		f->f_op = NULL; /* open sets a device's */
+	return f;
 }
 
 void file_free_unopened(struct file *f)

@@ -156,6 +156,10 @@ void __noreturn arch_enter_user(uintptr_t pc, uintptr_t sp);
 /* Set the running user thread's TLS pointer (riscv64: regs->tp; x86_64: its FS base). */
 void arch_set_user_tls(struct regs *regs, uintptr_t tls);
 
+/* AT_HWCAP for a new program: what Linux puts there on this arch (riscv64: a bit per
+ * single-letter extension; x86_64: CPUID.1:EDX). */
+unsigned long arch_elf_hwcap(void);
+
 /* ---- provided by generic code, called by the arch ---- */
 
 void __noreturn kernel_main(void);

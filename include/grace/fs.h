@@ -49,9 +49,11 @@
 #define S_IFLNK 0120000
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
+#define S_IFCHR 0020000
 #define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
 #define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+#define S_ISCHR(m) (((m)&S_IFMT) == S_IFCHR)
 
 struct stat {
 	u64 st_ino;
@@ -59,6 +61,7 @@ struct stat {
 	u32 st_nlink;  /* names (a directory: 2 plus its subdirectories) */
 	s64 st_size;   /* bytes; a directory: its entries; a symlink: its target's length */
 	u64 st_blocks; /* 512-byte blocks holding data (holes hold none) */
+	u32 st_rdev;   /* a character device's number */
 };
 
 /* getdents() records, laid out as Linux's struct linux_dirent64. */
@@ -89,6 +92,8 @@ int sys_unlink(const char *path);
 int sys_rename(const char *oldpath, const char *newpath, unsigned flags);
 int sys_link(const char *oldpath, const char *newpath);
 int sys_symlink(const char *target, const char *linkpath);
+/* A character device node (mode S_IFCHR | permissions, dev its number); -EINVAL for other types. */
+int sys_mknod(const char *path, unsigned mode, u32 dev);
 long sys_readlink(const char *path, char *buf, size_t size);
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
 long sys_getdents(int fd, void *buf, size_t size);
@@ -98,6 +103,14 @@ long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
+/*
+ * The absolute path of the directory fd has open, into buf: its length, -EBADF,
+ * -ENOTDIR (not a directory) or -ERANGE. What the *at() calls resolve a relative
+ * path against.
+ */
+long sys_fd_dir_path(int fd, char *buf, size_t size);
+/* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
+long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
 int sys_dup2(int oldfd, int newfd);
 
 /* The most descriptors one thread may have open; the table grows to it. */

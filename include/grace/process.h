@@ -1,0 +1,82 @@
+/*
+ * User processes (kernel/proc/): a process is an address space, a descriptor
+ * table and current directory, a pid, a parent and an exit status, run by one
+ * thread, a kernel thread (struct task) that entered user mode with
+ * arch_enter_user(). Its kernel stack serves its system calls and traps.
+ *
+ * Lifetime: proc_spawn() makes the process and its thread, which execs the
+ * program and enters user mode. exit_group() (or a fatal signal) tears down the
+ * address space and descriptors at once and leaves a zombie: the struct with
+ * its exit status, until the parent (the kernel's `run`, or init for now)
+ * collects it with proc_wait(), which frees it.
+ *
+ * Locks: proc_lock protects the pid counter and every parent/children link; a
+ * process's own fields are written only by its thread, except state and
+ * exit_status, which its thread writes once, under proc_lock, before waking
+ * the waiters.
+ */
+#ifndef GRACE_PROCESS_H
+#define GRACE_PROCESS_H
+
+#include <grace/list.h>
+#include <grace/types.h>
+#include <grace/wait.h>
+
+struct mm;
+struct task;
+
+enum proc_state {
+	PROC_RUNNING,
+	PROC_ZOMBIE, /* exited; exit_status valid, waiting to be collected */
+};
+
+struct process {
+	int pid;
+	enum proc_state state;	/* under proc_lock */
+	int exit_status;	/* wait4's status word: code << 8, or the signal number */
+	struct process *parent; /* under proc_lock; NULL: a kernel thread waits for it */
+	struct list_head children, sibling; /* under proc_lock */
+	struct wait_queue_head child_exit;  /* woken when one of its children exits */
+	struct wait_queue_head exited;	    /* woken when it exits (its kernel waiter) */
+	struct task *task;		    /* its thread */
+	struct mm *mm;			    /* its address space; NULL once it exited */
+	uintptr_t brk_start, brk;	    /* the heap: [brk_start, brk), mapped to page ends */
+	uintptr_t mmap_base;		    /* mmap() without a hint searches below this */
+	unsigned umask;
+	char comm[16]; /* the program's file name, for the console and ps */
+};
+
+/* The calling thread's process, or NULL in a kernel thread. */
+struct process *current_process(void);
+
+/*
+ * Start path as a new process, argv and envp (NULL-terminated arrays of kernel
+ * strings) its arguments and environment, descriptors 0-2 on the console. The
+ * new process, or NULL with *err set (-ENOENT, -EACCES, -ENOEXEC, -E2BIG,
+ * -ENOMEM: what execve() would fail with). The program may still fail later,
+ * in the new thread, for want of memory; it then exits with SIGKILL's status.
+ */
+struct process *proc_spawn(const char *path, char *const argv[], char *const envp[], int *err);
+
+/*
+ * Wait for a process that proc_spawn() started (parent NULL) to exit, free it,
+ * and return its wait status (exit code << 8, or the terminating signal).
+ */
+int proc_wait(struct process *p);
+
+/*
+ * End the calling process with the wait status status (exit code << 8 | signal):
+ * its address space and descriptors are freed now, the struct when collected.
+ */
+void __noreturn proc_exit(int status);
+
+/*
+ * With init=PATH on the command line: start a thread that runs PATH as the first
+ * process, prints how it ended and powers off; true. Without: false.
+ */
+bool proc_start_init(void);
+
+/* Processes alive now (running or zombie), for tests and the console. */
+unsigned proc_count(void);
+
+#endif
