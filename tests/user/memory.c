@@ -116,9 +116,13 @@ static void memory_mmap(void)
 	ok("mprotect the first page PROT_NONE", mprotect(p, PAGE, PROT_NONE));
 	ok("mprotect it back to read-write", mprotect(p, PAGE, PROT_READ | PROT_WRITE));
 	printf("it kept its bytes: %s\n", yes(p[0] == 0x5a && p[PAGE - 1] == 0x5a));
-	ok("mprotect of nothing mapped", mprotect((void *)PAGE, PAGE, PROT_READ));
+	ok("mprotect of the page at 4 KiB, nothing mapped",
+	   mprotect((void *)PAGE, PAGE, PROT_READ));
+	ok("munmap of the page at 4 KiB, nothing mapped", munmap((void *)PAGE, PAGE));
 
 	ok("munmap the middle page", munmap(p + PAGE, PAGE));
+	ok("mprotect of the hole", mprotect(p + PAGE, PAGE, PROT_READ));
+	ok("mprotect across the hole", mprotect(p, 3 * PAGE, PROT_READ | PROT_WRITE));
 	void *q = mapped("mmap MAP_FIXED_NOREPLACE into the hole",
 			 mmap(p + PAGE, PAGE, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
