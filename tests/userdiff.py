@@ -1,0 +1,212 @@
+"""User programs against Linux: each static program of tests/user (C with glibc,
+built by `make user-progs`) is run at Grace's prompt with `run` and on the host,
+and the two must print the same bytes and end the same way.
+
+The host runs the very same binary: natively when it is of the host's arch
+(x86_64 on a PC), else under qemu-user (qemu-riscv64), with the environment
+Grace gives a program (kernel/proc/run.c), the argv[0] typed at the prompt,
+umask 022 and RLIMIT_STACK's 8 MiB, and no core file. Its end becomes the line
+Grace's shell prints, `run: exited with status N` or `run: killed by signal N
+(NAME)`. On Grace's side the output is what the console shows between the
+echoed command and the prompt, with the console's \\r\\n read as \\n.
+
+Each program says in its header comment what it is called as a test and how
+it is run, one line a command typed after `run `:
+
+     * userdiff: hello_prints_its_arguments_and_environment_as_on_linux
+     * run: /bin/hello one two three
+
+so adding a program is adding its file: the Makefile builds every
+tests/user/*.c but the ELF loader's elf_min.c, and the runner packs each into
+/bin of the initramfs it boots and runs each header's commands.
+"""
+import difflib
+import fnmatch
+import glob
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROMPT = "grace> "
+# tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever).
+NOT_USER_PROGRAMS = ("elf_min",)
+# What kernel/proc/run.c gives every program it starts, in its order.
+ENV = (("HOME", "/"), ("TERM", "linux"), ("PATH", "/bin:/sbin:/usr/bin"))
+STACK_LIMIT = 8 << 20       # RLIMIT_STACK's default on Linux, Grace's EXEC_STACK_SIZE
+UMASK = 0o022               # proc_spawn()'s, Linux's default
+HOST_TIMEOUT_S = 60
+DIFF_LINES_MAX = 60         # of one command's diff, printed
+# The kernel's informational lines (among them Linux's "segfault at" line for a
+# program killed by a fault) go to the console, where they would land in the middle
+# of a program's output: `quiet` keeps them in the kernel's log only. An error line
+# still reaches the console, and fails the comparison.
+BOOT_ARG = "quiet"
+HEADER_TEST = re.compile(r"^ \* userdiff: (\w+)$", re.M)
+HEADER_RUN = re.compile(r"^ \* run: (.+)$", re.M)
+
+# Where qemu-user, the reference on a foreign arch, answers other than Linux does:
+# (program, qemu-user's line, Linux's line). qemu 7.2's mmap does not know
+# MAP_FIXED_NOREPLACE and takes the address as a hint, mapping elsewhere where
+# Linux refuses with EEXIST.
+QEMU_USER_LINES = (
+    ("memory", "mmap MAP_FIXED_NOREPLACE over a mapped page: ok",
+     "mmap MAP_FIXED_NOREPLACE over a mapped page: EEXIST"),
+)
+
+
+class Program:
+    def __init__(self, name, test, commands, problem=None):
+        self.name = name            # tests/user/<name>.c, /bin/<name>
+        self.test = test            # the result's name: user.<test>
+        self.commands = commands    # what is typed after "run "
+        self.problem = problem      # a header the runner cannot use
+
+
+def programs(pattern="*"):
+    """The programs of tests/user whose names match pattern, from their headers."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "user", "*.c"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        if name in NOT_USER_PROGRAMS or not fnmatch.fnmatch(name, pattern):
+            continue
+        with open(path) as f:
+            header = f.read().split("*/", 1)[0]
+        tests = HEADER_TEST.findall(header)
+        commands = [c.strip() for c in HEADER_RUN.findall(header)]
+        problem = None
+        if len(tests) != 1 or not commands:
+            problem = f"tests/user/{name}.c: its header needs one ' * userdiff: NAME' line and ' * run: ...' lines"
+        for c in commands:
+            if os.path.basename(c.split()[0]) != name:
+                problem = f"tests/user/{name}.c: 'run: {c}' does not run {name}"
+        out.append(Program(name, tests[0] if len(tests) == 1 else f"{name}_has_a_userdiff_header",
+                           commands, problem))
+    return out
+
+
+def make_tree(top, bindir, progs):
+    """The initramfs's tree: /bin with each program, mode 0755."""
+    os.makedirs(os.path.join(top, "bin"), mode=0o755)
+    for p in progs:
+        dst = os.path.join(top, "bin", p.name)
+        shutil.copyfile(os.path.join(bindir, p.name), dst)
+        os.chmod(dst, 0o755)
+
+
+def host_limits():
+    """In the child before exec: Linux's defaults, whatever the runner was started with."""
+    os.umask(UMASK)
+    resource.setrlimit(resource.RLIMIT_STACK, (STACK_LIMIT, STACK_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def host_command(arch, binary, argv):
+    """(args, executable, env) that run binary on the host with argv as its arguments."""
+    if platform.machine() == arch:
+        return argv, binary, dict(ENV)
+    # qemu-user gives the program its own environment in reverse order (linux-user's
+    # envlist adds each variable at the head of its list): hand it over reversed.
+    return [f"qemu-{arch}", "-0", argv[0], binary] + argv[1:], None, dict(reversed(ENV))
+
+
+def end_line(returncode):
+    """A wait status as Grace's shell prints it (kernel/proc/run.c)."""
+    if returncode < 0:
+        sig = -returncode
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "SIG?"
+        return f"run: killed by signal {sig} ({name})"
+    return f"run: exited with status {returncode}"
+
+
+def host_run(arch, bindir, prog, command):
+    """What Grace's console should show for `run command`: the output, then the end line."""
+    argv = command.split()
+    args, exe, env = host_command(arch, os.path.join(bindir, prog.name), argv)
+    r = subprocess.run(args, executable=exe, env=env, cwd="/", stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=host_limits,
+                       timeout=HOST_TIMEOUT_S)
+    out = r.stdout.decode("utf-8", "replace")
+    if exe is None:
+        for name, qemu_line, linux_line in QEMU_USER_LINES:
+            if name == prog.name:
+                out = out.replace(qemu_line + "\n", linux_line + "\n")
+    # The console starts a kernel line on a line of its own (kernel/printk.c).
+    if out and not out.endswith("\n"):
+        out += "\n"
+    return out + end_line(r.returncode) + "\n"
+
+
+def grace_run(con, deadline, command):
+    """(echo, output) of `run command` typed at the prompt, line endings as \\n."""
+    con.type(f"run {command}\r")
+    chunk, seen = con.read_until(PROMPT, deadline)
+    if chunk is None:
+        raise RuntimeError(f"no prompt after 'run {command}'; last output: {seen[-300:]!r}")
+    text = chunk[:-len(PROMPT)].replace("\r\n", "\n")
+    echo, _, out = text.partition("\n")
+    return echo, out
+
+
+def show(line):
+    """A diff line as printed: control characters made visible."""
+    body = line[:-1] if line.endswith("\n") else line + "  (no newline)"
+    return repr(body)[1:-1] if any(c < " " and c != "\t" for c in body) else body
+
+
+def compare(command, want, echo, got):
+    """Problems with one command: its echo, then every difference of Grace's output from Linux's."""
+    if echo != f"run {command}":
+        return [f"'run {command}': the console echoed {echo!r}"]
+    if got == want:
+        return []
+    diff = list(difflib.unified_diff(want.splitlines(keepends=True), got.splitlines(keepends=True),
+                                     "linux", "grace", n=1))
+    first = next((l for l in diff[2:] if l[:1] in "-+"), "?")
+    lines = [f"'run {command}' differs from Linux, first at: {show(first)}"]
+    lines += [f"  {show(l)}" for l in diff[:DIFF_LINES_MAX]]
+    if len(diff) > DIFF_LINES_MAX:
+        lines.append(f"  ... {len(diff) - DIFF_LINES_MAX} more lines of diff")
+    return lines
+
+
+def host_outputs(arch, bindir, progs):
+    """{(program, command): what Grace should show}, or the problem running it on the host."""
+    want = {}
+    for p in progs:
+        for c in p.commands:
+            try:
+                want[(p.name, c)] = host_run(arch, bindir, p, c)
+            except (OSError, subprocess.SubprocessError) as e:
+                want[(p.name, c)] = RuntimeError(f"'{c}' on the host: {e}")
+    return want
+
+
+def check(con, deadline, arch, bindir, progs, want):
+    """[(program, problems)]: each program's commands at the prompt against the host's."""
+    results, dead = [], None
+    for p in progs:
+        problems = [p.problem] if p.problem else []
+        for c in p.commands if not p.problem else []:
+            if dead:
+                problems.append(f"'run {c}' not typed: {dead}")
+                break
+            if isinstance(want[(p.name, c)], Exception):
+                problems.append(str(want[(p.name, c)]))
+                continue
+            try:
+                echo, got = grace_run(con, deadline, c)
+            except RuntimeError as e:
+                dead = "an earlier command got no prompt back"
+                problems.append(str(e))
+                break
+            problems += compare(c, want[(p.name, c)], echo, got)
+        results.append((p, problems))
+    return results
