@@ -41,8 +41,13 @@ static inline struct regs *riscv_user_regs(const struct arch_context *ctx)
 	return (struct regs *)(ctx->stack_top - REGS_SIZE);
 }
 
-/* trap_entry.S: arch_enter_user()'s way out, through the trap exit, with frame as given. */
+/*
+ * trap_entry.S: the ways out of arch_enter_user() and arch_return_to_user(),
+ * through the trap exit, with frame (riscv_user_regs()) filled as given.
+ */
 void __noreturn riscv_enter_user(uintptr_t pc, uintptr_t sp, unsigned long sstatus,
 				 struct regs *frame);
+void __noreturn riscv_return_to_user(const struct regs *src, unsigned long sstatus,
+				     struct regs *frame);
 
 #endif

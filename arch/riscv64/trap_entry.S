@@ -19,8 +19,8 @@
  * state; every register but tp comes back from the frame. tp is the user's
  * thread pointer from the frame on a return to user mode, and otherwise the
  * per-CPU base of the hart the thread is on by then (the handler may have
- * switched threads and migrated it). arch_enter_user() leaves through the same
- * exit (riscv_enter_user below).
+ * switched threads and migrated it). arch_enter_user() and arch_return_to_user()
+ * leave through the same exit (riscv_enter_user, riscv_return_to_user below).
  */
 #include <asm/csr.h>
 #include <asm/regs.h>
@@ -197,6 +197,40 @@ riscv_enter_user:
 	sd	a0, REGS_SEPC(sp)
 	sd	a1, REGS_X(2)(sp)
 	sd	a2, REGS_SSTATUS(sp)
+	j	trap_exit
+
+/*
+ * riscv_return_to_user(src = a0, sstatus = a1, frame = a2), interrupts off:
+ * arch_return_to_user()'s way to user mode, with the registers *src holds. As
+ * above the frame may cover the caller's frames, and src may lie in them, the
+ * two overlapping: copy without a stack, in the direction that reads each word
+ * of src before it is overwritten, then move sp to the frame.
+ */
+	.globl riscv_return_to_user
+riscv_return_to_user:
+	li	t0, 0
+	li	t1, REGS_SIZE
+	bgeu	a0, a2, 2f
+	/* src below frame: from the top down */
+1:
+	addi	t1, t1, -8
+	add	t2, a0, t1
+	ld	t3, 0(t2)
+	add	t2, a2, t1
+	sd	t3, 0(t2)
+	bnez	t1, 1b
+	j	3f
+	/* src at or above frame: from the bottom up */
+2:
+	add	t2, a0, t0
+	ld	t3, 0(t2)
+	add	t2, a2, t0
+	sd	t3, 0(t2)
+	addi	t0, t0, 8
+	bne	t0, t1, 2b
+3:
+	mv	sp, a2
+	sd	a1, REGS_SSTATUS(sp)
 	j	trap_exit
 	.globl trap_entry_end
 trap_entry_end:
