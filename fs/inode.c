@@ -219,6 +219,7 @@ void inode_stat(const struct inode *inode, struct stat *st)
 	st->st_nlink = READ_ONCE(inode->i_nlink);
 	st->st_size = READ_ONCE(inode->i_size);
 	st->st_blocks = S_ISREG(st->st_mode) ? READ_ONCE(inode->data.nr_pages) * (4096 / 512) : 0;
+	st->st_rdev = S_ISCHR(st->st_mode) ? inode->rdev : 0;
 }
 
 void inode_init(void)

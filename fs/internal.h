@@ -161,6 +161,7 @@ struct inode {
 			u64 nr_pages; /* blocks allocated */
 		} data;		      /* S_IFREG */
 		char *link;	      /* S_IFLNK: the target */
+		u32 rdev;	      /* S_IFCHR: the device number (grace/chrdev.h) */
 		u64 entries;	      /* S_IFDIR: names in it */
 	};
 	struct rcu_head i_rcu;
@@ -271,6 +272,9 @@ struct file {
 	u32 f_flags; /* O_* as opened */
 	bool f_read, f_write;
 	s64 f_pos;
+	const struct file_ops
+	    *f_op;		 /* a device's or a pipe's calls (grace/chrdev.h); NULL: ramfs */
+	void *private_data;	 /* f_op's own: a pipe's struct pipe */
 	struct list_head f_list; /* vfs=global: on the list of open files */
 	bool f_listed;
 	struct rcu_head f_rcu;
@@ -279,6 +283,7 @@ struct file {
 struct fs_context {
 	struct path cwd;
 	struct file **fd; /* max_fds slots */
+	bool *cloexec;	  /* max_fds flags: close the descriptor at execve (O_CLOEXEC) */
 	unsigned max_fds;
 	unsigned next_fd; /* no free descriptor below this one */
 };
@@ -289,6 +294,8 @@ struct file *file_alloc(void);
 void file_free_unopened(struct file *f);
 /* Open f on p (taking references on p) with the open() flags. */
 void file_open_path(struct file *f, const struct path *p, int flags);
+/* Open f on an inode no name reaches (a pipe's), taking over the caller's reference. */
+void file_open_anon(struct file *f, struct inode *inode, int flags, const struct file_ops *ops);
 struct file *fget(int fd);
 void fput(struct file *f);
 void file_init(void);
@@ -309,10 +316,11 @@ long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, b
 int ramfs_truncate(struct inode *inode, s64 size);
 void ramfs_evict(struct inode *inode);
 /*
- * With dir's i_mutex held, d negative: make the file, directory or symlink
- * (link: its target) d names. 0 or -ENOMEM, and then nothing changed.
+ * With dir's i_mutex held, d negative: make the file, directory, symlink
+ * (link: its target) or character device (rdev: its number) d names. 0 or
+ * -ENOMEM, and then nothing changed.
  */
-int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link);
+int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link, u32 rdev);
 /* With dir's i_mutex held: another name for inode, at the negative d. */
 int ramfs_link(struct dentry *dir, struct dentry *d, struct inode *inode);
 /* With dir's i_mutex held: remove the name d (a directory: empty, its i_mutex held too). */

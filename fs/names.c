@@ -40,8 +40,9 @@ static void unlock_last(struct parent_lookup *pl, struct dentry *d)
 	path_parent_put(pl);
 }
 
-/* Make the last name of path, negative now, as mode (link: a symlink's target). */
-static int create(const char *name, u32 mode, const char *link)
+/* Make the last name of path, negative now, as mode (link: a symlink's target; rdev: a device's
+ * number). */
+static int create(const char *name, u32 mode, const char *link, u32 rdev)
 {
 	struct parent_lookup pl;
 	int err = path_parent(name, &pl);
@@ -62,14 +63,14 @@ static int create(const char *name, u32 mode, const char *link)
 	else if (pl.trailing_slash && !S_ISDIR(mode))
 		err = -ENOENT;
 	else
-		err = ramfs_mknod(pl.dir.dentry, d, mode, link);
+		err = ramfs_mknod(pl.dir.dentry, d, mode, link, rdev);
 	unlock_last(&pl, d);
 	return err;
 }
 
 int sys_mkdir(const char *name, unsigned mode)
 {
-	return create(name, S_IFDIR | (mode & 07777), NULL);
+	return create(name, S_IFDIR | (mode & 07777), NULL, 0);
 }
 
 int sys_symlink(const char *target, const char *linkpath)
@@ -79,7 +80,15 @@ int sys_symlink(const char *target, const char *linkpath)
 		return -ENOENT;
 	if (len == PATH_MAX)
 		return -ENAMETOOLONG;
-	return create(linkpath, S_IFLNK | 0777, target);
+	return create(linkpath, S_IFLNK | 0777, target, 0);
+}
+
+int sys_mknod(const char *path, unsigned mode, u32 dev)
+{
+	if (!S_ISCHR(mode))
+		return -EINVAL; /* only character devices: files come from open, directories from
+				   mkdir */
+	return create(path, mode & (S_IFMT | 07777), NULL, dev);
 }
 
 /* Remove the last name of path: a directory (rmdir) or anything else (unlink). */

@@ -5,7 +5,7 @@
 #include <grace/sched.h>
 #include <grace/slab.h>
 #include <grace/string.h>
-
+#include <grace/chrdev.h>
 #include "internal.h"
 
 /*
@@ -41,7 +41,7 @@ static int open_create(const struct path *base, const char *name, int flags, uns
 	mutex_lock(&dir->d_inode->i_mutex);
 	d = lookup_locked(dir, &pl.last, &err);
 	if (d && d_is_negative(d))
-		err = ramfs_mknod(dir, d, S_IFREG | (mode & 07777), NULL);
+		err = ramfs_mknod(dir, d, S_IFREG | (mode & 07777), NULL, 0);
 	else if (d && (flags & O_EXCL))
 		err = -EEXIST;
 	else if (d && S_ISDIR(d->d_inode->i_mode))
@@ -100,6 +100,8 @@ int sys_open(const char *name, int flags, unsigned mode)
 		err = -EISDIR;
 	else if ((flags & O_DIRECTORY) && !S_ISDIR(inode->i_mode))
 		err = -ENOTDIR;
+	else if (S_ISCHR(inode->i_mode) && !(f->f_op = chrdev_ops(inode->rdev)))
+		err = -ENXIO;
 	if (err)
 		file_free_unopened(f);
 	else
@@ -120,6 +122,8 @@ static long file_read(struct file *f, void *buf, size_t count, s64 *pos)
 		return -EBADF;
 	if (S_ISDIR(f->f_inode->i_mode))
 		return -EISDIR;
+	if (f->f_op)
+		return f->f_op->read(f, buf, count); /* a device: no position */
 	if (*pos < 0)
 		return -EINVAL;
 	long n = ramfs_read(f->f_inode, buf, count, *pos);
@@ -132,6 +136,8 @@ static long file_write(struct file *f, const void *buf, size_t count, s64 *pos, 
 {
 	if (!f->f_write)
 		return -EBADF;
+	if (f->f_op)
+		return f->f_op->write(f, buf, count);
 	if (*pos < 0)
 		return -EINVAL;
 	return ramfs_write(f->f_inode, buf, count, pos, append);
@@ -177,6 +183,26 @@ long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
 	return n;
 }
 
+long sys_fd_dir_path(int fd, char *buf, size_t size)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long len = S_ISDIR(f->f_inode->i_mode) ? d_path(f->f_path.dentry, buf, size) : -ENOTDIR;
+	fput(f);
+	return len;
+}
+
+long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long ret = f->f_op && f->f_op->ioctl ? f->f_op->ioctl(f, cmd, arg) : -ENOTTY;
+	fput(f);
+	return ret;
+}
+
 s64 sys_lseek(int fd, s64 offset, int whence)
 {
 	struct file *f = fget(fd);
@@ -184,6 +210,10 @@ s64 sys_lseek(int fd, s64 offset, int whence)
 
 	if (!f)
 		return -EBADF;
+	if (f->f_op) {
+		fput(f);
+		return -ESPIPE; /* a terminal or a device stream: no position */
+	}
 	switch (whence) {
 	case SEEK_SET:
 		base = 0;
@@ -243,7 +273,7 @@ int sys_ftruncate(int fd, s64 length)
 
 static u8 dirent_type(u32 mode)
 {
-	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : DT_REG;
+	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : S_ISCHR(mode) ? DT_CHR : DT_REG;
 }
 
 /* One record at *used if it fits: false if not. */

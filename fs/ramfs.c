@@ -183,7 +183,7 @@ bool ramfs_dir_empty(const struct inode *dir)
 	return dir->entries == 0;
 }
 
-int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link)
+int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link, u32 rdev)
 {
 	struct inode *idir = dir->d_inode;
 	char *copy = NULL;
@@ -203,6 +203,8 @@ int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link
 		inode->link = copy;
 		inode->i_size = strlen(copy);
 	}
+	if (S_ISCHR(mode))
+		inode->rdev = rdev;
 	d_instantiate(d, inode);
 	d_pin(d);
 	dir_add_entry(idir, 1);

@@ -23,7 +23,9 @@
 #include <grace/route.h>
 #include <grace/fs.h>
 #include <grace/inet.h>
+#include <grace/chrdev.h>
 #include <grace/initramfs.h>
+#include <grace/process.h>
 #include <grace/selftest.h>
 #include <grace/shell.h>
 #include <grace/smp.h>
@@ -112,6 +114,7 @@ void __noreturn kernel_main(void)
 	rcu_init(); /* after sched_start: its kthread and soft interrupt */
 	vfs_init();
 	initramfs_init(); /* before anything else uses a path */
+	chrdev_init();	  /* /dev, after the initramfs: its own nodes are kept */
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();
@@ -131,8 +134,10 @@ void __noreturn kernel_main(void)
 		 * No thread in between that exits: a test run from the prompt counts free
 		 * pages, and a reaped stack would show up in its count.
 		 */
-		printk("Grace is up. Type help at the prompt for the commands.\n");
-		shell_start(boot_cpu);
+		if (!proc_start_init()) {
+			printk("Grace is up. Type help at the prompt for the commands.\n");
+			shell_start(boot_cpu);
+		}
 	}
 	cpu_idle_loop();
 }

@@ -10,6 +10,12 @@ const char *errno_name(int err)
 		return "ENOENT";
 	case EIO:
 		return "EIO";
+	case ENXIO:
+		return "ENXIO";
+	case EACCES:
+		return "EACCES";
+	case ENOTTY:
+		return "ENOTTY";
 	case E2BIG:
 		return "E2BIG";
 	case ENOEXEC:
@@ -48,6 +54,8 @@ const char *errno_name(int err)
 		return "ESPIPE";
 	case EMLINK:
 		return "EMLINK";
+	case EPIPE:
+		return "EPIPE";
 	case ERANGE:
 		return "ERANGE";
 	case ENAMETOOLONG:
@@ -88,6 +96,12 @@ const char *strerror(int err)
 		return "No such file or directory";
 	case EIO:
 		return "Input/output error";
+	case ENXIO:
+		return "No such device or address";
+	case EACCES:
+		return "Permission denied";
+	case ENOTTY:
+		return "Inappropriate ioctl for device";
 	case E2BIG:
 		return "Argument list too long";
 	case ENOEXEC:
@@ -126,6 +140,8 @@ const char *strerror(int err)
 		return "Illegal seek";
 	case EMLINK:
 		return "Too many links";
+	case EPIPE:
+		return "Broken pipe";
 	case ERANGE:
 		return "Numerical result out of range";
 	case ENAMETOOLONG:

@@ -99,6 +99,17 @@ char *strchr(const char *s, int c)
 	}
 }
 
+char *strrchr(const char *s, int c)
+{
+	const char *last = NULL;
+	for (;; s++) {
+		if (*s == (char)c)
+			last = s;
+		if (!*s)
+			return (char *)last;
+	}
+}
+
 size_t strlcpy(char *dst, const char *src, size_t size)
 {
 	size_t len = strlen(src);

@@ -288,6 +288,32 @@ static void table_remove(struct vma_table *t, unsigned i)
 	WRITE_ONCE(t->nr, t->nr - 1);
 }
 
+uintptr_t vma_find_gap(struct mm *mm, size_t len, uintptr_t below)
+{
+	uintptr_t found = 0, end = MIN(below, USER_VA_END);
+
+	read_lock(&mm->vma_lock);
+	unsigned i = vma_search_locked(mm, end);
+	/* Walk down from the highest VMA that ends at or below end, hole by hole. */
+	for (;;) {
+		struct vma *v = i ? vma_at(mm, i - 1) : NULL;
+		uintptr_t floor = v ? v->end : VMA_MIN_ADDR;
+		struct vma *above = vma_at(mm, i);
+		if (above && above->start < end)
+			end = above->start;
+		if (end >= floor && end - floor >= len) {
+			found = end - len;
+			break;
+		}
+		if (!v)
+			break;
+		end = v->start;
+		i--;
+	}
+	read_unlock(&mm->vma_lock);
+	return found;
+}
+
 static int range_check(uintptr_t start, size_t len)
 {
 	uintptr_t end = start + len;

@@ -5,12 +5,14 @@
 #define EPERM 1
 #define ENOENT 2
 #define EIO 5
+#define ENXIO 6
 #define E2BIG 7
 #define ENOEXEC 8
 #define EBADF 9
 #define ECHILD 10
 #define EAGAIN 11
 #define ENOMEM 12
+#define EACCES 13
 #define EFAULT 14
 #define EBUSY 16
 #define EEXIST 17
@@ -20,10 +22,12 @@
 #define EISDIR 21
 #define EINVAL 22
 #define EMFILE 24
+#define ENOTTY 25
 #define EFBIG 27
 #define ENOSPC 28
 #define ESPIPE 29
 #define EMLINK 31
+#define EPIPE 32
 #define ERANGE 34
 #define ENAMETOOLONG 36
 #define ENOSYS 38

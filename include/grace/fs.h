@@ -33,6 +33,7 @@
 #define O_EXCL 0200
 #define O_TRUNC 01000
 #define O_APPEND 02000
+#define O_NONBLOCK 04000
 #define O_DIRECTORY 0200000
 #define O_NOFOLLOW 0400000
 
@@ -49,9 +50,12 @@
 #define S_IFLNK 0120000
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
+#define S_IFCHR 0020000
+#define S_IFIFO 0010000
 #define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
 #define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+#define S_ISCHR(m) (((m)&S_IFMT) == S_IFCHR)
 
 struct stat {
 	u64 st_ino;
@@ -59,9 +63,11 @@ struct stat {
 	u32 st_nlink;  /* names (a directory: 2 plus its subdirectories) */
 	s64 st_size;   /* bytes; a directory: its entries; a symlink: its target's length */
 	u64 st_blocks; /* 512-byte blocks holding data (holes hold none) */
+	u32 st_rdev;   /* a character device's number */
 };
 
 /* getdents() records, laid out as Linux's struct linux_dirent64. */
+#define DT_CHR 2
 #define DT_DIR 4
 #define DT_REG 8
 #define DT_LNK 10
@@ -89,6 +95,8 @@ int sys_unlink(const char *path);
 int sys_rename(const char *oldpath, const char *newpath, unsigned flags);
 int sys_link(const char *oldpath, const char *newpath);
 int sys_symlink(const char *target, const char *linkpath);
+/* A character device node (mode S_IFCHR | permissions, dev its number); -EINVAL for other types. */
+int sys_mknod(const char *path, unsigned mode, u32 dev);
 long sys_readlink(const char *path, char *buf, size_t size);
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
 long sys_getdents(int fd, void *buf, size_t size);
@@ -98,6 +106,29 @@ long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
+/*
+ * fd's close-on-exec flag: set (1), cleared (0) or only read (-1); the flag
+ * as it is then, or -EBADF.
+ */
+int sys_fd_cloexec(int fd, int set);
+/* The flags fd was opened with (F_GETFL), or -EBADF. */
+int sys_fd_flags(int fd);
+/* F_SETFL: O_APPEND and O_NONBLOCK of fd's open file set as in flags; 0 or -EBADF. */
+int sys_fd_set_flags(int fd, int flags);
+/* F_DUPFD: fd again at the lowest free descriptor >= min; -EBADF, -EINVAL, -EMFILE. */
+int sys_dup_min(int fd, int min);
+/* Close the calling thread's close-on-exec descriptors (execve). */
+void fs_close_on_exec(void);
+/* A pipe: fds[0] its read end, fds[1] its write end. 0, -EMFILE or -ENOMEM. */
+int sys_pipe(int fds[2]);
+/*
+ * The absolute path of the directory fd has open, into buf: its length, -EBADF,
+ * -ENOTDIR (not a directory) or -ERANGE. What the *at() calls resolve a relative
+ * path against.
+ */
+long sys_fd_dir_path(int fd, char *buf, size_t size);
+/* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
+long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
 int sys_dup2(int oldfd, int newfd);
 
 /* The most descriptors one thread may have open; the table grows to it. */
@@ -158,6 +189,11 @@ unsigned long dcache_shrink(unsigned long nr);
 /* Close every descriptor and drop the current directory of the exiting thread. */
 struct task;
 void fs_task_exit(struct task *t);
+/*
+ * Give child (not yet running) a copy of the calling thread's descriptor table,
+ * sharing each open file, and its current directory, as fork() does. 0 or -ENOMEM.
+ */
+int fs_task_fork(struct task *child);
 
 /* Mount the root ramfs. Called once at boot, before any thread uses a path. */
 void vfs_init(void);

@@ -13,6 +13,7 @@ size_t strnlen(const char *s, size_t max);
 int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
 char *strchr(const char *s, int c);
+char *strrchr(const char *s, int c);
 size_t strlcpy(char *dst, const char *src, size_t size);
 /* Shell-style glob: * and ? only. */
 bool glob_match(const char *pattern, const char *s);

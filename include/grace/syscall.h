@@ -43,8 +43,13 @@ void user_exception(struct regs *regs, int sig, const char *what);
  */
 void exit_to_user_mode(struct regs *regs);
 
+/* Calls made with number nr (NR_SYSCALLS, asm/unistd.h: any number past the table), all CPUs. */
+u64 syscall_count(unsigned nr);
+/* Has nr a handler? The others return -ENOSYS. */
+bool syscall_implemented(unsigned nr);
+
 /* One system call's handler: the six argument registers, the result or -errno. */
-typedef long (*syscall_fn)(unsigned long a0, unsigned long a1, unsigned long a2,
-			   unsigned long a3, unsigned long a4, unsigned long a5);
+typedef long (*syscall_fn)(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,
+			   unsigned long a4, unsigned long a5);
 
 #endif

@@ -62,6 +62,14 @@ void vma_read_unlock(struct vma *v);
 /* A copy of the VMA containing addr; false if none. Takes the lock itself. */
 bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out);
 
+/*
+ * The highest free range of len bytes (page aligned) that ends at or below
+ * below: its start, or 0 if there is none above VMA_MIN_ADDR. Only a hint: the
+ * caller maps it with vma_map(), which fails -EEXIST if another thread took it
+ * meanwhile, and then looks again.
+ */
+uintptr_t vma_find_gap(struct mm *mm, size_t len, uintptr_t below);
+
 /* VMAs in mm now. */
 unsigned vma_count(struct mm *mm);
 

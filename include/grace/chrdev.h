@@ -1,0 +1,44 @@
+/*
+ * Character devices: a file whose inode is a device node (S_IFCHR) gets its
+ * read, write and ioctl from the driver registered for the node's number,
+ * looked up when it is opened. Numbers are Linux's (Documentation/admin-guide/
+ * devices.txt), so a program sees the st_rdev it would on Linux.
+ *
+ * The calls take kernel buffers; the system-call layer copies from and to user
+ * memory around them. read and write return bytes or -errno; ioctl's arg is the
+ * user's argument, a user pointer for the requests that take one.
+ */
+#ifndef GRACE_CHRDEV_H
+#define GRACE_CHRDEV_H
+
+#include <grace/compiler.h>
+#include <grace/types.h>
+
+#define MKDEV(major, minor) (((u32)(major) << 8) | (minor))
+#define MAJOR(dev) ((dev) >> 8)
+#define MINOR(dev) ((dev)&0xff)
+
+#define DEV_NULL MKDEV(1, 3)
+#define DEV_ZERO MKDEV(1, 5)
+#define DEV_TTY MKDEV(5, 0)
+#define DEV_CONSOLE MKDEV(5, 1)
+
+struct file;
+
+struct file_ops {
+	long (*read)(struct file *f, void *buf, size_t count);
+	long (*write)(struct file *f, const void *buf, size_t count);
+	long (*ioctl)(struct file *f, unsigned cmd, unsigned long arg); /* NULL: -ENOTTY */
+	void (*release)(struct file *f); /* the last reference to the file is gone; may be NULL */
+};
+
+/* The calls of device dev, or NULL (open fails -ENXIO, as Linux's for a missing driver). */
+const struct file_ops *chrdev_ops(u32 dev);
+
+/* The console as a terminal (kernel/tty.c). */
+extern const struct file_ops tty_ops;
+
+/* Make /dev and its nodes (console, tty, null, zero); at boot, after the root is mounted. */
+void chrdev_init(void);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * User processes (kernel/proc/): a process is an address space, a descriptor
+ * table and current directory, a pid, a parent and an exit status, run by one
+ * thread, a kernel thread (struct task) that entered user mode with
+ * arch_enter_user(). Its kernel stack serves its system calls and traps.
+ *
+ * Lifetime: proc_spawn() makes the process and its thread, which execs the
+ * program and enters user mode. exit_group() (or a fatal signal) tears down the
+ * address space and descriptors at once and leaves a zombie: the struct with
+ * its exit status, until the parent (the kernel's `run`, or init for now)
+ * collects it with proc_wait(), which frees it.
+ *
+ * Locks: proc_lock protects the pid counter and every parent/children link; a
+ * process's own fields are written only by its thread, except state and
+ * exit_status, which its thread writes once, under proc_lock, before waking
+ * the waiters.
+ */
+#ifndef GRACE_PROCESS_H
+#define GRACE_PROCESS_H
+
+#include <grace/list.h>
+#include <grace/types.h>
+#include <grace/wait.h>
+
+struct mm;
+struct regs;
+struct task;
+
+enum proc_state {
+	PROC_RUNNING,
+	PROC_ZOMBIE, /* exited; exit_status valid, waiting to be collected */
+};
+
+struct process {
+	int pid;
+	enum proc_state state;	/* under proc_lock */
+	int exit_status;	/* wait4's status word: code << 8, or the signal number */
+	struct process *parent; /* under proc_lock; NULL: a kernel thread waits for it */
+	struct list_head children, sibling; /* under proc_lock */
+	struct wait_queue_head child_exit;  /* woken when one of its children exits */
+	struct wait_queue_head exited;	    /* woken when it exits (its kernel waiter) */
+	struct task *task;		    /* its thread */
+	struct mm *mm;			    /* its address space; NULL once it exited */
+	uintptr_t brk_start, brk;	    /* the heap: [brk_start, brk), mapped to page ends */
+	uintptr_t mmap_base;		    /* mmap() without a hint searches below this */
+	struct regs *fork_regs;	 /* fork's child: its first user registers, until it runs */
+	uintptr_t set_child_tid; /* fork's child writes its pid there first (CLONE_CHILD_SETTID) */
+	uintptr_t clear_child_tid; /* zeroed at exit (CLONE_CHILD_CLEARTID, set_tid_address) */
+	unsigned umask;
+	char comm[16]; /* the program's file name, for the console and ps */
+};
+
+/* The calling thread's process, or NULL in a kernel thread. */
+struct process *current_process(void);
+
+/*
+ * Start path as a new process, argv and envp (NULL-terminated arrays of kernel
+ * strings) its arguments and environment, descriptors 0-2 on the console. The
+ * new process, or NULL with *err set (-ENOENT, -EACCES, -ENOEXEC, -E2BIG,
+ * -ENOMEM: what execve() would fail with). The program may still fail later,
+ * in the new thread, for want of memory; it then exits with SIGKILL's status.
+ */
+struct process *proc_spawn(const char *path, char *const argv[], char *const envp[], int *err);
+
+/*
+ * Wait for a process that proc_spawn() started (parent NULL) to exit, free it,
+ * and return its wait status (exit code << 8, or the terminating signal).
+ */
+int proc_wait(struct process *p);
+
+/*
+ * End the calling process with the wait status status (exit code << 8 | signal):
+ * its address space and descriptors are freed now, the struct when collected.
+ */
+void __noreturn proc_exit(int status);
+
+/*
+ * With init=PATH on the command line: start a thread that runs PATH as the first
+ * process, prints how it ended and powers off; true. Without: false.
+ */
+bool proc_start_init(void);
+
+/*
+ * Load path into a new address space for p (the calling thread's process),
+ * argv, envp and the auxiliary vector on its stack, and switch to it; the old
+ * one is destroyed only on success. *pc and *sp: where the program starts (the
+ * caller enters it with arch_enter_user()). execve()'s errors: -ENOENT,
+ * -EACCES, -ENOEXEC, -E2BIG, -ENOMEM.
+ */
+int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
+	      uintptr_t *pc, uintptr_t *sp);
+
+/* EXEC_ARGS_MAX: the bytes of argument and environment strings execve() takes (Linux's 32 pages).
+ */
+#define EXEC_ARGS_MAX (128 * 1024)
+
+/*
+ * fork(): a copy of the calling process (its address space copy-on-write, its
+ * descriptors shared, its registers regs with fork's result 0) as its child,
+ * started. set_child_tid and clear_child_tid (0: none) are the child's
+ * CLONE_CHILD_SETTID and CLONE_CHILD_CLEARTID words. The child's pid, or -ENOMEM.
+ */
+long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear_child_tid);
+
+/*
+ * wait4(): collect a child of the calling process that has exited (pid -1: any;
+ * > 0: that one; 0 and < -1 as -1, every process being in its parent's group),
+ * waiting unless options has WNOHANG. The child's pid with *status its wait
+ * status; 0 (WNOHANG, none exited yet); -ECHILD (no such child); -EINVAL.
+ */
+long proc_wait4(int pid, int *status, unsigned options);
+
+/* Processes alive now (running or zombie), for tests and the console. */
+unsigned proc_count(void);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * The generic half of every trap from user mode (grace/syscall.h): system-call
+ * dispatch through syscall_table, faults and exceptions that end the program,
+ * and the work done on the way back to user mode.
+ *
+ * Each CPU counts the calls it dispatches, by number, in its own array, so the
+ * count costs a system call no shared cache line; `syscalls` at the prompt sums
+ * them. A number with no handler is counted like any other and returns -ENOSYS,
+ * so the listing shows what programs asked for and did not get.
+ *
+ * Signals: there is no handler delivery yet, so the signals the kernel raises
+ * itself (a fault's SIGSEGV, an illegal instruction's SIGILL) take their
+ * default action, which for each of them is to end the process (Linux adds a
+ * core dump, which there is nowhere to write).
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/fault.h>
+#include <grace/percpu.h>
+#include <grace/printk.h>
+#include <grace/process.h>
+#include <grace/sched.h>
+#include <grace/signal.h>
+#include <grace/syscall.h>
+#include <asm/irq.h>
+#include <asm/unistd.h>
+#include "syscall_internal.h"
+
+/* Numbers at or past NR_SYSCALLS are counted in the last slot. */
+struct syscall_counts {
+	u64 calls[NR_SYSCALLS + 1];
+};
+static DEFINE_PER_CPU(struct syscall_counts, syscall_counts);
+
+void syscall_entry(struct regs *regs)
+{
+	unsigned long nr = syscall_nr(regs);
+	syscall_fn fn = nr < NR_SYSCALLS ? syscall_table[nr] : NULL;
+
+	current->user_regs = regs;
+	preempt_disable();
+	this_cpu(syscall_counts).calls[MIN(nr, (unsigned long)NR_SYSCALLS)]++;
+	preempt_enable();
+	long ret = fn ? fn(syscall_arg(regs, 0), syscall_arg(regs, 1), syscall_arg(regs, 2),
+			   syscall_arg(regs, 3), syscall_arg(regs, 4), syscall_arg(regs, 5))
+		      : -ENOSYS;
+	syscall_set_return(regs, ret);
+}
+
+u64 syscall_count(unsigned nr)
+{
+	u64 sum = 0;
+	unsigned cpu;
+	for_each_online_cpu(cpu)
+		sum += per_cpu(syscall_counts, cpu).calls[MIN(nr, NR_SYSCALLS)];
+	return sum;
+}
+
+bool syscall_implemented(unsigned nr)
+{
+	return nr < NR_SYSCALLS && syscall_table[nr];
+}
+
+void __noreturn user_signal_fatal(int sig)
+{
+	proc_exit(sig);
+}
+
+void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
+{
+	if (!handle_page_fault(regs, addr, access))
+		return;
+	struct process *p = current_process();
+	/* Linux's show_signal_msg() line, the error code left out (it is x86's). */
+	pr_info("%s[%d]: segfault at %lx ip %016lx sp %016lx (%s)\n", p->comm, p->pid,
+		(unsigned long)addr, (unsigned long)regs_pc(regs),
+		(unsigned long)regs_user_sp(regs),
+		access == FAULT_EXEC	? "exec"
+		: access == FAULT_WRITE ? "write"
+					: "read");
+	user_signal_fatal(SIGSEGV);
+}
+
+void user_exception(struct regs *regs, int sig, const char *what)
+{
+	struct process *p = current_process();
+	pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, p->pid, what,
+		(unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs), signal_name(sig));
+	user_signal_fatal(sig);
+}
+
+void exit_to_user_mode(struct regs *regs)
+{
+	/* A reschedule asked for while in the kernel: take it before user code runs on. */
+	while (need_resched()) {
+		arch_irq_enable();
+		schedule();
+		arch_irq_disable();
+	}
+}

@@ -1,0 +1,593 @@
+/*
+ * The file system calls of the user ABI, over the VFS's kernel-pointer calls
+ * (grace/fs.h). Every user pointer is crossed here and nowhere else: a path by
+ * getname() (strncpy_from_user into a PATH_MAX buffer), data through a
+ * one-page bounce buffer, a struct stat translated into the arch's layout.
+ * A bad pointer is -EFAULT before anything changes; a copy that faults part
+ * way returns what was done, as Linux does.
+ *
+ * Paths relative to a directory descriptor are resolved against that
+ * directory's current path (sys_fd_dir_path), which is the same as Linux's
+ * walk from the dentry unless the directory is renamed during the call.
+ */
+#include <grace/errno.h>
+#include <grace/fs.h>
+#include <grace/process.h>
+#include <grace/signal.h>
+#include <grace/slab.h>
+#include <grace/string.h>
+#include <grace/uaccess.h>
+#include <asm/memory.h>
+#include <asm/stat.h>
+#include "syscall_internal.h"
+
+#define AT_FDCWD (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR 0x200
+#define AT_SYMLINK_FOLLOW 0x400
+#define AT_EMPTY_PATH 0x1000
+#define O_CLOEXEC 02000000
+#define O_NOCTTY 0400
+#define O_LARGEFILE 0100000
+#define IOV_MAX 1024
+
+/* Bytes moved per step between user memory and the VFS. */
+#define BOUNCE_SIZE PAGE_SIZE
+
+/*
+ * A user path copied in, relative ones made absolute against dirfd: a PATH_MAX
+ * buffer to kfree, or NULL with *err (-EFAULT, -ENAMETOOLONG, -ENOENT for "",
+ * -EBADF or -ENOTDIR for dirfd, -ENOMEM).
+ */
+static char *getname_at(int dirfd, const char __user *upath, int *err)
+{
+	char *buf = kmalloc(PATH_MAX);
+	if (!buf) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	long len = strncpy_from_user(buf, upath, PATH_MAX);
+	*err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
+	if (!*err && buf[0] != '/' && dirfd != AT_FDCWD) {
+		char *dir = kmalloc(PATH_MAX);
+		long dlen = dir ? sys_fd_dir_path(dirfd, dir, PATH_MAX) : -ENOMEM;
+		if (dlen < 0)
+			*err = (int)dlen;
+		else if ((size_t)dlen + 1 + len >= PATH_MAX)
+			*err = -ENAMETOOLONG;
+		else {
+			dir[dlen] = '/';
+			memcpy(dir + dlen + 1, buf, len + 1);
+			memcpy(buf, dir, dlen + 1 + len + 1);
+		}
+		kfree(dir);
+	}
+	if (*err) {
+		kfree(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+USER_CALL(read)
+{
+	char __user *ubuf = (char __user *)a1;
+	size_t count = a2, done = 0;
+	if (!access_ok(ubuf, count))
+		return -EFAULT;
+	char *kbuf = kmalloc(BOUNCE_SIZE);
+	if (!kbuf)
+		return -ENOMEM;
+	long ret = 0;
+	while (done < count) {
+		size_t n = MIN(count - done, BOUNCE_SIZE);
+		ret = sys_read((int)a0, kbuf, n);
+		if (ret <= 0)
+			break;
+		if (copy_to_user(ubuf + done, kbuf, ret)) {
+			ret = -EFAULT;
+			break;
+		}
+		done += ret;
+		if ((size_t)ret < n)
+			break; /* a short read (a terminal's line, the end of a file) ends the call
+				*/
+	}
+	kfree(kbuf);
+	return done ? (long)done : ret;
+}
+
+USER_CALL(write)
+{
+	const char __user *ubuf = (const char __user *)a1;
+	size_t count = a2, done = 0;
+	if (!access_ok(ubuf, count))
+		return -EFAULT;
+	char *kbuf = kmalloc(BOUNCE_SIZE);
+	if (!kbuf)
+		return -ENOMEM;
+	long ret = 0;
+	while (done < count) {
+		size_t n = MIN(count - done, BOUNCE_SIZE);
+		if (copy_from_user(kbuf, ubuf + done, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = sys_write((int)a0, kbuf, n);
+		if (ret <= 0)
+			break;
+		done += ret;
+		if ((size_t)ret < n)
+			break;
+	}
+	kfree(kbuf);
+	/* A write to a pipe no one reads raises SIGPIPE, whose default action ends the program. */
+	if (ret == -EPIPE)
+		user_signal_fatal(SIGPIPE);
+	return done ? (long)done : ret;
+}
+
+struct iovec {
+	void __user *iov_base;
+	size_t iov_len;
+};
+
+/* readv and writev: each segment in turn, stopping at the first short one. */
+static long user_rw_vec(int fd, const struct iovec __user *uiov, unsigned long cnt, bool write)
+{
+	if (cnt > IOV_MAX)
+		return -EINVAL;
+	long total = 0;
+	for (unsigned long i = 0; i < cnt; i++) {
+		struct iovec v;
+		if (copy_from_user(&v, &uiov[i], sizeof(v)))
+			return total ? total : -EFAULT;
+		if (!v.iov_len)
+			continue;
+		long n = write ? user_write(fd, (unsigned long)v.iov_base, v.iov_len, 0, 0, 0)
+			       : user_read(fd, (unsigned long)v.iov_base, v.iov_len, 0, 0, 0);
+		if (n < 0)
+			return total ? total : n;
+		total += n;
+		if ((size_t)n < v.iov_len)
+			break;
+	}
+	return total;
+}
+
+USER_CALL(readv)
+{
+	return user_rw_vec((int)a0, (const struct iovec __user *)a1, a2, false);
+}
+
+USER_CALL(writev)
+{
+	return user_rw_vec((int)a0, (const struct iovec __user *)a1, a2, true);
+}
+
+USER_CALL(pread64)
+{
+	size_t count = MIN(a2, BOUNCE_SIZE * 16);
+	if (!access_ok((void __user *)a1, count))
+		return -EFAULT;
+	char *kbuf = kmalloc(count ? count : 1);
+	if (!kbuf)
+		return -ENOMEM;
+	long n = sys_pread((int)a0, kbuf, count, (s64)a3);
+	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
+		n = -EFAULT;
+	kfree(kbuf);
+	return n;
+}
+
+USER_CALL(pwrite64)
+{
+	size_t count = MIN(a2, BOUNCE_SIZE * 16);
+	if (!access_ok((void __user *)a1, count))
+		return -EFAULT;
+	char *kbuf = kmalloc(count ? count : 1);
+	if (!kbuf)
+		return -ENOMEM;
+	long n = copy_from_user(kbuf, (void __user *)a1, count)
+		     ? -EFAULT
+		     : sys_pwrite((int)a0, kbuf, count, (s64)a3);
+	kfree(kbuf);
+	return n;
+}
+
+USER_CALL(openat)
+{
+	int err;
+	char *path = getname_at((int)a0, (const char __user *)a1, &err);
+	if (!path)
+		return err;
+	/* Flags that change nothing for ramfs and the console; close-on-exec is the table's. */
+	int flags = (int)a2 & ~(O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
+	long fd = sys_open(path, flags, (unsigned)a3 & ~current_process()->umask);
+	kfree(path);
+	if (fd >= 0 && (a2 & O_CLOEXEC))
+		sys_fd_cloexec((int)fd, 1);
+	return fd;
+}
+
+USER_CALL(close)
+{
+	return sys_close((int)a0);
+}
+
+USER_CALL(lseek)
+{
+	return sys_lseek((int)a0, (s64)a1, (int)a2);
+}
+
+/* Block size st_blksize reports: a page, what ramfs allocates in. */
+#define STAT_BLKSIZE 4096
+/* The st_dev of the root ramfs: an anonymous device, as tmpfs and ramfs are on Linux. */
+#define RAMFS_DEV 0x1
+
+static long stat_to_user(const struct stat *st, void __user *ubuf)
+{
+	struct user_stat us;
+	memset(&us, 0, sizeof(us));
+	us.st_dev = RAMFS_DEV;
+	us.st_ino = st->st_ino;
+	us.st_nlink = st->st_nlink;
+	us.st_mode = st->st_mode;
+	us.st_rdev = st->st_rdev;
+	us.st_size = st->st_size;
+	us.st_blksize = STAT_BLKSIZE;
+	us.st_blocks = st->st_blocks;
+	return copy_to_user(ubuf, &us, sizeof(us)) ? -EFAULT : 0;
+}
+
+USER_CALL(fstat)
+{
+	struct stat st;
+	int err = sys_fstat((int)a0, &st);
+	return err ? err : stat_to_user(&st, (void __user *)a1);
+}
+
+USER_CALL(newfstatat)
+{
+	int dirfd = (int)a0, flags = (int)a3, err;
+	struct stat st;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	char *path = getname_at(dirfd, (const char __user *)a1, &err);
+	if (!path && err == -ENOENT && (flags & AT_EMPTY_PATH))
+		return user_fstat(dirfd, a2, 0, 0, 0, 0);
+	if (!path)
+		return err;
+	err = (flags & AT_SYMLINK_NOFOLLOW) ? sys_lstat(path, &st) : sys_stat(path, &st);
+	kfree(path);
+	return err ? err : stat_to_user(&st, (void __user *)a2);
+}
+
+USER_CALL(getdents64)
+{
+	size_t size = MIN(a2, BOUNCE_SIZE * 16);
+	if (!access_ok((void __user *)a1, size))
+		return -EFAULT;
+	char *kbuf = kmalloc(size ? size : 1);
+	if (!kbuf)
+		return -ENOMEM;
+	long n = sys_getdents((int)a0, kbuf, size);
+	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
+		n = -EFAULT;
+	kfree(kbuf);
+	return n;
+}
+
+USER_CALL(ioctl)
+{
+	return sys_ioctl((int)a0, (unsigned)a1, a2);
+}
+
+USER_CALL(dup)
+{
+	return sys_dup((int)a0);
+}
+
+USER_CALL(dup3)
+{
+	if (a0 == a1)
+		return -EINVAL; /* dup3 refuses what dup2 allows */
+	if (a2 & ~(unsigned long)O_CLOEXEC)
+		return -EINVAL;
+	long fd = sys_dup2((int)a0, (int)a1);
+	if (fd >= 0 && a2)
+		sys_fd_cloexec((int)fd, 1);
+	return fd;
+}
+
+USER_CALL(dup2)
+{
+	return sys_dup2((int)a0, (int)a1);
+}
+
+USER_CALL(pipe2)
+{
+	int fds[2];
+	if (a1 & ~(unsigned long)(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	/* Checked first: a pipe made and then not reported would leak its descriptors. */
+	if (!access_ok((void __user *)a0, sizeof(fds)))
+		return -EFAULT;
+	int err = sys_pipe(fds);
+	if (err)
+		return err;
+	if (a1 & O_CLOEXEC) {
+		sys_fd_cloexec(fds[0], 1);
+		sys_fd_cloexec(fds[1], 1);
+	}
+	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
+		sys_close(fds[0]);
+		sys_close(fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+USER_CALL(pipe)
+{
+	return user_pipe2(a0, 0, 0, 0, 0, 0);
+}
+
+#define F_DUPFD 0
+#define F_GETFD 1
+#define F_SETFD 2
+#define F_GETFL 3
+#define F_SETFL 4
+#define F_DUPFD_CLOEXEC 1030
+#define FD_CLOEXEC 1
+
+USER_CALL(fcntl)
+{
+	int fd = (int)a0;
+	switch (a1) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC: {
+		long nfd = sys_dup_min(fd, (int)a2);
+		if (nfd >= 0 && a1 == F_DUPFD_CLOEXEC)
+			sys_fd_cloexec((int)nfd, 1);
+		return nfd;
+	}
+	case F_GETFD: {
+		int on = sys_fd_cloexec(fd, -1);
+		return on < 0 ? on : on ? FD_CLOEXEC : 0;
+	}
+	case F_SETFD:
+		return sys_fd_cloexec(fd, (a2 & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
+	case F_GETFL:
+		return sys_fd_flags(fd);
+	case F_SETFL:
+		return sys_fd_set_flags(fd, (int)a2);
+	default:
+		return -EINVAL;
+	}
+}
+
+USER_CALL(getcwd)
+{
+	char *buf = kmalloc(PATH_MAX);
+	if (!buf)
+		return -ENOMEM;
+	long len = sys_getcwd(buf, MIN(a1, PATH_MAX));
+	/* Linux returns the length with the NUL. */
+	if (len >= 0)
+		len = copy_to_user((void __user *)a0, buf, len + 1) ? -EFAULT : len + 1;
+	kfree(buf);
+	return len;
+}
+
+/* A call on one path: copy it in, call fn, free it. */
+static long with_path(int dirfd, unsigned long upath, int (*fn)(const char *path, unsigned arg),
+		      unsigned arg)
+{
+	int err;
+	char *path = getname_at(dirfd, (const char __user *)upath, &err);
+	if (!path)
+		return err;
+	err = fn(path, arg);
+	kfree(path);
+	return err;
+}
+
+static int chdir_path(const char *path, unsigned unused)
+{
+	return sys_chdir(path);
+}
+
+USER_CALL(chdir)
+{
+	return with_path(AT_FDCWD, a0, chdir_path, 0);
+}
+
+static int mkdir_path(const char *path, unsigned mode)
+{
+	return sys_mkdir(path, mode);
+}
+
+USER_CALL(mkdirat)
+{
+	return with_path((int)a0, a1, mkdir_path, (unsigned)a2 & ~current_process()->umask);
+}
+
+static int unlink_path(const char *path, unsigned flags)
+{
+	return (flags & AT_REMOVEDIR) ? sys_rmdir(path) : sys_unlink(path);
+}
+
+USER_CALL(unlinkat)
+{
+	if (a2 & ~(unsigned long)AT_REMOVEDIR)
+		return -EINVAL;
+	return with_path((int)a0, a1, unlink_path, (unsigned)a2);
+}
+
+/* Two paths: oldpath at olddirfd, newpath at newdirfd. */
+static long with_two_paths(unsigned long olddirfd, unsigned long uold, unsigned long newdirfd,
+			   unsigned long unew, char **oldp, char **newp)
+{
+	int err;
+	*oldp = getname_at((int)olddirfd, (const char __user *)uold, &err);
+	if (!*oldp)
+		return err;
+	*newp = getname_at((int)newdirfd, (const char __user *)unew, &err);
+	if (!*newp) {
+		kfree(*oldp);
+		return err;
+	}
+	return 0;
+}
+
+USER_CALL(renameat2)
+{
+	char *oldp, *newp;
+	if (a4 & ~(unsigned long)RENAME_NOREPLACE)
+		return -EINVAL;
+	long err = with_two_paths(a0, a1, a2, a3, &oldp, &newp);
+	if (err)
+		return err;
+	err = sys_rename(oldp, newp, (unsigned)a4);
+	kfree(oldp);
+	kfree(newp);
+	return err;
+}
+
+USER_CALL(linkat)
+{
+	char *oldp, *newp;
+	if (a4 & ~(unsigned long)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	long err = with_two_paths(a0, a1, a2, a3, &oldp, &newp);
+	if (err)
+		return err;
+	err = sys_link(oldp, newp);
+	kfree(oldp);
+	kfree(newp);
+	return err;
+}
+
+USER_CALL(symlinkat)
+{
+	char *target = kmalloc(PATH_MAX);
+	if (!target)
+		return -ENOMEM;
+	long len = strncpy_from_user(target, (const char __user *)a0, PATH_MAX);
+	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : 0;
+	if (!err) {
+		int perr;
+		char *linkpath = getname_at((int)a1, (const char __user *)a2, &perr);
+		err = linkpath ? sys_symlink(target, linkpath) : perr;
+		kfree(linkpath);
+	}
+	kfree(target);
+	return err;
+}
+
+USER_CALL(readlinkat)
+{
+	int err;
+	if ((long)a3 <= 0)
+		return -EINVAL;
+	char *path = getname_at((int)a0, (const char __user *)a1, &err);
+	if (!path)
+		return err;
+	size_t size = MIN(a3, PATH_MAX);
+	char *kbuf = kmalloc(size);
+	long n = kbuf ? sys_readlink(path, kbuf, size) : -ENOMEM;
+	if (n > 0 && copy_to_user((void __user *)a2, kbuf, n))
+		n = -EFAULT;
+	kfree(kbuf);
+	kfree(path);
+	return n;
+}
+
+USER_CALL(umask)
+{
+	struct process *p = current_process();
+	unsigned old = p->umask;
+	p->umask = (unsigned)a0 & 0777;
+	return old;
+}
+
+#define F_OK 0
+#define X_OK 1
+#define W_OK 2
+#define R_OK 4
+
+static int access_path(const char *path, unsigned mode)
+{
+	struct stat st;
+	/* Every process is root: any file is readable and writable, executable if some x bit is. */
+	int err = sys_stat(path, &st);
+	if (!err && (mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111))
+		err = -EACCES;
+	return err;
+}
+
+USER_CALL(faccessat)
+{
+	if (a2 & ~(unsigned long)(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	return with_path((int)a0, a1, access_path, (unsigned)a2);
+}
+
+/* The x86_64 calls the *at family replaced: each is its *at form on AT_FDCWD. */
+
+USER_CALL(open)
+{
+	return user_openat(AT_FDCWD, a0, a1, a2, 0, 0);
+}
+
+USER_CALL(stat)
+{
+	return user_newfstatat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(lstat)
+{
+	return user_newfstatat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW, 0, 0);
+}
+
+USER_CALL(access)
+{
+	return user_faccessat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(mkdir)
+{
+	return user_mkdirat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(rmdir)
+{
+	return user_unlinkat(AT_FDCWD, a0, AT_REMOVEDIR, 0, 0, 0);
+}
+
+USER_CALL(unlink)
+{
+	return user_unlinkat(AT_FDCWD, a0, 0, 0, 0, 0);
+}
+
+USER_CALL(rename)
+{
+	return user_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+}
+
+USER_CALL(link)
+{
+	return user_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+}
+
+USER_CALL(symlink)
+{
+	return user_symlinkat(a0, AT_FDCWD, a1, 0, 0, 0);
+}
+
+USER_CALL(readlink)
+{
+	return user_readlinkat(AT_FDCWD, a0, a1, a2, 0, 0);
+}

@@ -1,0 +1,129 @@
+/*
+ * The memory calls of the user ABI over the VMA layer (grace/vma.h): anonymous
+ * mmap, munmap, mprotect, brk and madvise(MADV_DONTNEED). Every mapping is
+ * anonymous and private to the process (threads will share it by sharing the
+ * mm), so MAP_SHARED and MAP_PRIVATE map alike. A file mapping is -ENODEV,
+ * as Linux answers for a file that cannot be mapped.
+ */
+#include <grace/errno.h>
+#include <grace/process.h>
+#include <grace/vma.h>
+#include <asm/memory.h>
+#include "syscall_internal.h"
+
+#define MAP_SHARED 0x01
+#define MAP_PRIVATE 0x02
+#define MAP_SHARED_VALIDATE 0x03
+#define MAP_TYPE 0x0f
+#define MAP_FIXED 0x10
+#define MAP_ANONYMOUS 0x20
+#define MAP_NORESERVE 0x4000
+#define MAP_POPULATE 0x8000
+#define MAP_STACK 0x20000
+#define MAP_FIXED_NOREPLACE 0x100000
+#define MADV_DONTNEED 4
+#define MAP_FAILED_TRIES 8 /* a gap taken by another thread between search and map */
+
+static unsigned user_prot(unsigned long prot)
+{
+	return prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
+}
+
+USER_CALL(mmap)
+{
+	uintptr_t addr = a0;
+	size_t len = ALIGN_UP(a1, PAGE_SIZE);
+	unsigned long prot = a2, flags = a3;
+	struct process *p = current_process();
+
+	if (!a1 || len < a1 || len > USER_VA_END)
+		return -EINVAL;
+	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_PRIVATE &&
+	    (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
+		return -EINVAL;
+	if (prot & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -EINVAL;
+	if (!(flags & MAP_ANONYMOUS))
+		return (int)a4 < 0 ? -EBADF : -ENODEV;
+	if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && !IS_ALIGNED(addr, PAGE_SIZE))
+		return -EINVAL;
+
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+		if (flags & MAP_FIXED_NOREPLACE && !(flags & MAP_FIXED)) {
+			int err = vma_map(p->mm, addr, len, user_prot(prot), 0);
+			return err ? err : (long)addr;
+		}
+		/* MAP_FIXED replaces whatever was there. */
+		int err = vma_unmap(p->mm, addr, len);
+		if (!err)
+			err = vma_map(p->mm, addr, len, user_prot(prot), 0);
+		return err ? err : (long)addr;
+	}
+	/* A hint is taken if the range is free, as Linux does; else the highest gap below the base.
+	 */
+	if (addr && IS_ALIGNED(addr, PAGE_SIZE) && !vma_map(p->mm, addr, len, user_prot(prot), 0))
+		return addr;
+	for (int tries = 0; tries < MAP_FAILED_TRIES; tries++) {
+		uintptr_t start = vma_find_gap(p->mm, len, p->mmap_base);
+		if (!start)
+			return -ENOMEM;
+		int err = vma_map(p->mm, start, len, user_prot(prot), 0);
+		if (err != -EEXIST)
+			return err ? err : (long)start;
+	}
+	return -ENOMEM;
+}
+
+USER_CALL(munmap)
+{
+	if (!IS_ALIGNED(a0, PAGE_SIZE) || !a1)
+		return -EINVAL;
+	return vma_unmap(current_process()->mm, a0, ALIGN_UP(a1, PAGE_SIZE));
+}
+
+USER_CALL(mprotect)
+{
+	if (!IS_ALIGNED(a0, PAGE_SIZE) ||
+	    (a2 & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC)))
+		return -EINVAL;
+	if (!a1)
+		return 0;
+	if (!user_prot(a2))
+		return -EINVAL; /* PROT_NONE: a leaf cannot forbid reading (grace/pgtable.h) */
+	return vma_protect(current_process()->mm, a0, ALIGN_UP(a1, PAGE_SIZE), user_prot(a2));
+}
+
+USER_CALL(madvise)
+{
+	if (!IS_ALIGNED(a0, PAGE_SIZE))
+		return -EINVAL;
+	if (a2 != MADV_DONTNEED)
+		return 0; /* advice the kernel may ignore */
+	/* Drop the pages, keep the range: the next touch faults in zeros, as Linux gives. */
+	struct vma v;
+	if (!vma_lookup(current_process()->mm, a0, &v))
+		return -ENOMEM;
+	size_t len = ALIGN_UP(a1, PAGE_SIZE);
+	int err = vma_unmap(current_process()->mm, a0, len);
+	return err ? err : vma_map(current_process()->mm, a0, len, v.prot, v.flags & ~VMA_ANON);
+}
+
+USER_CALL(brk)
+{
+	struct process *p = current_process();
+	uintptr_t want = a0, old_end = ALIGN_UP(p->brk, PAGE_SIZE);
+
+	/* Linux returns the current break for anything it will not do. */
+	if (want < p->brk_start)
+		return p->brk;
+	uintptr_t new_end = ALIGN_UP(want, PAGE_SIZE);
+	if (new_end > old_end) {
+		if (new_end > p->mmap_base ||
+		    vma_map(p->mm, old_end, new_end - old_end, PROT_READ | PROT_WRITE, 0))
+			return p->brk;
+	} else if (new_end < old_end) {
+		vma_unmap(p->mm, new_end, old_end - new_end);
+	}
+	p->brk = want;
+	return want;
+}

@@ -1,0 +1,114 @@
+/*
+ * The clock calls of the user ABI. There is no battery-backed clock, so the
+ * real-time clock starts at the epoch when the kernel boots: CLOCK_REALTIME
+ * reads the same as CLOCK_MONOTONIC, and a program sees 1970 plus the uptime.
+ * Sleeps wait on the scheduler's timers, so they end no earlier than asked.
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/sched.h>
+#include <grace/uaccess.h>
+#include <grace/wait.h>
+#include "syscall_internal.h"
+
+#define CLOCK_REALTIME 0
+#define CLOCK_MONOTONIC 1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID 3
+#define CLOCK_MONOTONIC_RAW 4
+#define CLOCK_REALTIME_COARSE 5
+#define CLOCK_MONOTONIC_COARSE 6
+#define CLOCK_BOOTTIME 7
+#define TIMER_ABSTIME 1
+#define NSEC_PER_SEC 1000000000ULL
+
+struct timespec {
+	s64 tv_sec, tv_nsec;
+};
+
+struct timeval {
+	s64 tv_sec, tv_usec;
+};
+
+static int clock_read(unsigned long id, u64 *ns)
+{
+	switch (id) {
+	case CLOCK_REALTIME:
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_REALTIME_COARSE:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME:
+		*ns = arch_clock_ns();
+		return 0;
+	case CLOCK_PROCESS_CPUTIME_ID:
+	case CLOCK_THREAD_CPUTIME_ID:
+		*ns = task_runtime_ns(current);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+USER_CALL(clock_gettime)
+{
+	u64 ns;
+	int err = clock_read(a0, &ns);
+	if (err)
+		return err;
+	struct timespec ts = {ns / NSEC_PER_SEC, ns % NSEC_PER_SEC};
+	return copy_to_user((void __user *)a1, &ts, sizeof(ts)) ? -EFAULT : 0;
+}
+
+USER_CALL(gettimeofday)
+{
+	u64 ns = arch_clock_ns();
+	struct timeval tv = {ns / NSEC_PER_SEC, (ns % NSEC_PER_SEC) / 1000};
+	if (a0 && copy_to_user((void __user *)a0, &tv, sizeof(tv)))
+		return -EFAULT;
+	return 0;
+}
+
+static DEFINE_WAIT_QUEUE_HEAD(sleep_wq); /* nothing wakes it: sleepers wait out their time */
+
+/* Sleep until the clock reads deadline (in arch_clock_ns() time). */
+static void sleep_until(u64 deadline)
+{
+	while (arch_clock_ns() < deadline)
+		wait_event_timeout(sleep_wq, false, deadline - arch_clock_ns());
+}
+
+static int timespec_in(unsigned long uts, u64 *ns)
+{
+	struct timespec ts;
+	if (copy_from_user(&ts, (const void __user *)uts, sizeof(ts)))
+		return -EFAULT;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || (u64)ts.tv_nsec >= NSEC_PER_SEC)
+		return -EINVAL;
+	*ns = (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	return 0;
+}
+
+USER_CALL(nanosleep)
+{
+	u64 ns;
+	int err = timespec_in(a0, &ns);
+	if (err)
+		return err;
+	sleep_until(arch_clock_ns() + ns);
+	return 0;
+}
+
+USER_CALL(clock_nanosleep)
+{
+	u64 ns, now;
+	int err = clock_read(a0, &now);
+	if (err)
+		return err;
+	if (a0 == CLOCK_PROCESS_CPUTIME_ID || a0 == CLOCK_THREAD_CPUTIME_ID)
+		return -EINVAL; /* Linux: -EINVAL for the thread clock, and the process one here */
+	if ((err = timespec_in(a2, &ns)))
+		return err;
+	sleep_until((a1 & TIMER_ABSTIME) ? ns : now + ns);
+	return 0;
+}
