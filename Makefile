@@ -144,7 +144,7 @@ $(TEST_OBJS) $(RACE_OBJS): CFLAGS += -DGRACE_RACE_POINTS=1
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image image deps qemu gdb qemu-gdb test fsdiff mutants bench profile plugin format format-check clean
+.PHONY: all test-image image deps qemu gdb qemu-gdb test fsdiff userdiff user-progs mutants bench profile plugin format format-check clean
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -191,6 +191,17 @@ $(BUILD)/tests/user/elf_min_pie.elf: tests/user/elf_min.c | $(DEPS_STAMP)
 $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 	$(Q)$(CC) $(ASFLAGS) -DELF_PATH='"$<"' -DELF_START=$*_start -DELF_END=$*_end \
 		-c tests/user/elf_blob.S -o $@
+
+# The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
+# the loader's elf_min.c, built as anyone builds a static Linux program, against the
+# target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
+USER_PROGS := $(filter-out elf_min,$(basename $(notdir $(wildcard tests/user/*.c))))
+USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
+$(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  USER    $@")
+	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
+user-progs: $(USER_BINS)
 
 $(BUILD)/tests/user/elf_expect.h: $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf) scripts/gen-elf-expect
 	$(Q){ scripts/gen-elf-expect $(READELF) ELF_MIN_EXEC $(BUILD)/tests/user/elf_min_exec.elf && \
@@ -275,6 +286,12 @@ fsdiff: test-image | $(DEPS_STAMP)
 	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(filter command line,$(origin SMP)),$(SMP),4) \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 
+# User programs against Linux (tests/userdiff.py): tests/user's programs run at the prompt
+# and on the host (natively, or under qemu-riscv64), their outputs compared.
+userdiff: test-image user-progs | $(DEPS_STAMP)
+	$(Q)python3 tests/run --userdiff --arch $(ARCH) --smp $(if $(filter command line,$(origin SMP)),$(SMP),4) \
+		$(if $(TIMEOUT),--timeout $(TIMEOUT))
+
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
 # build/mutants/, must make the tests its header names fail. The runner builds the
 # base trees it needs (riscv64, riscv64-debug, riscv64-lockdep) itself.
@@ -303,7 +320,7 @@ plugin: $(PLUGIN)
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
 FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \
-	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tools/profile)))
+	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tests/user tools/profile)))
 format-check: | $(DEPS_STAMP)
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 format: | $(DEPS_STAMP)
