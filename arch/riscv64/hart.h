@@ -7,12 +7,13 @@
  * secondary_entry in head.S reads the boot fields with the MMU still off. The
  * HART_* offsets are for assembly; smp.c checks them at compile time.
  *
- * Most fields belong to the hart. trap_depth and trap_regs belong to the thread
- * running on it: a thread can be switched out inside a trap (preempted on
- * interrupt return, or blocking in a fault handler) and take that trap's exit on
- * another hart, so arch_switch_to() (switch.S) swaps them with the threads'
- * struct arch_context. The scratch slots are only live inside the trap entry,
- * with interrupts off, so they stay per hart.
+ * Most fields belong to the hart. trap_depth, trap_regs and kstack_top belong to
+ * the thread running on it: a thread can be switched out inside a trap (preempted
+ * on interrupt return, or blocking in a fault handler) and take that trap's exit
+ * on another hart, so arch_switch_to() (switch.S) swaps them with the threads'
+ * struct arch_context; and a trap from user mode finds no kernel stack in sp, so
+ * the entry takes the running thread's from kstack_top. The scratch slots are
+ * only live inside the trap entry, with interrupts off, so they stay per hart.
  */
 #ifndef RISCV_HART_H
 #define RISCV_HART_H
@@ -27,6 +28,7 @@
 #define HART_BOOT_SP 56
 #define HART_TRAP_REGS 64
 #define HART_HARTID 72
+#define HART_KSTACK_TOP 80
 #define HART_SIZE 128
 
 /*
@@ -53,6 +55,7 @@ struct riscv_hart {
 	uintptr_t boot_sp;	  /* secondary start: stack top */
 	struct regs *trap_regs;	  /* the running thread's innermost trap frame, for the unwinder */
 	u32 hartid;
+	uintptr_t kstack_top; /* the running thread's kernel stack top: traps from user mode */
 } __cacheline_aligned;
 
 extern struct riscv_hart riscv_harts[];

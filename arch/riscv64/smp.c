@@ -27,6 +27,7 @@ BUILD_BUG_ON(offsetof(struct riscv_hart, satp) != HART_SATP);
 BUILD_BUG_ON(offsetof(struct riscv_hart, boot_sp) != HART_BOOT_SP);
 BUILD_BUG_ON(offsetof(struct riscv_hart, trap_regs) != HART_TRAP_REGS);
 BUILD_BUG_ON(offsetof(struct riscv_hart, hartid) != HART_HARTID);
+BUILD_BUG_ON(offsetof(struct riscv_hart, kstack_top) != HART_KSTACK_TOP);
 BUILD_BUG_ON(sizeof(struct riscv_hart) != HART_SIZE);
 
 struct riscv_hart riscv_harts[MAX_CPUS];

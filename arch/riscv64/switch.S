@@ -1,5 +1,6 @@
 /*
- * arch_switch_to(prev = a0, next = a1), called with interrupts off: the C calling
+ * riscv_switch_to(prev = a0, next = a1), arch_switch_to()'s last step (context.c
+ * has dealt with the FP registers), called with interrupts off: the C calling
  * convention already saved every caller-saved register the caller still needs, so
  * only the callee-saved ones (ra, sp, s0-s11) are thread state here, plus:
  *   - sstatus.SUM: a thread may block inside a user-access window (a fault on a
@@ -9,16 +10,18 @@
  *     trap handler (preempted on interrupt return, or blocking in a fault) owns
  *     those traps' frames on its stack; the trap exit it eventually takes, maybe
  *     on another hart, decrements the depth of whatever hart it is then on.
+ *   - the hart's kstack_top, which only next's stack_top may be: a trap from user
+ *     mode builds its frame there.
  * tp is not touched: it is the CPU's per-CPU base, not the thread's.
  */
 #include <asm/csr.h>
 #include <asm/switch.h>
 #include "hart.h"
 
-	.section .text.arch_switch_to, "ax"
+	.section .text.riscv_switch_to, "ax"
 	.balign 4
-	.globl arch_switch_to
-arch_switch_to:
+	.globl riscv_switch_to
+riscv_switch_to:
 	addi	sp, sp, -SWITCH_FRAME_SIZE
 	sd	ra, SWITCH_FRAME_RA(sp)
 	sd	s0, SWITCH_FRAME_S(0)(sp)
@@ -48,6 +51,8 @@ arch_switch_to:
 	sd	t0, HART_TRAP_DEPTH(t2)
 	ld	t0, ARCH_CTX_TRAP_REGS(a1)
 	sd	t0, HART_TRAP_REGS(t2)
+	ld	t0, ARCH_CTX_STACK_TOP(a1)
+	sd	t0, HART_KSTACK_TOP(t2)
 
 	ld	sp, ARCH_CTX_SP(a1)
 	ld	t0, SWITCH_FRAME_SSTATUS(sp)
@@ -70,7 +75,7 @@ arch_switch_to:
 	ret
 
 /*
- * A new thread's first arch_switch_to() returns here (context.c put this in its
+ * A new thread's first riscv_switch_to() returns here (context.c put this in its
  * frame's ra, and entry in s1), with sp at the top of its stack. Call entry with
  * ra = 0 and s0 = 0 (from the frame): entry's own frame record then ends the
  * backtrace, since arch_unwind() stops at a zero frame pointer and a return

@@ -1,16 +1,22 @@
 /*
  * Trap handling in C: trap_handler() sorts what trap_entry.S saved into interrupts
- * (timer, software = IPI, external = PLIC) and exceptions: page faults go to
- * handle_page_fault(), then to the exception fixup table, and only then to die();
- * access faults (PMP, bus errors) may have a fixup too; every other exception
- * dies. Interrupts end in sched_irq_return(), which may switch threads. Also
- * the two debug helpers generic code asks for, arch_dump_regs() and arch_unwind().
+ * (timer, software = IPI, external = PLIC) and exceptions. From the kernel, page
+ * faults go to handle_page_fault(), then to the exception fixup table, and only
+ * then to die(); access faults (PMP, bus errors) may have a fixup too; every
+ * other exception dies. From user mode nothing is a kernel bug: a system call, a
+ * page fault or any other exception goes to the generic entry points
+ * (grace/syscall.h) with interrupts on, and every such trap ends in
+ * exit_to_user_mode(). Interrupts end in sched_irq_return(), which may switch
+ * threads. Also the two debug helpers generic code asks for, arch_dump_regs()
+ * and arch_unwind().
  */
 #include <grace/arch.h>
 #include <grace/extable.h>
 #include <grace/fault.h>
 #include <grace/plic.h>
 #include <grace/printk.h>
+#include <grace/signal.h>
+#include <grace/syscall.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include "hart.h"
@@ -28,13 +34,19 @@ BUILD_BUG_ON(offsetof(struct regs, t6) != REGS_X(31));
 
 extern char _text[], _etext[];
 
-/* scause exception codes that the fault path sorts out. */
+/* scause exception codes that the handlers sort out. */
+#define EXC_INST_MISALIGNED 0
 #define EXC_INST_ACCESS 1
+#define EXC_BREAKPOINT 3
+#define EXC_LOAD_MISALIGNED 4
 #define EXC_LOAD_ACCESS 5
+#define EXC_STORE_MISALIGNED 6
 #define EXC_STORE_ACCESS 7
+#define EXC_ECALL_U 8
 #define EXC_INST_PAGE_FAULT 12
 #define EXC_LOAD_PAGE_FAULT 13
 #define EXC_STORE_PAGE_FAULT 15
+#define EXC_SOFTWARE_CHECK 18
 
 /* scause exception codes, from the privileged spec. */
 static const char *const exception_names[] = {
@@ -163,8 +175,91 @@ static void trap_exception(struct regs *regs)
 	}
 }
 
+/*
+ * The signal Linux sends for an exception in user mode that is neither a system
+ * call nor a page fault (arch/riscv/kernel/traps.c): a misaligned address is a
+ * bus error, a protection (access) fault or a control-flow check a segmentation
+ * fault, a breakpoint a trap, and anything else an illegal instruction.
+ */
+static int user_exception_signal(unsigned long scause)
+{
+	switch (scause) {
+	case EXC_INST_MISALIGNED:
+	case EXC_LOAD_MISALIGNED:
+	case EXC_STORE_MISALIGNED:
+		return SIGBUS;
+	case EXC_INST_ACCESS:
+	case EXC_LOAD_ACCESS:
+	case EXC_STORE_ACCESS:
+	case EXC_SOFTWARE_CHECK:
+		return SIGSEGV;
+	case EXC_BREAKPOINT:
+		return SIGTRAP;
+	default:
+		return SIGILL;
+	}
+}
+
+/*
+ * An exception in user mode, handled with interrupts on: user mode always runs
+ * with them on, and a page fault may sleep. sepc moves past an ecall first, so
+ * that the system call returns after it (and a signal frame saves that pc).
+ */
+static void user_trap_exception(struct regs *regs)
+{
+	unsigned long scause = regs->scause;
+
+	arch_irq_enable();
+	switch (scause) {
+	case EXC_ECALL_U:
+		regs->sepc += 4;
+		syscall_entry(regs);
+		break;
+	case EXC_INST_PAGE_FAULT:
+		user_page_fault(regs, regs->stval, FAULT_EXEC);
+		break;
+	case EXC_LOAD_PAGE_FAULT:
+		user_page_fault(regs, regs->stval, FAULT_READ);
+		break;
+	case EXC_STORE_PAGE_FAULT:
+		user_page_fault(regs, regs->stval, FAULT_WRITE);
+		break;
+	default:
+		user_exception(regs, user_exception_signal(scause), cause_name(scause));
+		break;
+	}
+	arch_irq_disable();
+}
+
+/*
+ * A trap from user mode: the frame is the only one on this thread's kernel stack
+ * (the entry set the depth to 1), so it starts the trap-frame chain, and a
+ * backtrace ends at it: the user's s0 and pc are no kernel frame to walk. It
+ * leaves through exit_to_user_mode(), which may switch threads or end this one.
+ */
+static void trap_from_user(struct regs *regs)
+{
+	regs->frame_fp = 0;
+	regs->frame_ra = 0;
+	regs->outer = NULL;
+	this_hart()->trap_regs = regs;
+	if (regs->scause & SCAUSE_INTERRUPT) {
+		trap_interrupt(regs->scause & ~SCAUSE_INTERRUPT, regs);
+		sched_irq_return();
+	} else {
+		user_trap_exception(regs);
+	}
+	exit_to_user_mode(regs);
+	this_hart()->trap_regs = NULL;
+}
+
 void trap_handler(struct regs *regs)
 {
+	if (regs_user_mode(regs)) {
+		trap_from_user(regs);
+		return;
+	}
+
 	struct riscv_hart *hart = this_hart();
 
 	regs->outer = hart->trap_regs;

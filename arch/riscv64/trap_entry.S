@@ -1,17 +1,26 @@
 /*
- * The one S-mode trap vector (stvec, direct mode): exceptions and interrupts alike.
+ * The one S-mode trap vector (stvec, direct mode): exceptions and interrupts alike,
+ * from the kernel and from user mode.
  *
- * The kernel only runs in S-mode, so every trap comes from kernel code and the
- * interrupted sp is a kernel stack, unless it is the very thing that broke. So:
- * swap tp with sscratch to reach this hart's struct riscv_hart without trusting
- * any register, park the registers we need there, count the nesting there, and when traps nest past TRAP_DEPTH_MAX
- * (a fault while saving to a bad stack faults again, forever) switch to the
- * hart's emergency stack. Then save every register in a struct regs, load the
- * per-CPU base into tp from the struct, and call trap_handler(regs). On the way
- * out the whole saved sstatus comes back, so the interrupted code keeps its own
- * SPP/SPIE and its user-access window (SUM), which the handler runs without;
- * every register but tp comes back from the frame, and tp from the hart the
- * thread is on by then (the handler may have switched threads and migrated it).
+ * sscratch always holds this hart's struct riscv_hart, so the entry swaps tp with
+ * it to reach the hart without trusting any register and parks the registers it
+ * needs there. A trap from user mode (sstatus.SPP clear) brings the user's sp:
+ * the frame goes at the top of the running thread's kernel stack (hart
+ * kstack_top), which is empty while the thread runs in user mode, and the thread
+ * is in its first trap. A trap from the kernel interrupted a kernel stack, unless
+ * that stack is the very thing that broke: the entry counts the nesting, and past
+ * TRAP_DEPTH_MAX (a fault while saving to a bad stack faults again, forever)
+ * switches to the hart's emergency stack. Either way it saves every register in a
+ * struct regs, loads the per-CPU base into tp, turns off user access (SUM) and
+ * the FPU (FS) for the kernel, and calls trap_handler(regs).
+ *
+ * On the way out the whole saved sstatus comes back, so the interrupted code
+ * keeps its own SPP/SPIE, its user-access window and, for user mode, its FPU
+ * state; every register but tp comes back from the frame. tp is the user's
+ * thread pointer from the frame on a return to user mode, and otherwise the
+ * per-CPU base of the hart the thread is on by then (the handler may have
+ * switched threads and migrated it). arch_enter_user() and arch_return_to_user()
+ * leave through the same exit (riscv_enter_user, riscv_return_to_user below).
  */
 #include <asm/csr.h>
 #include <asm/regs.h>
@@ -32,13 +41,22 @@ trap_entry:
 	 * that is fine while a fault in here is always fatal.
 	 */
 	csrw	sscratch, tp
+	csrr	t0, sstatus
+	andi	t0, t0, SSTATUS_SPP
+	bnez	t0, 1f
+	/* From user mode: the thread's first trap, on its empty kernel stack. */
+	li	t0, 1
+	sd	t0, HART_TRAP_DEPTH(tp)
+	ld	sp, HART_KSTACK_TOP(tp)
+	j	2f
+1:
 	ld	t0, HART_TRAP_DEPTH(tp)
 	addi	t0, t0, 1
 	sd	t0, HART_TRAP_DEPTH(tp)
 	addi	t0, t0, -TRAP_DEPTH_MAX
-	bltz	t0, 1f
+	bltz	t0, 2f
 	ld	sp, HART_EMERGENCY_SP(tp)	/* nested too deep: do not trust sp */
-1:
+2:
 	andi	sp, sp, -16
 	addi	sp, sp, -REGS_SIZE
 	sd	x1, REGS_X(1)(sp)
@@ -85,9 +103,11 @@ trap_entry:
 	sd	t0, REGS_SSTATUS(sp)
 	/*
 	 * The handler runs without user access (sstatus.SUM) even when the
-	 * interrupted code had it open; the sstatus restore below reopens it.
+	 * interrupted code had it open, and with the FPU off even when user mode
+	 * had it on (the user's FS stays in the frame, for arch_switch_to() and
+	 * sret); the sstatus restore below brings both back.
 	 */
-	li	t0, SSTATUS_SUM
+	li	t0, SSTATUS_SUM | SSTATUS_FS
 	csrc	sstatus, t0
 	csrr	t0, scause
 	sd	t0, REGS_SCAUSE(sp)
@@ -99,18 +119,29 @@ trap_entry:
 	call	trap_handler
 
 	/*
-	 * Interrupts are off from here to the sret, so this thread stays on this
-	 * hart: but it may not be the hart it trapped on. A thread switched out
-	 * inside the handler (sched_irq_return(), or blocking in a fault) can resume
-	 * anywhere, and arch_switch_to() brought its trap depth to this hart. For the
-	 * same reason tp comes from this hart, not from the frame: the per-CPU base
-	 * belongs to the CPU, and the frame's tp is the old CPU's.
+	 * The exit, with sp at the frame. Interrupts are off from here to the sret,
+	 * so this thread stays on this hart: but it may not be the hart it trapped
+	 * on. A thread switched out inside the handler (sched_irq_return(), or
+	 * blocking in a fault) can resume anywhere, and arch_switch_to() brought its
+	 * trap depth to this hart. For the same reason a return to the kernel takes
+	 * tp from this hart, not from the frame: the per-CPU base belongs to the
+	 * CPU, and the frame's tp is the old CPU's. A return to user mode leaves
+	 * every trap (depth 0) and takes the user's tp from the frame.
 	 */
+trap_exit:
 	csrr	t0, sscratch
+	ld	t1, REGS_SSTATUS(sp)
+	andi	t1, t1, SSTATUS_SPP
+	beqz	t1, 1f
 	ld	t1, HART_TRAP_DEPTH(t0)
 	addi	t1, t1, -1
 	sd	t1, HART_TRAP_DEPTH(t0)
 	ld	tp, HART_PERCPU(t0)
+	j	2f
+1:
+	sd	zero, HART_TRAP_DEPTH(t0)
+	ld	tp, REGS_X(4)(sp)
+2:
 	/* sstatus as saved: SIE clear, so nothing interrupts the restore; sret sets SIE = SPIE. */
 	ld	t0, REGS_SSTATUS(sp)
 	csrw	sstatus, t0
@@ -147,5 +178,59 @@ trap_entry:
 	ld	x31, REGS_X(31)(sp)
 	ld	x2, REGS_X(2)(sp)
 	sret
+
+/*
+ * riscv_enter_user(pc = a0, sp = a1, sstatus = a2, frame = a3), interrupts off:
+ * arch_enter_user()'s way to user mode. The frame is where a trap from user mode
+ * would have put it, at the top of this thread's kernel stack, so the C frames
+ * that called this lie inside it: move sp first, then zero it (every user
+ * register but pc and sp starts as zero) and take the trap exit.
+ */
+	.globl riscv_enter_user
+riscv_enter_user:
+	mv	sp, a3
+	addi	t0, sp, REGS_SIZE
+1:
+	addi	t0, t0, -8
+	sd	zero, 0(t0)
+	bne	t0, sp, 1b
+	sd	a0, REGS_SEPC(sp)
+	sd	a1, REGS_X(2)(sp)
+	sd	a2, REGS_SSTATUS(sp)
+	j	trap_exit
+
+/*
+ * riscv_return_to_user(src = a0, sstatus = a1, frame = a2), interrupts off:
+ * arch_return_to_user()'s way to user mode, with the registers *src holds. As
+ * above the frame may cover the caller's frames, and src may lie in them, the
+ * two overlapping: copy without a stack, in the direction that reads each word
+ * of src before it is overwritten, then move sp to the frame.
+ */
+	.globl riscv_return_to_user
+riscv_return_to_user:
+	li	t0, 0
+	li	t1, REGS_SIZE
+	bgeu	a0, a2, 2f
+	/* src below frame: from the top down */
+1:
+	addi	t1, t1, -8
+	add	t2, a0, t1
+	ld	t3, 0(t2)
+	add	t2, a2, t1
+	sd	t3, 0(t2)
+	bnez	t1, 1b
+	j	3f
+	/* src at or above frame: from the bottom up */
+2:
+	add	t2, a0, t0
+	ld	t3, 0(t2)
+	add	t2, a2, t0
+	sd	t3, 0(t2)
+	addi	t0, t0, 8
+	bne	t0, t1, 2b
+3:
+	mv	sp, a2
+	sd	a1, REGS_SSTATUS(sp)
+	j	trap_exit
 	.globl trap_entry_end
 trap_entry_end:

@@ -8,11 +8,15 @@
 #include <asm/const.h>
 
 /* sstatus */
-#define SSTATUS_SIE (_UL(1) << 1)  /* interrupts enabled in S-mode */
-#define SSTATUS_SPIE (_UL(1) << 5) /* SIE before the trap */
-#define SSTATUS_SPP (_UL(1) << 8)  /* the trap came from S-mode */
-#define SSTATUS_FS (_UL(3) << 13)  /* FPU state: kept Off, so FP use traps */
-#define SSTATUS_SUM (_UL(1) << 18) /* S-mode may touch user pages */
+#define SSTATUS_SIE (_UL(1) << 1)	  /* interrupts enabled in S-mode */
+#define SSTATUS_SPIE (_UL(1) << 5)	  /* SIE before the trap */
+#define SSTATUS_SPP (_UL(1) << 8)	  /* the trap came from S-mode */
+#define SSTATUS_FS (_UL(3) << 13)	  /* FPU state: Off in the kernel, so FP use traps */
+#define SSTATUS_FS_INITIAL (_UL(1) << 13) /* usable, all zero: a fresh user thread */
+#define SSTATUS_FS_CLEAN (_UL(2) << 13)	  /* usable, matches the saved copy */
+#define SSTATUS_FS_DIRTY (_UL(3) << 13)	  /* written since it was last Clean: save it */
+#define SSTATUS_SUM (_UL(1) << 18)	  /* S-mode may touch user pages */
+#define SSTATUS_UXL (_UL(3) << 32)	  /* user XLEN: leave as the hart has it */
 
 /* sie / sip bits, and the matching interrupt codes in scause */
 #define IRQ_S_SOFT 1

@@ -1,9 +1,11 @@
 /*
  * The per-CPU base lives in tp (x4). The ABI reserves tp for a thread pointer and
- * the kernel has no threads' TLS, so it is ours: one register read, no memory load.
- * tp follows the CPU, not the thread: arch_switch_to() never saves or restores it,
- * and the trap exit reloads it from this hart's struct riscv_hart rather than from
- * the frame, since a thread preempted in a trap may return from it on another hart.
+ * the kernel has no threads' TLS, so it is ours in the kernel: one register read,
+ * no memory load. tp follows the CPU, not the thread: arch_switch_to() never saves
+ * or restores it, and a trap exit back to the kernel reloads it from this hart's
+ * struct riscv_hart rather than from the frame, since a thread preempted in a trap
+ * may return from it on another hart. User mode's tp (its TLS pointer) is saved in
+ * the frame on the way in and comes back from there.
  */
 #ifndef ASM_PERCPU_H
 #define ASM_PERCPU_H
