@@ -1,15 +1,18 @@
 /*
  * Thread context switch on x86_64 (see include/grace/arch.h). arch_switch_to()
- * (switch.S) pushes the System V callee-saved registers (rbp, rbx, r12-r15) on the
- * running thread's stack above the return address its call pushed, keeps rsp in
- * prev->sp, loads next's and pops the same. The GS base is never saved or
- * loaded: it is this CPU's per-CPU base, whichever thread runs.
+ * (context.c) swaps the state that belongs to a thread and not to its stack,
+ * then x86_switch_stack() (switch.S) pushes the System V callee-saved registers
+ * (rbp, rbx, r12-r15) on the running thread's stack above the return address its
+ * call pushed, keeps rsp in prev->sp, loads next's and pops the same. The GS base
+ * is never saved or loaded: it is this CPU's per-CPU base, whichever thread runs.
  *
- * Nothing else is per thread: interrupts and exceptions run on the thread's
- * own stack (only #DF, NMI and #MC use IST stacks, and those never return to a
- * scheduler), CR2 is read with interrupts still off, RFLAGS.AC stays clear
- * (SMAP is off) and DF is clear by the ABI, and there is no user mode whose
- * TSS.RSP0 would have to follow the thread.
+ * The state beside the stack: the kernel stack's top, which a trap or a system
+ * call from ring 3 lands on (TSS.RSP0 and the SYSCALL entry's per-CPU slot follow
+ * the running thread); and, for a thread that has entered user mode, its FS base
+ * (the user's TLS pointer). Interrupts and exceptions from the kernel run
+ * on the thread's own stack (only #DF, NMI and #MC use IST stacks, and those never
+ * return to a scheduler), CR2 is read with interrupts still off, RFLAGS.AC is
+ * clear outside the user-copy routines and DF is clear by the ABI.
  */
 #ifndef ASM_SWITCH_H
 #define ASM_SWITCH_H
@@ -20,7 +23,10 @@
 #include <grace/types.h>
 
 struct arch_context {
-	uintptr_t sp; /* the switch frame on this thread's stack, while switched out */
+	uintptr_t sp;	     /* the switch frame on this thread's stack, while switched out */
+	uintptr_t stack_top; /* its kernel stack's top (0: a CPU's boot/idle context) */
+	bool user;	     /* entered user mode: fs_base is its own */
+	uintptr_t fs_base;   /* its user TLS pointer: MSR_FS_BASE whenever it runs */
 };
 
 void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*entry)(void));
