@@ -8,7 +8,7 @@
  *
  * arch_switch_to() swaps what belongs to the thread but lives outside its stack
  * (asm/switch.h): where this CPU enters the kernel from ring 3, and a user
- * thread's FS base. Neither side's user state needs more:
+ * thread's x87/SSE registers and FS base. Neither side's user state needs more:
  * the GS base is the CPU's, and every other user register is in the trap frame.
  */
 #include <grace/compiler.h>
@@ -50,8 +50,12 @@ void arch_context_init(struct arch_context *ctx, uintptr_t stack_top, void (*ent
 
 void arch_switch_to(struct arch_context *prev, struct arch_context *next)
 {
-	if (next->user)
+	if (prev->user)
+		x86_fpu_save(&prev->fx);
+	if (next->user) {
+		x86_fpu_restore(&next->fx);
 		wrmsr(MSR_FS_BASE, next->fs_base);
+	}
 	/* A CPU's idle context never runs in ring 3, and has no stack top to give. */
 	if (next->stack_top)
 		x86_set_kernel_stack(next->stack_top);

@@ -20,12 +20,18 @@
 #define EFER_NXE (1 << 11) /* no-execute bit in page tables */
 
 #define CR0_PE (1 << 0)
+#define CR0_MP (1 << 1)	 /* WAIT/FWAIT honour TS (SDM: set it with an FPU present) */
+#define CR0_EM (1 << 2)	 /* x87 and SSE instructions trap to #NM / #UD */
+#define CR0_TS (1 << 3)	 /* the next x87/SSE instruction traps (for lazy switching) */
+#define CR0_NE (1 << 5)	 /* x87 errors as #MF, not through the legacy FERR#/IRQ 13 */
 #define CR0_WP (1 << 16) /* supervisor writes honour read-only pages */
 #define CR0_PG (1 << 31)
 #define CR4_PAE (1 << 5)
 #define CR4_PGE (1 << 7)
-#define CR4_SMEP (1 << 20) /* no kernel execution of user pages */
-#define CR4_SMAP (1 << 21) /* no kernel access to user pages unless EFLAGS.AC */
+#define CR4_OSFXSR (1 << 9)	 /* FXSAVE/FXRSTOR cover XMM, and SSE instructions run */
+#define CR4_OSXMMEXCPT (1 << 10) /* unmasked SIMD floating-point errors raise #XM */
+#define CR4_SMEP (1 << 20)	 /* no kernel execution of user pages */
+#define CR4_SMAP (1 << 21)	 /* no kernel access to user pages unless EFLAGS.AC */
 
 #define RFLAGS_CF (1 << 0)
 #define RFLAGS_FIXED (1 << 1) /* always reads as 1 */
@@ -115,6 +121,18 @@ static inline u64 read_cr3(void)
 static inline void write_cr3(u64 v)
 {
 	__asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory");
+}
+
+static inline u64 read_cr0(void)
+{
+	u64 v;
+	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
+	return v;
+}
+
+static inline void write_cr0(u64 v)
+{
+	__asm__ volatile("mov %0, %%cr0" ::"r"(v) : "memory");
 }
 
 static inline u64 read_cr4(void)

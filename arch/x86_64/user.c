@@ -54,6 +54,7 @@ static bool canonical(u64 va)
 
 void x86_user_init_cpu(void)
 {
+	x86_fpu_init_cpu();
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
 	wrmsr(MSR_STAR, (u64)USER_BASE_SEL << 48 | (u64)KERNEL_CS << 32);
 	wrmsr(MSR_LSTAR, (uintptr_t)x86_syscall_entry);
@@ -97,8 +98,14 @@ void arch_enter_user(uintptr_t pc, uintptr_t sp)
 {
 	struct arch_context *ctx = &current->ctx;
 
-	/* Interrupts off from here to IRETQ: the frame is built on this very stack. */
+	/*
+	 * Interrupts off from here to IRETQ: the frame is built on this very stack,
+	 * and the fresh registers are this thread's the moment ctx->user says so
+	 * (a switch in between would save the old ones over them).
+	 */
 	arch_irq_disable();
+	x86_fpu_init_state(&ctx->fx);
+	x86_fpu_restore(&ctx->fx);
 	ctx->fs_base = 0;
 	wrmsr(MSR_FS_BASE, 0);
 	ctx->user = true;
