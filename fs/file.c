@@ -59,6 +59,31 @@ void fs_task_exit(struct task *t)
 	t->fs = NULL;
 }
 
+int fs_task_fork(struct task *child)
+{
+	struct fs_context *fs = fs_current();
+	if (!fs)
+		return -ENOMEM;
+	struct fs_context *copy = fs_alloc(sizeof(*copy));
+	struct file **fd = fs_alloc(fs->max_fds * sizeof(*fd));
+	if (!copy || !fd) {
+		kfree(copy);
+		kfree(fd);
+		return -ENOMEM;
+	}
+	/* Each open file gains a reference: parent and child share its position, as on Linux. */
+	for (unsigned i = 0; i < fs->max_fds; i++) {
+		fd[i] = fs->fd[i];
+		if (fd[i])
+			atomic_inc(&fd[i]->f_count);
+	}
+	*copy = (struct fs_context){
+	    .cwd = fs->cwd, .fd = fd, .max_fds = fs->max_fds, .next_fd = fs->next_fd};
+	path_get(&copy->cwd);
+	child->fs = copy;
+	return 0;
+}
+
 static int fd_grow(struct fs_context *fs)
 {
 	unsigned n = fs->max_fds * 2 > FD_MAX ? FD_MAX : fs->max_fds * 2;

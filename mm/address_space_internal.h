@@ -7,10 +7,27 @@
 #define MM_ADDRESS_SPACE_INTERNAL_H
 
 #include <grace/fault.h>
+#include <grace/page.h>
 #include <grace/page_alloc.h>
 #include <grace/pgtable.h>
 #include <grace/percpu_counter.h>
 #include <grace/preempt.h>
+
+/*
+ * A write fault on a present leaf in a VMA that allows writing (mm/fork.c):
+ * FAULT_COW_DONE when the leaf was a shared page, now this mm's own and writable
+ * (or changed meanwhile: the access retries), FAULT_COW_NONE when it is not a
+ * copy-on-write page, -ENOMEM. prot: the VMA's, PROT_USER included.
+ */
+enum { FAULT_COW_DONE = 0, FAULT_COW_NONE = 1 };
+int fault_cow(struct mm *mm, uintptr_t addr, unsigned prot);
+
+/* Drop a mapping's reference to a 4 KiB user page (or a page table); free it with the last. */
+static inline void mm_page_put(void *page)
+{
+	if (atomic_dec_return(&virt_to_page(page)->refcount) == 0)
+		free_pages(page, 0);
+}
 
 /* True when fault injection says this allocation must fail (see mm_inject_alloc_failures). */
 bool mm_inject_fail(void);

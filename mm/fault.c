@@ -237,6 +237,9 @@ static int fault_in_vma(struct mm *mm, const struct vma *v, uintptr_t addr, unsi
 		return -EFAULT;
 	}
 	int ret = fault_install(mm, v, addr, ctx);
+	if (ret == FAULT_PRESENT && (access & FAULT_WRITE) &&
+	    fault_cow(mm, addr, v->prot | PROT_USER) == FAULT_COW_DONE)
+		return FAULT_INSTALLED;
 	if (ret == FAULT_PRESENT)
 		ret = fault_present(mm, v, addr, access);
 	return ret;

@@ -346,6 +346,9 @@ void pt_split_tables_free(struct pt_split_tables *st)
 static void protect_leaf(struct mm *mm, pte_t *table, pte_t *e, int level, uintptr_t va,
 			 unsigned prot, struct tlb_gather *g)
 {
+	/* A page fork shared stays read-only: its first write must still copy it. */
+	if (level == PT_LEVEL_PTE && atomic_read(&phys_to_page(pte_phys(*e))->refcount) > 1)
+		prot &= ~PROT_WRITE;
 	spinlock_t *ptl = pt_lock(mm, table);
 	pte_t old = *e, new = pte_leaf_with_prot(old, prot, level);
 	if (new != old)
@@ -396,7 +399,10 @@ static void free_table(pte_t *table, int level, unsigned nr)
 			continue;
 		if (pte_is_leaf(e)) {
 			void *page = phys_to_virt(pte_phys(e));
-			free_pages(page, level == PT_LEVEL_PMD ? HUGE_ORDER : 0);
+			if (level == PT_LEVEL_PTE)
+				mm_page_put(page); /* fork may share it */
+			else
+				free_pages(page, HUGE_ORDER);
 			continue;
 		}
 		pte_t *child = pt_table_of(e);

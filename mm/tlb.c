@@ -160,7 +160,11 @@ static void free_list(struct page *page, unsigned order)
 	while (page) {
 		struct page *next = (struct page *)page->private;
 		page->private = 0;
-		free_pages(page_address(page), order);
+		if (order == 0)
+			mm_page_put(
+			    page_address(page)); /* a page fork shared goes with its last user */
+		else
+			free_pages(page_address(page), order);
 		page = next;
 	}
 }

@@ -142,6 +142,15 @@ void mm_rss_add(struct mm *mm, int level, long delta);
 void mm_destroy(struct mm *mm);
 
 /*
+ * A copy of src for fork: the same VMAs, its 4 KiB pages shared copy-on-write
+ * (read-only in both until one side writes), its 2 MiB pages copied. Called by
+ * src's only thread. NULL with *err (-ENOMEM) on failure, src unchanged but for
+ * pages left read-only (a write then finds them unshared and makes them
+ * writable again). mm/fork.c.
+ */
+struct mm *mm_fork(struct mm *src, int *err);
+
+/*
  * Make mm the calling thread's address space (NULL: none) and load its tables.
  * The scheduler loads a thread's mm whenever it switches to it; threads without
  * one run on whatever tables the CPU has loaded (they touch only the kernel half).

@@ -156,6 +156,23 @@ void __noreturn arch_enter_user(uintptr_t pc, uintptr_t sp);
 /* Set the running user thread's TLS pointer (riscv64: regs->tp; x86_64: its FS base). */
 void arch_set_user_tls(struct regs *regs, uintptr_t tls);
 
+/*
+ * Return to user mode with every user register as regs holds it (a copy of a
+ * trap frame of this arch: fork's child starts from its parent's, its result
+ * register changed), on the calling thread's empty kernel stack; the thread's
+ * floating-point state and TLS pointer are what arch_user_fork() gave it.
+ * Never returns.
+ */
+void __noreturn arch_return_to_user(const struct regs *regs);
+
+/*
+ * Give child, a new thread not yet run, the calling user thread's
+ * floating-point state and TLS pointer (x86_64's FS base), as fork's child
+ * starts with them, and mark it a user thread for the context switch.
+ */
+struct task;
+void arch_user_fork(struct task *child);
+
 /* AT_HWCAP for a new program: what Linux puts there on this arch (riscv64: a bit per
  * single-letter extension; x86_64: CPUID.1:EDX). */
 unsigned long arch_elf_hwcap(void);

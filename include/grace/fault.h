@@ -39,6 +39,8 @@ struct fault_stats {
 	u64 efault, enomem;
 	u64 lookup_rcu;	   /* attempts that held their VMA by its own lock, found under RCU */
 	u64 lookup_locked; /* attempts under mm->vma_lock (the fallback, or VMA_LOOKUP_LOCKED) */
+	u64 cow_copied;	   /* copy-on-write faults that copied a shared page */
+	u64 cow_reused;	   /* copy-on-write faults on a page no longer shared: made writable */
 };
 void fault_stats_sum(struct fault_stats *out);
 /*

@@ -171,6 +171,11 @@ unsigned long dcache_shrink(unsigned long nr);
 /* Close every descriptor and drop the current directory of the exiting thread. */
 struct task;
 void fs_task_exit(struct task *t);
+/*
+ * Give child (not yet running) a copy of the calling thread's descriptor table,
+ * sharing each open file, and its current directory, as fork() does. 0 or -ENOMEM.
+ */
+int fs_task_fork(struct task *child);
 
 /* Mount the root ramfs. Called once at boot, before any thread uses a path. */
 void vfs_init(void);

@@ -23,6 +23,7 @@
 #include <grace/wait.h>
 
 struct mm;
+struct regs;
 struct task;
 
 enum proc_state {
@@ -42,6 +43,9 @@ struct process {
 	struct mm *mm;			    /* its address space; NULL once it exited */
 	uintptr_t brk_start, brk;	    /* the heap: [brk_start, brk), mapped to page ends */
 	uintptr_t mmap_base;		    /* mmap() without a hint searches below this */
+	struct regs *fork_regs;	 /* fork's child: its first user registers, until it runs */
+	uintptr_t set_child_tid; /* fork's child writes its pid there first (CLONE_CHILD_SETTID) */
+	uintptr_t clear_child_tid; /* zeroed at exit (CLONE_CHILD_CLEARTID, set_tid_address) */
 	unsigned umask;
 	char comm[16]; /* the program's file name, for the console and ps */
 };
@@ -75,6 +79,36 @@ void __noreturn proc_exit(int status);
  * process, prints how it ended and powers off; true. Without: false.
  */
 bool proc_start_init(void);
+
+/*
+ * Load path into a new address space for p (the calling thread's process),
+ * argv, envp and the auxiliary vector on its stack, and switch to it; the old
+ * one is destroyed only on success. *pc and *sp: where the program starts (the
+ * caller enters it with arch_enter_user()). execve()'s errors: -ENOENT,
+ * -EACCES, -ENOEXEC, -E2BIG, -ENOMEM.
+ */
+int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
+	      uintptr_t *pc, uintptr_t *sp);
+
+/* EXEC_ARGS_MAX: the bytes of argument and environment strings execve() takes (Linux's 32 pages).
+ */
+#define EXEC_ARGS_MAX (128 * 1024)
+
+/*
+ * fork(): a copy of the calling process (its address space copy-on-write, its
+ * descriptors shared, its registers regs with fork's result 0) as its child,
+ * started. set_child_tid and clear_child_tid (0: none) are the child's
+ * CLONE_CHILD_SETTID and CLONE_CHILD_CLEARTID words. The child's pid, or -ENOMEM.
+ */
+long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear_child_tid);
+
+/*
+ * wait4(): collect a child of the calling process that has exited (pid -1: any;
+ * > 0: that one; 0 and < -1 as -1, every process being in its parent's group),
+ * waiting unless options has WNOHANG. The child's pid with *status its wait
+ * status; 0 (WNOHANG, none exited yet); -ECHILD (no such child); -EINVAL.
+ */
+long proc_wait4(int pid, int *status, unsigned options);
 
 /* Processes alive now (running or zombie), for tests and the console. */
 unsigned proc_count(void);

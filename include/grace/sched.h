@@ -81,7 +81,8 @@ struct task {
 	struct task *reap_next; /* on the reaper's list once both references are gone */
 	struct fs_context
 	    *fs; /* descriptors and current directory (grace/fs.h), made on first use */
-	struct process *proc; /* the user process it is a thread of (grace/process.h), or NULL */
+	struct process *proc;	/* the user process it is a thread of (grace/process.h), or NULL */
+	struct regs *user_regs; /* its user registers' trap frame, during a system call */
 #ifdef GRACE_LOCK_CLASSES
 	struct task_lockdep lockdep; /* the locks it holds (LOCKDEP, LOCKSTAT builds) */
 #endif

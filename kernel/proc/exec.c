@@ -55,9 +55,6 @@
 /* The largest image read whole into the buffer elf_load() maps from: one buddy block. */
 #define EXEC_IMAGE_MAX_ORDER 10
 
-/* The bytes of argument and environment strings, as Linux's MAX_ARG_STRLEN * 32 (128 KiB). */
-#define EXEC_ARGS_MAX (128 * KiB)
-
 /* Read path whole into a block of pages: *order set, the buffer or an error in *err. */
 static void *exec_read_image(const char *path, size_t *len, unsigned *order, int *err)
 {

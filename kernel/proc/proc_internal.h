@@ -1,4 +1,4 @@
-/* What kernel/proc/'s files share: the user stack's place and exec. */
+/* What kernel/proc/'s files share: the user stack's place. */
 #ifndef KERNEL_PROC_INTERNAL_H
 #define KERNEL_PROC_INTERNAL_H
 
@@ -15,13 +15,5 @@
 #define EXEC_STACK_SIZE (8 * MiB)
 /* Between the stack and the highest mmap(): Linux's smallest gap (MIN_GAP, 128 MiB). */
 #define EXEC_STACK_GAP (128 * MiB)
-
-/*
- * Load path into a new address space for p (the calling thread's process),
- * argv, envp and the auxiliary vector on its stack, and switch to it; the old
- * one is destroyed only on success. *pc and *sp: where the program starts.
- */
-int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
-	      uintptr_t *pc, uintptr_t *sp);
 
 #endif

@@ -21,11 +21,15 @@
 #include <grace/signal.h>
 #include <grace/slab.h>
 #include <grace/string.h>
+#include <grace/syscall.h>
+#include <grace/uaccess.h>
 #include "proc_internal.h"
 
 static DEFINE_SPINLOCK(proc_lock);
-static int next_pid = 1;      /* under proc_lock */
-static unsigned nr_processes; /* under proc_lock */
+static int next_pid = 1;	     /* under proc_lock */
+static unsigned nr_processes;	     /* under proc_lock */
+static LIST_HEAD(orphan_zombies);    /* under proc_lock: exited, nobody to collect them */
+static struct process *init_process; /* pid 1 when init= started it; written once */
 
 struct process *current_process(void)
 {
@@ -37,11 +41,46 @@ unsigned proc_count(void)
 	return READ_ONCE(nr_processes);
 }
 
-/* What the new thread needs to exec, freed by it once exec has copied it out. */
+/* A new process named comm with the next pid, counted; NULL on ENOMEM. */
+static struct process *proc_alloc(const char *comm)
+{
+	struct process *p = kzalloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	list_init(&p->children);
+	list_init(&p->sibling);
+	wait_queue_init(&p->child_exit);
+	wait_queue_init(&p->exited);
+	p->umask = 022;
+	strlcpy(p->comm, comm, sizeof(p->comm));
+	spin_lock(&proc_lock);
+	p->pid = next_pid++;
+	nr_processes++;
+	spin_unlock(&proc_lock);
+	return p;
+}
+
+/* Uncount p (its pid is never reused). */
+static void proc_unhash(struct process *p)
+{
+	spin_lock(&proc_lock);
+	nr_processes--;
+	spin_unlock(&proc_lock);
+}
+
+/* Free a zombie nobody else can reach, once its thread has finished leaving. */
+static void proc_free(struct process *p)
+{
+	kthread_join(p->task);
+	proc_unhash(p);
+	kfree(p);
+}
+
+/* What the new thread needs to exec, on the spawner's stack until it is done with it. */
 struct spawn_args {
 	struct process *proc;
-	char *path;
-	char **argv, **envp;
+	const char *path;
+	char *const *argv, *const *envp;
 	int err;		     /* exec's result, for the spawner */
 	struct wait_queue_head done; /* woken once err is set */
 	bool started;
@@ -69,6 +108,7 @@ static int proc_thread(void *arg)
 	if (!err)
 		err = exec_load(p, sa->path, sa->argv, sa->envp, &pc, &sp);
 	WRITE_ONCE(sa->err, err);
+	/* Pairs with the acquire in proc_spawn(): err is set before started. */
 	smp_store_release(&sa->started, true);
 	wake_up(&sa->done);
 	if (err)
@@ -79,39 +119,26 @@ static int proc_thread(void *arg)
 
 struct process *proc_spawn(const char *path, char *const argv[], char *const envp[], int *err)
 {
-	struct process *p = kzalloc(sizeof(*p));
+	const char *name = strrchr(path, '/');
+	struct process *p = proc_alloc(name ? name + 1 : path);
 	if (!p) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	list_init(&p->children);
-	list_init(&p->sibling);
-	wait_queue_init(&p->child_exit);
-	wait_queue_init(&p->exited);
-	p->umask = 022;
-	const char *name = strrchr(path, '/');
-	strlcpy(p->comm, name ? name + 1 : path, sizeof(p->comm));
-
-	spin_lock(&proc_lock);
-	p->pid = next_pid++;
-	nr_processes++;
-	spin_unlock(&proc_lock);
-
-	struct spawn_args sa = {
-	    .proc = p, .path = (char *)path, .argv = (char **)argv, .envp = (char **)envp};
+	struct spawn_args sa = {.proc = p, .path = path, .argv = argv, .envp = envp};
 	wait_queue_init(&sa.done);
 	struct task *t = kthread_create(proc_thread, &sa, "%s", p->comm);
 	if (!t) {
 		*err = -ENOMEM;
-		spin_lock(&proc_lock);
-		nr_processes--;
-		spin_unlock(&proc_lock);
+		proc_unhash(p);
 		kfree(p);
 		return NULL;
 	}
 	p->task = t;
+	/* The first process started by init= is the one orphans are given to. */
+	if (p->pid == 1)
+		WRITE_ONCE(init_process, p);
 	wake_up_process(t);
-	/* Until exec is done, sa (on this stack) holds the thread's arguments. */
 	wait_event(sa.done, smp_load_acquire(&sa.started));
 	if (sa.err) {
 		*err = sa.err;
@@ -121,26 +148,74 @@ struct process *proc_spawn(const char *path, char *const argv[], char *const env
 	return p;
 }
 
+/*
+ * Who collects the calling process's children once it is gone: the first
+ * process (init=), as on Linux, or nobody when it is the one exiting or there
+ * is none (a program run from the prompt): such children are freed as soon as
+ * they exit. Called with proc_lock held.
+ */
+static void proc_reparent_children_locked(struct process *p)
+{
+	struct process *init = READ_ONCE(init_process);
+	struct process *c, *tmp;
+	list_for_each_entry_safe(c, tmp, &p->children, sibling) {
+		list_del_init(&c->sibling);
+		c->parent = init != p ? init : NULL;
+		if (c->parent)
+			list_add_tail(&c->sibling, &init->children);
+		if (c->state == PROC_ZOMBIE && !c->parent)
+			list_add_tail(&c->sibling, &orphan_zombies);
+		else if (c->state == PROC_ZOMBIE)
+			wake_up(&init->child_exit);
+	}
+}
+
+/* Free zombies no process will collect. Their threads are gone or going: join them. */
+static void proc_reap_orphans(void)
+{
+	for (;;) {
+		spin_lock(&proc_lock);
+		struct process *z =
+		    list_empty(&orphan_zombies)
+			? NULL
+			: list_first_entry(&orphan_zombies, struct process, sibling);
+		if (z)
+			list_del_init(&z->sibling);
+		spin_unlock(&proc_lock);
+		if (!z)
+			return;
+		proc_free(z);
+	}
+}
+
 void proc_exit(int status)
 {
 	struct process *p = current->proc;
 	struct mm *mm = p->mm;
 
+	/* The thread-id word libc's join waits on: zeroed while the memory is still there. */
+	if (p->clear_child_tid && mm) {
+		int zero = 0;
+		copy_to_user((void __user *)p->clear_child_tid, &zero, sizeof(zero));
+	}
 	/* Off the address space before it goes: nothing may run on freed tables. */
 	mm_switch(NULL);
 	if (mm)
 		mm_destroy(mm);
 	fs_task_exit(current);
+	proc_reap_orphans();
 
 	spin_lock(&proc_lock);
 	p->mm = NULL;
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
+	proc_reparent_children_locked(p);
 	struct process *parent = p->parent;
-	spin_unlock(&proc_lock);
+	/* Spawned from the kernel (parent NULL): proc_wait() collects it through p->exited. */
 	if (parent)
 		wake_up(&parent->child_exit);
 	wake_up(&p->exited);
+	spin_unlock(&proc_lock);
 	kthread_exit(status);
 }
 
@@ -155,12 +230,143 @@ static bool proc_is_zombie(struct process *p)
 int proc_wait(struct process *p)
 {
 	wait_event(p->exited, proc_is_zombie(p));
-	/* Its thread may still be on its way out of kthread_exit(): join it. */
-	kthread_join(p->task);
-	spin_lock(&proc_lock);
-	nr_processes--;
-	spin_unlock(&proc_lock);
 	int status = p->exit_status;
-	kfree(p);
+	proc_free(p);
 	return status;
+}
+
+/* Fork's child, in its own thread: into user mode with its parent's registers. */
+static int proc_fork_child(void *arg)
+{
+	struct process *p = arg;
+	if (!p->fork_regs)
+		return 0; /* the fork failed after this thread was made */
+	struct regs regs = *p->fork_regs;
+
+	current->proc = p;
+	kfree(p->fork_regs);
+	p->fork_regs = NULL;
+	mm_switch(p->mm);
+	/* As Linux, a fault here is ignored: the program finds its tid unset. */
+	if (p->set_child_tid)
+		copy_to_user((void __user *)p->set_child_tid, &p->pid, sizeof(int));
+	arch_return_to_user(&regs);
+}
+
+long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear_child_tid)
+{
+	struct process *parent = current_process();
+	int err = -ENOMEM;
+	struct process *p = proc_alloc(parent->comm);
+	if (!p)
+		return -ENOMEM;
+	p->fork_regs = kmalloc(sizeof(*p->fork_regs));
+	if (!p->fork_regs)
+		goto fail;
+	*p->fork_regs = *regs;
+	syscall_set_return(p->fork_regs, 0); /* the child's fork() returns 0 */
+	p->mm = mm_fork(parent->mm, &err);
+	if (!p->mm)
+		goto fail;
+	p->brk_start = parent->brk_start;
+	p->brk = parent->brk;
+	p->mmap_base = parent->mmap_base;
+	p->umask = parent->umask;
+	p->set_child_tid = set_child_tid;
+	p->clear_child_tid = clear_child_tid;
+	struct task *t = kthread_create(proc_fork_child, p, "%s", p->comm);
+	if (!t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((err = fs_task_fork(t))) {
+		/* It must not reach user mode without descriptors: it exits at once. */
+		kfree(p->fork_regs);
+		p->fork_regs = NULL;
+		kthread_stop(t);
+		goto fail;
+	}
+	arch_user_fork(t);
+	p->task = t;
+	spin_lock(&proc_lock);
+	p->parent = parent;
+	list_add_tail(&p->sibling, &parent->children);
+	spin_unlock(&proc_lock);
+	int pid = p->pid;
+	wake_up_process(t);
+	return pid;
+fail:
+	if (p->mm)
+		mm_destroy(p->mm);
+	kfree(p->fork_regs);
+	proc_unhash(p);
+	kfree(p);
+	return err;
+}
+
+#define WNOHANG 1
+#define WUNTRACED 2
+#define WCONTINUED 8
+#define __WALL 0x40000000
+#define __WCLONE 0x80000000
+
+/* A zombie child of p that pid selects (-1 any, > 0 that one), unlinked; NULL if none. */
+static struct process *proc_take_zombie_locked(struct process *p, int pid, bool *any)
+{
+	struct process *c;
+	*any = false;
+	list_for_each_entry(c, &p->children, sibling) {
+		if (pid > 0 && c->pid != pid)
+			continue;
+		*any = true;
+		if (c->state == PROC_ZOMBIE) {
+			list_del_init(&c->sibling);
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* Has a child that pid selects exited, or is there none left to wait for? */
+static bool proc_child_exited(struct process *p, int pid)
+{
+	struct process *c;
+	bool found = false, any = false;
+	spin_lock(&proc_lock);
+	list_for_each_entry(c, &p->children, sibling) {
+		if (pid > 0 && c->pid != pid)
+			continue;
+		any = true;
+		if (c->state == PROC_ZOMBIE)
+			found = true;
+	}
+	spin_unlock(&proc_lock);
+	return found || !any;
+}
+
+long proc_wait4(int pid, int *status, unsigned options)
+{
+	struct process *p = current_process();
+	struct process *z;
+	bool any;
+
+	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE))
+		return -EINVAL;
+	if (pid == 0 || pid < -1)
+		pid = -1; /* process groups: every process is in its parent's one */
+	for (;;) {
+		spin_lock(&proc_lock);
+		z = proc_take_zombie_locked(p, pid, &any);
+		spin_unlock(&proc_lock);
+		if (z || !any || (options & WNOHANG))
+			break;
+		/* A child's exit wakes child_exit after making itself a zombie under proc_lock. */
+		wait_event(p->child_exit, proc_child_exited(p, pid));
+	}
+	if (!z)
+		return any ? 0 : -ECHILD;
+	int zpid = z->pid;
+	*status = z->exit_status;
+	proc_free(z);
+	return zpid;
 }

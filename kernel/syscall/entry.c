@@ -37,6 +37,7 @@ void syscall_entry(struct regs *regs)
 	unsigned long nr = syscall_nr(regs);
 	syscall_fn fn = nr < NR_SYSCALLS ? syscall_table[nr] : NULL;
 
+	current->user_regs = regs;
 	preempt_disable();
 	this_cpu(syscall_counts).calls[MIN(nr, (unsigned long)NR_SYSCALLS)]++;
 	preempt_enable();

@@ -47,7 +47,7 @@ USER_CALL(getuid)
 
 USER_CALL(set_tid_address)
 {
-	/* The address is cleared and woken at a thread's exit, which matters with threads only. */
+	current_process()->clear_child_tid = a0; /* zeroed at exit */
 	return current_process()->pid;
 }
 

@@ -59,6 +59,11 @@ USER_CALL(sched_yield);
 USER_CALL(uname);
 USER_CALL(getrandom);
 USER_CALL(arch_prctl);
+/* sys_fork.c */
+USER_CALL(clone);
+USER_CALL(fork);
+USER_CALL(execve);
+USER_CALL(wait4);
 /* sys_time.c */
 USER_CALL(clock_gettime);
 USER_CALL(gettimeofday);

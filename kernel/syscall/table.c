@@ -47,6 +47,13 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_sched_yield] = user_sched_yield,
     [__NR_uname] = user_uname,
     [__NR_getrandom] = user_getrandom,
+    [__NR_clone] = user_clone,
+#ifdef __NR_fork
+    [__NR_fork] = user_fork,
+    [__NR_vfork] = user_fork,
+#endif
+    [__NR_execve] = user_execve,
+    [__NR_wait4] = user_wait4,
 #ifdef __NR_arch_prctl
     [__NR_arch_prctl] = user_arch_prctl,
 #endif

@@ -30,6 +30,11 @@ static inline void syscall_set_return(struct regs *r, long v)
 	r->a0 = (unsigned long)v;
 }
 
+static inline void regs_set_user_sp(struct regs *r, uintptr_t sp)
+{
+	r->sp = sp;
+}
+
 static inline uintptr_t regs_user_sp(const struct regs *r)
 {
 	return r->sp;

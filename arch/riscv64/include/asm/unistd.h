@@ -48,9 +48,12 @@
 #define __NR_gettid 178
 #define __NR_brk 214
 #define __NR_munmap 215
+#define __NR_clone 220
+#define __NR_execve 221
 #define __NR_mmap 222
 #define __NR_mprotect 226
 #define __NR_madvise 233
+#define __NR_wait4 260
 #define __NR_renameat2 276
 #define __NR_getrandom 278
 

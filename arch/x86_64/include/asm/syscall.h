@@ -44,6 +44,11 @@ static inline void syscall_set_return(struct regs *r, long v)
 	r->rax = (unsigned long)v;
 }
 
+static inline void regs_set_user_sp(struct regs *r, uintptr_t sp)
+{
+	r->rsp = sp;
+}
+
 static inline uintptr_t regs_user_sp(const struct regs *r)
 {
 	return r->rsp;

@@ -24,7 +24,12 @@
 #define __NR_dup 32
 #define __NR_nanosleep 35
 #define __NR_getpid 39
+#define __NR_clone 56
+#define __NR_fork 57
+#define __NR_vfork 58
+#define __NR_execve 59
 #define __NR_exit 60
+#define __NR_wait4 61
 #define __NR_uname 63
 #define __NR_getcwd 79
 #define __NR_chdir 80

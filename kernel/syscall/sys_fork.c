@@ -1,0 +1,169 @@
+/*
+ * fork, clone, execve and wait4. clone makes processes only: a new process
+ * with its own copy-on-write address space (kernel/proc/process.c, mm/fork.c).
+ * Threads, clone with CLONE_VM and without CLONE_VFORK, are -ENOSYS, which
+ * static glibc reports as a failed pthread_create. vfork, and clone with
+ * CLONE_VM | CLONE_VFORK (posix_spawn's way), run as fork: the child has its
+ * own copy of the memory instead of borrowing its parent's, which is
+ * indistinguishable to a program that, as vfork requires, only execs or exits.
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/fs.h>
+#include <grace/process.h>
+#include <grace/sched.h>
+#include <grace/signal.h>
+#include <grace/slab.h>
+#include <grace/string.h>
+#include <grace/uaccess.h>
+#include <asm/memory.h>
+#include "syscall_internal.h"
+
+#define CSIGNAL 0x000000ff
+#define CLONE_VM 0x00000100
+#define CLONE_VFORK 0x00004000
+#define CLONE_PARENT_SETTID 0x00100000
+#define CLONE_CHILD_CLEARTID 0x00200000
+#define CLONE_DETACHED 0x00400000
+#define CLONE_CHILD_SETTID 0x01000000
+
+/* The flags a new process may be cloned with. */
+#define CLONE_PROCESS_FLAGS                                                                        \
+	(CSIGNAL | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID |           \
+	 CLONE_DETACHED | CLONE_CHILD_SETTID)
+
+/* The argument order differs: x86_64 (flags, sp, ptid, ctid, tls), riscv64 (flags, sp, ptid, tls,
+ * ctid). */
+#if defined(__x86_64__)
+#define CLONE_ARG_CTID 3
+#else
+#define CLONE_ARG_CTID 4
+#endif
+
+static long clone_process(unsigned long flags, unsigned long sp, unsigned long ptid,
+			  unsigned long ctid)
+{
+	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
+		return -ENOSYS; /* a thread */
+	if (flags & ~(unsigned long)CLONE_PROCESS_FLAGS)
+		return -EINVAL;
+	if ((flags & CSIGNAL) && (flags & CSIGNAL) != SIGCHLD)
+		return -EINVAL; /* only SIGCHLD (or none) is ever sent to the parent */
+	struct regs regs = *current->user_regs;
+	if (sp)
+		regs_set_user_sp(&regs, sp);
+	long pid = proc_fork(&regs, (flags & CLONE_CHILD_SETTID) ? ctid : 0,
+			     (flags & CLONE_CHILD_CLEARTID) ? ctid : 0);
+	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
+		int v = (int)pid;
+		copy_to_user((void __user *)ptid, &v, sizeof(v)); /* a fault is ignored, as Linux */
+	}
+	return pid;
+}
+
+USER_CALL(clone)
+{
+	unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
+	return clone_process(a0, a1, a2, args[CLONE_ARG_CTID]);
+}
+
+USER_CALL(fork)
+{
+	return clone_process(SIGCHLD, 0, 0, 0);
+}
+
+/* Vectors of at most this many strings: Linux's limit is the bytes (EXEC_ARGS_MAX), checked too. */
+#define EXEC_VEC_MAX 4096
+
+static void strings_free(char **v)
+{
+	for (char **s = v; v && *s; s++)
+		kfree(*s);
+	kfree(v);
+}
+
+/* A NULL-terminated user vector of strings copied in; NULL with *err on failure. */
+static char **strings_copy(const char __user *const __user *uv, size_t *bytes, int *err)
+{
+	char **v = kzalloc((EXEC_VEC_MAX + 1) * sizeof(*v));
+	if (!v) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = 0;
+	for (unsigned i = 0; uv; i++) {
+		const char __user *us;
+		if (copy_from_user(&us, &uv[i], sizeof(us))) {
+			*err = -EFAULT;
+			break;
+		}
+		if (!us)
+			break;
+		if (i == EXEC_VEC_MAX) {
+			*err = -E2BIG;
+			break;
+		}
+		char *s = kmalloc(PAGE_SIZE);
+		long len = s ? strncpy_from_user(s, us, PAGE_SIZE) : -ENOMEM;
+		if (len < 0 || len == PAGE_SIZE) {
+			kfree(s);
+			*err = len < 0 ? (int)len : -E2BIG;
+			break;
+		}
+		*bytes += len + 1;
+		v[i] = s;
+		if (*bytes > EXEC_ARGS_MAX) {
+			*err = -E2BIG;
+			break;
+		}
+	}
+	if (*err) {
+		strings_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+USER_CALL(execve)
+{
+	int err;
+	size_t bytes = 0;
+	char *path = kmalloc(PATH_MAX);
+	if (!path)
+		return -ENOMEM;
+	long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
+	err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
+	char **argv =
+	    err ? NULL : strings_copy((const char __user *const __user *)a1, &bytes, &err);
+	char **envp =
+	    err ? NULL : strings_copy((const char __user *const __user *)a2, &bytes, &err);
+	uintptr_t pc = 0, sp = 0;
+	if (!err)
+		err = exec_load(current_process(), path, argv, envp, &pc, &sp);
+	kfree(path);
+	strings_free(argv);
+	strings_free(envp);
+	if (err)
+		return err;
+	arch_enter_user(pc, sp);
+}
+
+struct rusage {
+	s64 ru_utime[2], ru_stime[2]; /* struct timeval */
+	s64 fields[14];
+};
+
+USER_CALL(wait4)
+{
+	int status = 0;
+	if (a3) {
+		struct rusage ru;
+		memset(&ru, 0, sizeof(ru)); /* resource use is not accounted per process */
+		if (copy_to_user((void __user *)a3, &ru, sizeof(ru)))
+			return -EFAULT;
+	}
+	long pid = proc_wait4((int)a0, &status, (unsigned)a2);
+	if (pid > 0 && a1 && copy_to_user((void __user *)a1, &status, sizeof(status)))
+		return -EFAULT;
+	return pid;
+}

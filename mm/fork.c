@@ -1,0 +1,212 @@
+/*
+ * Copy-on-write: fork's copy of an address space, and the write fault that
+ * breaks a share.
+ *
+ * mm_fork() gives the new mm the same VMAs and, for every 4 KiB page mapped in
+ * the old one, the same page, read-only on both sides with one more reference
+ * (page->refcount counts the mappings of a user page). A write fault on such a
+ * page in a VMA that allows writing is a copy-on-write fault: fault_cow()
+ * copies the page, installs the copy writable, and drops the shared page
+ * through a TLB shootdown of the faulting mm, so no CPU running it (another
+ * thread) goes on reading the old page through a stale read-only entry after
+ * the new one is written. When the faulting side is the page's last user (the
+ * other side exited or broke its share first) the page is made writable where
+ * it is, without a copy. mprotect() never makes a shared page writable
+ * (pt_protect_range), and an unmap or exit frees a page only with its last
+ * reference (tlb_finish, pt_free_all).
+ *
+ * 2 MiB pages are copied at fork, not shared: a shared 2 MiB block could not
+ * be split into 4 KiB pages by a later partial unmap or mprotect of one side
+ * without a reference count per 4 KiB page. (Linux shares them and splits the
+ * mapping at the first write since 5.8; a fork of an address space full of huge
+ * pages costs 2 MiB of copying each here.)
+ *
+ * mm_fork() must be called by the only thread of the old mm: nothing else
+ * changes its VMAs or tables meanwhile, so it walks them holding no lock but
+ * the page-table lock of each entry it write-protects.
+ */
+#include <grace/errno.h>
+#include <grace/fault.h>
+#include <grace/huge.h>
+#include <grace/pagewalk.h>
+#include <grace/slab.h>
+#include <grace/string.h>
+#include <grace/tlb.h>
+#include <grace/vma.h>
+#include "address_space_internal.h"
+
+/* The PTE table for va in dst, a new mm no CPU runs yet, made if missing. */
+static pte_t *fork_pte_table(struct mm *mm, uintptr_t va, int *err)
+{
+	pte_t *pmd_table = pt_pmd_table(mm, va, err);
+	if (!pmd_table)
+		return NULL;
+	pte_t *pmd = &pmd_table[pt_index(va, PT_LEVEL_PMD)];
+	if (!pte_present(pt_entry_read(pmd))) {
+		pte_t *table = pt_table_alloc();
+		if (!table) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		pt_entry_write(pmd, pte_mk_table(virt_to_phys(table)));
+	}
+	return pt_table_of(pt_entry_read(pmd));
+}
+
+/* Share the 4 KiB page *e (in src's table) with dst at va, read-only on both sides. */
+static int fork_share_page(struct mm *dst, struct mm *src, pte_t *table, pte_t *e, uintptr_t va,
+			   struct tlb_gather *g)
+{
+	int err = 0;
+	pte_t *dst_table = fork_pte_table(dst, va, &err);
+	if (!dst_table)
+		return err;
+	spinlock_t *ptl = pt_lock(src, table);
+	pte_t old = *e,
+	      ro = pte_leaf_with_prot(old, pte_leaf_prot(old) & ~PROT_WRITE, PT_LEVEL_PTE);
+	if (ro != old)
+		pt_entry_write(e, ro);
+	spin_unlock(ptl);
+	if (ro != old)
+		tlb_gather_range(g, va, va + PAGE_SIZE);
+	atomic_inc(&phys_to_page(pte_phys(old))->refcount);
+	pt_entry_write(&dst_table[pt_index(va, PT_LEVEL_PTE)], ro);
+	mm_rss_add(dst, PT_LEVEL_PTE, 1);
+	return 0;
+}
+
+/* Give dst its own copy of the 2 MiB page *e maps at va. */
+static int fork_copy_huge(struct mm *dst, pte_t e, uintptr_t va)
+{
+	int err = 0;
+	pte_t *pmd_table = pt_pmd_table(dst, va, &err);
+	if (!pmd_table)
+		return err;
+	void *block = huge_alloc(NUMA_NO_NODE);
+	if (!block)
+		return -ENOMEM;
+	memcpy(block, phys_to_virt(pte_phys(e)), HUGE_SIZE);
+	pt_entry_write(&pmd_table[pt_index(va, PT_LEVEL_PMD)],
+		       pte_mk_leaf(virt_to_phys(block), pte_leaf_prot(e), PT_LEVEL_PMD));
+	mm_rss_add(dst, PT_LEVEL_PMD, 1);
+	return 0;
+}
+
+static int fork_copy_table(struct mm *dst, struct mm *src, pte_t *table, int level, uintptr_t start,
+			   uintptr_t end, struct tlb_gather *g)
+{
+	u64 size = pt_level_size(level);
+	for (uintptr_t va = start; va < end;) {
+		uintptr_t next = ALIGN_DOWN(va, size) + size;
+		if (next > end || next < va)
+			next = end;
+		pte_t *e = &table[pt_index(va, level)];
+		pte_t entry = pt_entry_read(e);
+		int err = 0;
+		if (!pte_present(entry))
+			err = 0;
+		else if (!pte_is_leaf(entry))
+			err = fork_copy_table(dst, src, pt_table_of(entry), level - 1, va, next, g);
+		else if (level == PT_LEVEL_PTE)
+			err = fork_share_page(dst, src, table, e, va, g);
+		else if (level == PT_LEVEL_PMD)
+			err = fork_copy_huge(dst, entry, ALIGN_DOWN(va, size));
+		else
+			err = -EFAULT; /* no fault makes a leaf above the PMD */
+		if (err)
+			return err;
+		va = next;
+	}
+	return 0;
+}
+
+struct mm *mm_fork(struct mm *src, int *err)
+{
+	struct mm *dst = mm_create_modes(src->ptlock, src->vma_lookup);
+	if (!dst) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* The VMAs first: a copy of the table, so no lock of src is held while dst allocates. */
+	read_lock(&src->vma_lock);
+	unsigned nr = src->vmat ? src->vmat->nr : 0;
+	read_unlock(&src->vma_lock);
+	struct vma *vmas = nr ? kmalloc(nr * sizeof(*vmas)) : NULL;
+	*err = nr && !vmas ? -ENOMEM : 0;
+	for (unsigned i = 0; !*err && i < nr; i++) {
+		read_lock(&src->vma_lock);
+		vmas[i] = *src->vmat->slot[i];
+		read_unlock(&src->vma_lock);
+		*err = vma_map(dst, vmas[i].start, vmas[i].end - vmas[i].start, vmas[i].prot,
+			       vmas[i].flags & ~VMA_ANON);
+	}
+
+	struct tlb_gather g;
+	tlb_gather_init(&g, src);
+	for (unsigned i = 0; !*err && i < nr; i++)
+		*err = fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, vmas[i].start,
+				       vmas[i].end, &g);
+	/* The write-protected entries of src: flushed from every CPU that runs it. */
+	tlb_finish(&g);
+	kfree(vmas);
+	if (*err) {
+		mm_destroy(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+int fault_cow(struct mm *mm, uintptr_t addr, unsigned prot)
+{
+	int err = 0;
+	pte_t *pmd_table = pt_pmd_table(mm, addr, &err);
+	if (!pmd_table)
+		return err;
+	pte_t pmd = pt_entry_read(&pmd_table[pt_index(addr, PT_LEVEL_PMD)]);
+	if (!pte_present(pmd) || pte_is_leaf(pmd))
+		return FAULT_COW_NONE; /* only 4 KiB pages are ever shared */
+	pte_t *table = pt_table_of(pmd);
+	pte_t *e = &table[pt_index(addr, PT_LEVEL_PTE)];
+	pte_t pte = pt_entry_read(e);
+	if (!pte_present(pte) || pte_allows(pte, PROT_WRITE))
+		return FAULT_COW_NONE;
+	struct page *page = phys_to_page(pte_phys(pte));
+
+	/*
+	 * Copy before taking the lock: the page is read-only in every mm that maps it,
+	 * so its bytes cannot change. The last user needs no copy: a reference count of
+	 * one cannot grow meanwhile (only a fork of this mm would share it again, and
+	 * that is done by this mm's only thread).
+	 */
+	void *copy = NULL;
+	if (atomic_read(&page->refcount) > 1) {
+		copy = mm_alloc_pages(NUMA_NO_NODE, 0, ALLOC_NOZERO);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, phys_to_virt(pte_phys(pte)), PAGE_SIZE);
+	}
+	spinlock_t *ptl = pt_lock(mm, table);
+	if (*e != pte) {
+		/* Changed meanwhile (another thread's break): retry the access. */
+		spin_unlock(ptl);
+		if (copy)
+			free_pages(copy, 0);
+		return FAULT_COW_DONE;
+	}
+	if (!copy) {
+		pt_entry_write(e, pte_leaf_with_prot(pte, prot, PT_LEVEL_PTE));
+		spin_unlock(ptl);
+		arch_flush_tlb_page(addr); /* more rights: other CPUs' stale entries only fault */
+		fault_stat_inc(cow_reused);
+		return FAULT_COW_DONE;
+	}
+	pt_entry_write(e, pte_mk_leaf(virt_to_phys(copy), prot, PT_LEVEL_PTE));
+	spin_unlock(ptl);
+	struct tlb_gather g;
+	tlb_gather_init(&g, mm);
+	tlb_gather_leaf(&g, addr, pte,
+			PT_LEVEL_PTE); /* the shared page's reference, after the flush */
+	tlb_finish(&g);
+	fault_stat_inc(cow_copied);
+	return FAULT_COW_DONE;
+}
