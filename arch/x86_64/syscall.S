@@ -15,7 +15,8 @@
  *
  * x86_enter_user: a thread's first way out to ring 3 (arch_enter_user, user.c),
  * on its kernel stack emptied: a frame of zeros but for the user rip and rsp,
- * left by IRETQ.
+ * left by IRETQ. x86_return_to_user: the same with a whole frame given (fork's
+ * child, arch_return_to_user).
  */
 #include <asm/regs.h>
 #include "processor.h"
@@ -99,6 +100,27 @@ x86_enter_user:
 	pushq %rax
 	.endr
 	xorl %ebp, %ebp			/* ends the frame chain: nothing returns here */
+	movq %rsp, %rdi
+	call x86_exit_to_user
+	jmp x86_iret_to_user
+
+/*
+ * x86_return_to_user(regs = rdi, stack_top = rsi), interrupts off: never returns.
+ * regs may lie on this very stack, in a caller's frame, overlapping the place the
+ * frame goes; that place is then above it, so a copy from the last word down
+ * (DF set, no stack used meanwhile) moves it whole.
+ */
+	.globl x86_return_to_user
+x86_return_to_user:
+	leaq -REGS_SIZE(%rsi), %rdx	/* the frame's place at the top of the stack */
+	leaq REGS_SIZE - 8(%rdi), %rsi
+	leaq REGS_SIZE - 8(%rdx), %rdi
+	movl $REGS_SIZE / 8, %ecx
+	std
+	rep movsq
+	cld
+	movq %rdx, %rsp
+	xorl %ebp, %ebp
 	movq %rsp, %rdi
 	call x86_exit_to_user
 	jmp x86_iret_to_user

@@ -1,7 +1,8 @@
 /*
- * Ring 3: the SYSCALL MSRs, the first way out to user mode (arch_enter_user), the
- * user's FS base, and the checks every way back out makes on a trap frame the
- * kernel may have rewritten.
+ * Ring 3: the SYSCALL MSRs, the first ways out to user mode (arch_enter_user, and
+ * arch_return_to_user for fork's child), the user's FS base and x87/SSE state as
+ * fork hands them down, and the checks every way back out makes on a trap frame
+ * the kernel may have rewritten.
  *
  * A trap frame from ring 3 can hold anything a system call or the signal code
  * wrote into it, so before it is restored the privilege fields are forced to
@@ -46,6 +47,7 @@
 
 void x86_syscall_entry(void);
 void __noreturn x86_enter_user(uintptr_t pc, uintptr_t sp, uintptr_t stack_top);
+void __noreturn x86_return_to_user(const struct regs *regs, uintptr_t stack_top);
 
 static bool canonical(u64 va)
 {
@@ -111,6 +113,33 @@ void arch_enter_user(uintptr_t pc, uintptr_t sp)
 	ctx->user = true;
 	x86_set_kernel_stack(ctx->stack_top);
 	x86_enter_user(pc, sp, ctx->stack_top);
+}
+
+void arch_return_to_user(const struct regs *regs)
+{
+	struct arch_context *ctx = &current->ctx;
+
+	/* Its x87/SSE registers and FS base are live since its switch-in: arch_user_fork's. */
+	BUG_ON(!ctx->user);
+	arch_irq_disable();
+	x86_set_kernel_stack(ctx->stack_top);
+	x86_return_to_user(regs, ctx->stack_top);
+}
+
+/*
+ * The caller is a user thread in a system call: its x87/SSE registers are live
+ * in the CPU, not in its ctx, so they are saved straight into the child's
+ * image, with interrupts off so that a switch cannot come between.
+ */
+void arch_user_fork(struct task *child)
+{
+	BUG_ON(!current->ctx.user);
+	unsigned long flags = arch_irq_save();
+
+	x86_fpu_save(&child->ctx.fx);
+	child->ctx.fs_base = current->ctx.fs_base;
+	child->ctx.user = true;
+	arch_irq_restore(flags);
 }
 
 /*
