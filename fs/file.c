@@ -11,6 +11,7 @@
  * vfs=global keeps every open file on one list under files_lock (the pre-2.6.36
  * sb->s_files): each open and each last close takes it.
  */
+#include <grace/chrdev.h>
 #include <grace/printk.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
@@ -25,20 +26,34 @@ static struct kmem_cache *file_cache;
 static spinlock_t files_lock __cacheline_aligned = SPINLOCK_INIT_NAMED("files_lock");
 static LIST_HEAD(open_files);
 
+/*
+ * A descriptor table of n slots, zeroed: the file pointers, then in the same
+ * block the close-on-exec flags; *cloexec set to those. NULL on ENOMEM.
+ */
+static struct file **fd_table_alloc(unsigned n, bool **cloexec)
+{
+	struct file **fd = fs_alloc(n * (sizeof(*fd) + sizeof(bool)));
+	if (!fd)
+		return NULL;
+	memset(fd, 0, n * (sizeof(*fd) + sizeof(bool)));
+	*cloexec = (bool *)(fd + n);
+	return fd;
+}
+
 struct fs_context *fs_current(void)
 {
 	struct task *t = current;
 	if (t->fs)
 		return t->fs;
+	bool *cloexec;
 	struct fs_context *fs = fs_alloc(sizeof(*fs));
-	struct file **fd = fs_alloc(FD_INITIAL * sizeof(*fd));
+	struct file **fd = fd_table_alloc(FD_INITIAL, &cloexec);
 	if (!fs || !fd) {
 		kfree(fs);
 		kfree(fd);
 		return NULL;
 	}
-	memset(fd, 0, FD_INITIAL * sizeof(*fd));
-	*fs = (struct fs_context){.fd = fd, .max_fds = FD_INITIAL};
+	*fs = (struct fs_context){.fd = fd, .cloexec = cloexec, .max_fds = FD_INITIAL};
 	fs->cwd = (struct path){&root_mnt, root_mnt.mnt_root};
 	path_get(&fs->cwd);
 	t->fs = fs;
@@ -64,8 +79,9 @@ int fs_task_fork(struct task *child)
 	struct fs_context *fs = fs_current();
 	if (!fs)
 		return -ENOMEM;
+	bool *cloexec;
 	struct fs_context *copy = fs_alloc(sizeof(*copy));
-	struct file **fd = fs_alloc(fs->max_fds * sizeof(*fd));
+	struct file **fd = fd_table_alloc(fs->max_fds, &cloexec);
 	if (!copy || !fd) {
 		kfree(copy);
 		kfree(fd);
@@ -74,11 +90,15 @@ int fs_task_fork(struct task *child)
 	/* Each open file gains a reference: parent and child share its position, as on Linux. */
 	for (unsigned i = 0; i < fs->max_fds; i++) {
 		fd[i] = fs->fd[i];
+		cloexec[i] = fs->cloexec[i];
 		if (fd[i])
 			atomic_inc(&fd[i]->f_count);
 	}
-	*copy = (struct fs_context){
-	    .cwd = fs->cwd, .fd = fd, .max_fds = fs->max_fds, .next_fd = fs->next_fd};
+	*copy = (struct fs_context){.cwd = fs->cwd,
+				    .fd = fd,
+				    .cloexec = cloexec,
+				    .max_fds = fs->max_fds,
+				    .next_fd = fs->next_fd};
 	path_get(&copy->cwd);
 	child->fs = copy;
 	return 0;
@@ -89,13 +109,15 @@ static int fd_grow(struct fs_context *fs)
 	unsigned n = fs->max_fds * 2 > FD_MAX ? FD_MAX : fs->max_fds * 2;
 	if (n == fs->max_fds)
 		return -EMFILE;
-	struct file **fd = fs_alloc(n * sizeof(*fd));
+	bool *cloexec;
+	struct file **fd = fd_table_alloc(n, &cloexec);
 	if (!fd)
 		return -ENOMEM;
-	memset(fd, 0, n * sizeof(*fd));
 	memcpy(fd, fs->fd, fs->max_fds * sizeof(*fd));
+	memcpy(cloexec, fs->cloexec, fs->max_fds * sizeof(*cloexec));
 	kfree(fs->fd);
 	fs->fd = fd;
+	fs->cloexec = cloexec;
 	fs->max_fds = n;
 	return 0;
 }
@@ -116,6 +138,7 @@ int fd_reserve(struct fs_context *fs)
 void fd_install(struct fs_context *fs, int fd, struct file *f)
 {
 	fs->fd[fd] = f;
+	fs->cloexec[fd] = false;
 	fs->next_fd = fd + 1;
 }
 
@@ -125,6 +148,19 @@ int fd_install_lowest(struct fs_context *fs, struct file *f)
 	if (fd >= 0)
 		fd_install(fs, fd, f);
 	return fd;
+}
+
+void file_open_anon(struct file *f, struct inode *inode, int flags, const struct file_ops *ops)
+{
+	atomic_set(&f->f_count, 1);
+	f->f_path = (struct path){NULL, NULL};
+	f->f_inode = inode;
+	f->f_flags = flags;
+	f->f_read = (flags & O_ACCMODE) != O_WRONLY;
+	f->f_write = (flags & O_ACCMODE) != O_RDONLY;
+	f->f_pos = 0;
+	f->f_op = ops;
+	f->f_listed = false;
 }
 
 struct file *file_alloc(void)
@@ -184,7 +220,12 @@ void fput(struct file *f)
 		list_del_init(&f->f_list);
 		spin_unlock(&files_lock);
 	}
-	path_put(&f->f_path);
+	if (f->f_op && f->f_op->release)
+		f->f_op->release(f);
+	if (f->f_path.dentry)
+		path_put(&f->f_path);
+	else
+		iput(f->f_inode); /* an anonymous file's inode: no dentry holds it */
 	call_rcu(&f->f_rcu, file_free_rcu);
 }
 
@@ -199,6 +240,72 @@ int sys_close(int fd)
 		fs->next_fd = fd;
 	fput(f);
 	return 0;
+}
+
+int sys_fd_cloexec(int fd, int set)
+{
+	struct fs_context *fs = current->fs;
+	if (!fs || fd < 0 || (unsigned)fd >= fs->max_fds || !fs->fd[fd])
+		return -EBADF;
+	if (set >= 0)
+		fs->cloexec[fd] = set;
+	return fs->cloexec[fd];
+}
+
+int sys_fd_flags(int fd)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	int flags = f->f_flags & ~O_CREAT & ~O_EXCL & ~O_TRUNC;
+	fput(f);
+	return flags;
+}
+
+int sys_fd_set_flags(int fd, int flags)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	/* F_SETFL changes only these; the access mode and creation flags stay. */
+	u32 settable = O_APPEND | O_NONBLOCK;
+	WRITE_ONCE(f->f_flags, (f->f_flags & ~settable) | (flags & settable));
+	fput(f);
+	return 0;
+}
+
+int sys_dup_min(int fd, int min)
+{
+	struct fs_context *fs = current->fs;
+	if (min < 0 || min >= FD_MAX)
+		return -EINVAL;
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	for (int i = min; i < FD_MAX; i++) {
+		while ((unsigned)i >= fs->max_fds) {
+			int err = fd_grow(fs);
+			if (err) {
+				fput(f);
+				return err;
+			}
+		}
+		if (!fs->fd[i]) {
+			fs->fd[i] = f;
+			fs->cloexec[i] = false;
+			return i;
+		}
+	}
+	fput(f);
+	return -EMFILE;
+}
+
+void fs_close_on_exec(void)
+{
+	struct fs_context *fs = current->fs;
+	for (unsigned i = 0; fs && i < fs->max_fds; i++)
+		if (fs->fd[i] && fs->cloexec[i])
+			sys_close(i);
 }
 
 int sys_dup(int fd)
@@ -236,6 +343,7 @@ int sys_dup2(int oldfd, int newfd)
 	}
 	struct file *old = fs->fd[newfd];
 	fs->fd[newfd] = f;
+	fs->cloexec[newfd] = false;
 	if (old)
 		fput(old);
 	return newfd;

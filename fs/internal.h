@@ -272,8 +272,10 @@ struct file {
 	u32 f_flags; /* O_* as opened */
 	bool f_read, f_write;
 	s64 f_pos;
-	const struct file_ops *f_op; /* a character device's calls (grace/chrdev.h); NULL: ramfs */
-	struct list_head f_list;     /* vfs=global: on the list of open files */
+	const struct file_ops
+	    *f_op;		 /* a device's or a pipe's calls (grace/chrdev.h); NULL: ramfs */
+	void *private_data;	 /* f_op's own: a pipe's struct pipe */
+	struct list_head f_list; /* vfs=global: on the list of open files */
 	bool f_listed;
 	struct rcu_head f_rcu;
 };
@@ -281,6 +283,7 @@ struct file {
 struct fs_context {
 	struct path cwd;
 	struct file **fd; /* max_fds slots */
+	bool *cloexec;	  /* max_fds flags: close the descriptor at execve (O_CLOEXEC) */
 	unsigned max_fds;
 	unsigned next_fd; /* no free descriptor below this one */
 };
@@ -291,6 +294,8 @@ struct file *file_alloc(void);
 void file_free_unopened(struct file *f);
 /* Open f on p (taking references on p) with the open() flags. */
 void file_open_path(struct file *f, const struct path *p, int flags);
+/* Open f on an inode no name reaches (a pipe's), taking over the caller's reference. */
+void file_open_anon(struct file *f, struct inode *inode, int flags, const struct file_ops *ops);
 struct file *fget(int fd);
 void fput(struct file *f);
 void file_init(void);

@@ -273,7 +273,7 @@ int sys_ftruncate(int fd, s64 length)
 
 static u8 dirent_type(u32 mode)
 {
-	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : DT_REG;
+	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : S_ISCHR(mode) ? DT_CHR : DT_REG;
 }
 
 /* One record at *used if it fits: false if not. */

@@ -54,6 +54,8 @@ const char *errno_name(int err)
 		return "ESPIPE";
 	case EMLINK:
 		return "EMLINK";
+	case EPIPE:
+		return "EPIPE";
 	case ERANGE:
 		return "ERANGE";
 	case ENAMETOOLONG:
@@ -138,6 +140,8 @@ const char *strerror(int err)
 		return "Illegal seek";
 	case EMLINK:
 		return "Too many links";
+	case EPIPE:
+		return "Broken pipe";
 	case ERANGE:
 		return "Numerical result out of range";
 	case ENAMETOOLONG:

@@ -33,6 +33,7 @@
 #define O_EXCL 0200
 #define O_TRUNC 01000
 #define O_APPEND 02000
+#define O_NONBLOCK 04000
 #define O_DIRECTORY 0200000
 #define O_NOFOLLOW 0400000
 
@@ -50,6 +51,7 @@
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
 #define S_IFCHR 0020000
+#define S_IFIFO 0010000
 #define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
 #define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
@@ -65,6 +67,7 @@ struct stat {
 };
 
 /* getdents() records, laid out as Linux's struct linux_dirent64. */
+#define DT_CHR 2
 #define DT_DIR 4
 #define DT_REG 8
 #define DT_LNK 10
@@ -103,6 +106,21 @@ long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
+/*
+ * fd's close-on-exec flag: set (1), cleared (0) or only read (-1); the flag
+ * as it is then, or -EBADF.
+ */
+int sys_fd_cloexec(int fd, int set);
+/* The flags fd was opened with (F_GETFL), or -EBADF. */
+int sys_fd_flags(int fd);
+/* F_SETFL: O_APPEND and O_NONBLOCK of fd's open file set as in flags; 0 or -EBADF. */
+int sys_fd_set_flags(int fd, int flags);
+/* F_DUPFD: fd again at the lowest free descriptor >= min; -EBADF, -EINVAL, -EMFILE. */
+int sys_dup_min(int fd, int min);
+/* Close the calling thread's close-on-exec descriptors (execve). */
+void fs_close_on_exec(void);
+/* A pipe: fds[0] its read end, fds[1] its write end. 0, -EMFILE or -ENOMEM. */
+int sys_pipe(int fds[2]);
 /*
  * The absolute path of the directory fd has open, into buf: its length, -EBADF,
  * -ENOTDIR (not a directory) or -ERANGE. What the *at() calls resolve a relative

@@ -61,8 +61,7 @@ bool syscall_implemented(unsigned nr)
 	return nr < NR_SYSCALLS && syscall_table[nr];
 }
 
-/* The default action of a signal the kernel raised against the running program. */
-static void __noreturn user_signal_fatal(int sig)
+void __noreturn user_signal_fatal(int sig)
 {
 	proc_exit(sig);
 }

@@ -145,6 +145,7 @@ USER_CALL(execve)
 	strings_free(envp);
 	if (err)
 		return err;
+	fs_close_on_exec();
 	arch_enter_user(pc, sp);
 }
 

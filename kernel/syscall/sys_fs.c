@@ -13,6 +13,7 @@
 #include <grace/errno.h>
 #include <grace/fs.h>
 #include <grace/process.h>
+#include <grace/signal.h>
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
@@ -26,7 +27,6 @@
 #define AT_SYMLINK_FOLLOW 0x400
 #define AT_EMPTY_PATH 0x1000
 #define O_CLOEXEC 02000000
-#define O_NONBLOCK 04000
 #define O_NOCTTY 0400
 #define O_LARGEFILE 0100000
 #define IOV_MAX 1024
@@ -121,6 +121,9 @@ USER_CALL(write)
 			break;
 	}
 	kfree(kbuf);
+	/* A write to a pipe no one reads raises SIGPIPE, whose default action ends the program. */
+	if (ret == -EPIPE)
+		user_signal_fatal(SIGPIPE);
 	return done ? (long)done : ret;
 }
 
@@ -198,11 +201,12 @@ USER_CALL(openat)
 	char *path = getname_at((int)a0, (const char __user *)a1, &err);
 	if (!path)
 		return err;
-	/* Flags the VFS has no use for: close-on-exec (no exec within a process yet), and
-	 * the ones that change nothing for ramfs and the console. */
+	/* Flags that change nothing for ramfs and the console; close-on-exec is the table's. */
 	int flags = (int)a2 & ~(O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
 	long fd = sys_open(path, flags, (unsigned)a3 & ~current_process()->umask);
 	kfree(path);
+	if (fd >= 0 && (a2 & O_CLOEXEC))
+		sys_fd_cloexec((int)fd, 1);
 	return fd;
 }
 
@@ -291,7 +295,77 @@ USER_CALL(dup3)
 		return -EINVAL; /* dup3 refuses what dup2 allows */
 	if (a2 & ~(unsigned long)O_CLOEXEC)
 		return -EINVAL;
+	long fd = sys_dup2((int)a0, (int)a1);
+	if (fd >= 0 && a2)
+		sys_fd_cloexec((int)fd, 1);
+	return fd;
+}
+
+USER_CALL(dup2)
+{
 	return sys_dup2((int)a0, (int)a1);
+}
+
+USER_CALL(pipe2)
+{
+	int fds[2];
+	if (a1 & ~(unsigned long)(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	/* Checked first: a pipe made and then not reported would leak its descriptors. */
+	if (!access_ok((void __user *)a0, sizeof(fds)))
+		return -EFAULT;
+	int err = sys_pipe(fds);
+	if (err)
+		return err;
+	if (a1 & O_CLOEXEC) {
+		sys_fd_cloexec(fds[0], 1);
+		sys_fd_cloexec(fds[1], 1);
+	}
+	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
+		sys_close(fds[0]);
+		sys_close(fds[1]);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+USER_CALL(pipe)
+{
+	return user_pipe2(a0, 0, 0, 0, 0, 0);
+}
+
+#define F_DUPFD 0
+#define F_GETFD 1
+#define F_SETFD 2
+#define F_GETFL 3
+#define F_SETFL 4
+#define F_DUPFD_CLOEXEC 1030
+#define FD_CLOEXEC 1
+
+USER_CALL(fcntl)
+{
+	int fd = (int)a0;
+	switch (a1) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC: {
+		long nfd = sys_dup_min(fd, (int)a2);
+		if (nfd >= 0 && a1 == F_DUPFD_CLOEXEC)
+			sys_fd_cloexec((int)nfd, 1);
+		return nfd;
+	}
+	case F_GETFD: {
+		int on = sys_fd_cloexec(fd, -1);
+		return on < 0 ? on : on ? FD_CLOEXEC : 0;
+	}
+	case F_SETFD:
+		return sys_fd_cloexec(fd, (a2 & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
+	case F_GETFL:
+		return sys_fd_flags(fd);
+	case F_SETFL:
+		return sys_fd_set_flags(fd, (int)a2);
+	default:
+		return -EINVAL;
+	}
 }
 
 USER_CALL(getcwd)
@@ -437,4 +511,83 @@ USER_CALL(umask)
 	unsigned old = p->umask;
 	p->umask = (unsigned)a0 & 0777;
 	return old;
+}
+
+#define F_OK 0
+#define X_OK 1
+#define W_OK 2
+#define R_OK 4
+
+static int access_path(const char *path, unsigned mode)
+{
+	struct stat st;
+	/* Every process is root: any file is readable and writable, executable if some x bit is. */
+	int err = sys_stat(path, &st);
+	if (!err && (mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111))
+		err = -EACCES;
+	return err;
+}
+
+USER_CALL(faccessat)
+{
+	if (a2 & ~(unsigned long)(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	return with_path((int)a0, a1, access_path, (unsigned)a2);
+}
+
+/* The x86_64 calls the *at family replaced: each is its *at form on AT_FDCWD. */
+
+USER_CALL(open)
+{
+	return user_openat(AT_FDCWD, a0, a1, a2, 0, 0);
+}
+
+USER_CALL(stat)
+{
+	return user_newfstatat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(lstat)
+{
+	return user_newfstatat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW, 0, 0);
+}
+
+USER_CALL(access)
+{
+	return user_faccessat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(mkdir)
+{
+	return user_mkdirat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(rmdir)
+{
+	return user_unlinkat(AT_FDCWD, a0, AT_REMOVEDIR, 0, 0, 0);
+}
+
+USER_CALL(unlink)
+{
+	return user_unlinkat(AT_FDCWD, a0, 0, 0, 0, 0);
+}
+
+USER_CALL(rename)
+{
+	return user_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+}
+
+USER_CALL(link)
+{
+	return user_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+}
+
+USER_CALL(symlink)
+{
+	return user_symlinkat(a0, AT_FDCWD, a1, 0, 0, 0);
+}
+
+USER_CALL(readlink)
+{
+	return user_readlinkat(AT_FDCWD, a0, a1, a2, 0, 0);
 }

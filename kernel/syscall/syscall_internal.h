@@ -12,6 +12,12 @@
 
 extern const syscall_fn syscall_table[NR_SYSCALLS];
 
+/*
+ * The default action of a signal the kernel raises against the calling program
+ * (a fault's SIGSEGV, a broken pipe's SIGPIPE): every one of them ends it.
+ */
+void __noreturn user_signal_fatal(int sig);
+
 #define USER_CALL(name)                                                                            \
 	long user_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,   \
 			 unsigned long a4, unsigned long a5)
@@ -41,6 +47,23 @@ USER_CALL(linkat);
 USER_CALL(symlinkat);
 USER_CALL(readlinkat);
 USER_CALL(umask);
+USER_CALL(dup2);
+USER_CALL(pipe);
+USER_CALL(pipe2);
+USER_CALL(fcntl);
+/* x86_64's calls from before the *at family, on the current directory */
+USER_CALL(open);
+USER_CALL(stat);
+USER_CALL(lstat);
+USER_CALL(access);
+USER_CALL(faccessat);
+USER_CALL(mkdir);
+USER_CALL(rmdir);
+USER_CALL(unlink);
+USER_CALL(rename);
+USER_CALL(link);
+USER_CALL(symlink);
+USER_CALL(readlink);
 /* sys_mm.c */
 USER_CALL(brk);
 USER_CALL(mmap);

@@ -10,14 +10,17 @@
 #define __NR_getcwd 17
 #define __NR_dup 23
 #define __NR_dup3 24
+#define __NR_fcntl 25
 #define __NR_ioctl 29
 #define __NR_mkdirat 34
 #define __NR_unlinkat 35
 #define __NR_symlinkat 36
 #define __NR_linkat 37
+#define __NR_faccessat 48
 #define __NR_chdir 49
 #define __NR_openat 56
 #define __NR_close 57
+#define __NR_pipe2 59
 #define __NR_getdents64 61
 #define __NR_lseek 62
 #define __NR_read 63

@@ -7,8 +7,11 @@
 
 #define __NR_read 0
 #define __NR_write 1
+#define __NR_open 2
 #define __NR_close 3
+#define __NR_stat 4
 #define __NR_fstat 5
+#define __NR_lstat 6
 #define __NR_lseek 8
 #define __NR_mmap 9
 #define __NR_mprotect 10
@@ -19,9 +22,12 @@
 #define __NR_pwrite64 18
 #define __NR_readv 19
 #define __NR_writev 20
+#define __NR_access 21
+#define __NR_pipe 22
 #define __NR_sched_yield 24
 #define __NR_madvise 28
 #define __NR_dup 32
+#define __NR_dup2 33
 #define __NR_nanosleep 35
 #define __NR_getpid 39
 #define __NR_clone 56
@@ -31,8 +37,16 @@
 #define __NR_exit 60
 #define __NR_wait4 61
 #define __NR_uname 63
+#define __NR_fcntl 72
 #define __NR_getcwd 79
 #define __NR_chdir 80
+#define __NR_rename 82
+#define __NR_mkdir 83
+#define __NR_rmdir 84
+#define __NR_link 86
+#define __NR_unlink 87
+#define __NR_symlink 88
+#define __NR_readlink 89
 #define __NR_umask 95
 #define __NR_gettimeofday 96
 #define __NR_getuid 102
@@ -54,7 +68,9 @@
 #define __NR_linkat 265
 #define __NR_symlinkat 266
 #define __NR_readlinkat 267
+#define __NR_faccessat 269
 #define __NR_dup3 292
+#define __NR_pipe2 293
 #define __NR_renameat2 316
 #define __NR_getrandom 318
 

@@ -1,0 +1,183 @@
+/*
+ * Pipes: a 64 KiB ring between a read end and a write end, each an open file
+ * on one anonymous inode (S_IFIFO, so fstat says what it is) that no name
+ * reaches. As on Linux: a read waits for data and returns what there is, 0 once
+ * every writer has closed; a write of at most PIPE_BUF bytes goes in whole or
+ * waits, a longer one may be split; a write with no reader left fails with
+ * -EPIPE, and the caller raises SIGPIPE.
+ *
+ * pipe->lock protects the ring and the counts; readers and writers sleep on
+ * their wait queue and are woken by the other side after every change.
+ */
+#include <grace/chrdev.h>
+#include <grace/errno.h>
+#include <grace/page_alloc.h>
+#include <grace/sched.h>
+#include <grace/slab.h>
+#include <grace/spinlock.h>
+#include <grace/string.h>
+#include <grace/wait.h>
+#include "internal.h"
+
+#define PIPE_SIZE (64 * 1024) /* Linux's default capacity: 16 pages */
+#define PIPE_ORDER 4
+#define PIPE_BUF 4096 /* writes up to this size are atomic (POSIX's PIPE_BUF on Linux) */
+
+struct pipe {
+	spinlock_t lock;
+	char *buf;
+	u64 head, tail;		   /* bytes ever written and read; head - tail are in the ring */
+	unsigned readers, writers; /* open files on each end */
+	struct wait_queue_head rd_wait, wr_wait;
+};
+
+static bool pipe_readable(struct pipe *p)
+{
+	spin_lock(&p->lock);
+	bool ok = p->head != p->tail || !p->writers;
+	spin_unlock(&p->lock);
+	return ok;
+}
+
+static long pipe_read(struct file *f, void *buf, size_t count)
+{
+	struct pipe *p = f->private_data;
+	if (!count)
+		return 0;
+	for (;;) {
+		wait_event(p->rd_wait, pipe_readable(p));
+		spin_lock(&p->lock);
+		size_t n = MIN(count, p->head - p->tail);
+		if (!n && !p->writers) {
+			spin_unlock(&p->lock);
+			return 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			((char *)buf)[i] = p->buf[(p->tail + i) % PIPE_SIZE];
+		p->tail += n;
+		spin_unlock(&p->lock);
+		if (n) {
+			wake_up(&p->wr_wait);
+			return n;
+		}
+	}
+}
+
+/* Room for a write of count bytes: all of a small one, any for a large one; or no reader. */
+static bool pipe_writable(struct pipe *p, size_t count)
+{
+	spin_lock(&p->lock);
+	size_t room = PIPE_SIZE - (p->head - p->tail);
+	bool ok = !p->readers || room >= MIN(count, PIPE_BUF);
+	spin_unlock(&p->lock);
+	return ok;
+}
+
+static long pipe_write(struct file *f, const void *buf, size_t count)
+{
+	struct pipe *p = f->private_data;
+	size_t done = 0;
+	while (done < count) {
+		wait_event(p->wr_wait, pipe_writable(p, count - done));
+		spin_lock(&p->lock);
+		if (!p->readers) {
+			spin_unlock(&p->lock);
+			return done ? (long)done : -EPIPE;
+		}
+		size_t n = MIN(count - done, PIPE_SIZE - (p->head - p->tail));
+		for (size_t i = 0; i < n; i++)
+			p->buf[(p->head + i) % PIPE_SIZE] = ((const char *)buf)[done + i];
+		p->head += n;
+		spin_unlock(&p->lock);
+		done += n;
+		wake_up(&p->rd_wait);
+	}
+	return done;
+}
+
+static void pipe_release(struct file *f)
+{
+	struct pipe *p = f->private_data;
+	spin_lock(&p->lock);
+	if (f->f_read)
+		p->readers--;
+	else
+		p->writers--;
+	bool last = !p->readers && !p->writers;
+	spin_unlock(&p->lock);
+	if (last) {
+		free_pages(p->buf, PIPE_ORDER);
+		kfree(p);
+		return;
+	}
+	/* The other end learns of it: EOF for readers, EPIPE for writers. */
+	wake_up(&p->rd_wait);
+	wake_up(&p->wr_wait);
+}
+
+static const struct file_ops pipe_ops = {
+    .read = pipe_read, .write = pipe_write, .release = pipe_release};
+
+/* A new pipe with one reader and one writer counted, for the two files about to be made. */
+static struct pipe *pipe_alloc(void)
+{
+	struct pipe *p = kzalloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	p->buf = alloc_pages(PIPE_ORDER);
+	if (!p->buf) {
+		kfree(p);
+		return NULL;
+	}
+	spin_lock_init(&p->lock);
+	p->readers = p->writers = 1;
+	wait_queue_init(&p->rd_wait);
+	wait_queue_init(&p->wr_wait);
+	return p;
+}
+
+/* A file on one end of p, holding the caller's reference to inode; NULL on ENOMEM. */
+static struct file *pipe_file(struct pipe *p, struct inode *inode, bool read)
+{
+	struct file *f = file_alloc();
+	if (!f)
+		return NULL;
+	file_open_anon(f, inode, read ? O_RDONLY : O_WRONLY, &pipe_ops);
+	f->private_data = p;
+	return f;
+}
+
+int sys_pipe(int fds[2])
+{
+	struct fs_context *fs = fs_current();
+	struct pipe *p = fs ? pipe_alloc() : NULL;
+	if (!p)
+		return -ENOMEM;
+	struct inode *inode = new_inode(root_mnt.mnt_root->d_sb, S_IFIFO | 0600);
+	struct file *rd = inode ? pipe_file(p, igrab(inode), true) : NULL;
+	struct file *wr = rd ? pipe_file(p, inode, false) : NULL;
+	if (!wr) {
+		/* Undo by hand what exists: the release of a lone end would wait for its twin. */
+		if (rd)
+			fput(rd); /* the pipe keeps its writer count: freed below */
+		if (inode)
+			iput(inode);
+		free_pages(p->buf, PIPE_ORDER);
+		kfree(p);
+		return -ENOMEM;
+	}
+	/* From here each end's release does the freeing. */
+	fds[0] = fd_install_lowest(fs, rd);
+	if (fds[0] < 0) {
+		fput(rd);
+		fput(wr);
+		return fds[0];
+	}
+	fds[1] = fd_install_lowest(fs, wr);
+	if (fds[1] < 0) {
+		sys_close(fds[0]);
+		fput(wr);
+		return fds[1];
+	}
+	return 0;
+}
