@@ -2,10 +2,14 @@
  * Descriptor tables: each CPU's GDT and TSS, and the IDT all CPUs share.
  *
  * Long mode ignores segment bases and limits, but still needs a GDT for the code
- * segment's L bit and for the TSS, whose only job here is the IST: interrupt stack
- * table entries that give the double fault, NMI and machine check handlers a
- * known-good stack even when the kernel stack has overflowed. The one segment
- * base long mode does use, GS, points at the CPU's per-CPU copy (asm/percpu.h).
+ * segments' L bit and privilege level and for the TSS. The user segments sit where
+ * SYSCALL and SYSRET find them (processor.h). The TSS has two jobs: RSP0, the
+ * stack the CPU switches to on an interrupt or exception from ring 3 (the running
+ * thread's kernel stack top, kept up to date by every context switch through
+ * x86_set_kernel_stack()), and the IST: interrupt stack table entries that give
+ * the double fault, NMI and machine check handlers a known-good stack even when
+ * the kernel stack has overflowed. The one segment base long mode does use, GS,
+ * points at the CPU's per-CPU copy (asm/percpu.h) while in the kernel.
  */
 #include <grace/boot_info.h>
 #include <grace/compiler.h>
@@ -17,7 +21,7 @@
 
 struct tss {
 	u32 reserved0;
-	u64 rsp[3]; /* stacks for privilege changes: unused, no user mode */
+	u64 rsp[3]; /* stacks for privilege changes: rsp[0] for ring 3 -> 0 */
 	u64 reserved1;
 	u64 ist[7]; /* IST1..IST7 */
 	u64 reserved2;
@@ -35,17 +39,21 @@ struct gate {
 	u32 reserved;
 } __packed;
 
-#define GDT_ENTRIES 5			      /* null, code, data, TSS (two slots) */
+#define GDT_ENTRIES 8 /* null, kernel code and data, TSS (two slots), null, user data and code */
 #define GDT_KERNEL_CODE 0x00af9a000000ffffULL /* present, ring 0, code, L=1 (64-bit) */
 #define GDT_KERNEL_DATA 0x00cf92000000ffffULL /* present, ring 0, data, writable */
+#define GDT_USER_CODE 0x00affa000000ffffULL   /* present, ring 3, code, L=1 (64-bit) */
+#define GDT_USER_DATA 0x00cff2000000ffffULL   /* present, ring 3, data, writable */
 #define TSS_TYPE_AVAILABLE 0x89		      /* present, 64-bit TSS, not busy */
 #define GATE_INTERRUPT 0x8e		      /* present, ring 0, interrupt gate (clears IF) */
+#define GATE_INTERRUPT_USER 0xee	      /* the same, and INT n from ring 3 may raise it */
 
 /* Which IST slot each critical exception uses (1-based; 0 = the current stack). */
 #define IST_DOUBLE_FAULT 1
 #define IST_NMI 2
 #define IST_MACHINE_CHECK 3
 #define VEC_NMI 2
+#define VEC_BREAKPOINT 3
 #define VEC_DOUBLE_FAULT 8
 #define VEC_MACHINE_CHECK 18
 
@@ -63,6 +71,22 @@ static DEFINE_PER_CPU_ALIGNED(struct x86_cpu_tables, ap_cpu_tables);
 static struct gate idt[256] __aligned(16);
 static bool idt_ready;
 
+/*
+ * What the SYSCALL entry (syscall.S) reaches through %gs, at the link-time offset
+ * x86_entry_percpu_offset (linker script): it has no free register to compute an
+ * address with. tss points at this CPU's TSS; the boot CPU writes its own into
+ * the .percpu template before the per-CPU copies are made, and each AP into its
+ * copy, in desc_init_cpu().
+ */
+struct x86_entry_percpu {
+	u64 kernel_sp; /* the running thread's kernel stack top */
+	u64 user_sp;   /* the user rsp, from the entry's first store to its push */
+	struct tss *tss;
+};
+DEFINE_PER_CPU_ALIGNED(struct x86_entry_percpu, x86_entry_percpu);
+BUILD_BUG_ON(offsetof(struct x86_entry_percpu, kernel_sp) != ENTRY_KERNEL_SP);
+BUILD_BUG_ON(offsetof(struct x86_entry_percpu, user_sp) != ENTRY_USER_SP);
+
 extern char x86_trap_stubs[];
 
 struct __packed table_register {
@@ -72,6 +96,10 @@ struct __packed table_register {
 
 static void idt_build(void)
 {
+	/*
+	 * Ring 3 may raise one vector itself: int3, a breakpoint (SIGTRAP), as on
+	 * Linux. INT n for any other vector is a #GP from ring 3 (SIGSEGV).
+	 */
 	for (unsigned v = 0; v < 256; v++) {
 		uintptr_t stub = (uintptr_t)x86_trap_stubs + v * TRAP_STUB_SIZE;
 		u8 ist = v == VEC_DOUBLE_FAULT	  ? IST_DOUBLE_FAULT
@@ -82,7 +110,7 @@ static void idt_build(void)
 		    .offset_low = (u16)stub,
 		    .selector = KERNEL_CS,
 		    .ist = ist,
-		    .type_attr = GATE_INTERRUPT,
+		    .type_attr = v == VEC_BREAKPOINT ? GATE_INTERRUPT_USER : GATE_INTERRUPT,
 		    .offset_mid = (u16)(stub >> 16),
 		    .offset_high = (u32)(stub >> 32),
 		};
@@ -110,10 +138,13 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 	memset(t, 0, sizeof(*t));
 	t->gdt[KERNEL_CS / 8] = GDT_KERNEL_CODE;
 	t->gdt[KERNEL_DS / 8] = GDT_KERNEL_DATA;
+	t->gdt[USER_DS / 8] = GDT_USER_DATA;
+	t->gdt[USER_CS / 8] = GDT_USER_CODE;
 	for (unsigned i = 0; i < IST_STACKS; i++)
 		t->tss.ist[i] = ist_top[i];
 	t->tss.iomap_base = sizeof(t->tss);
 	gdt_set_tss(t->gdt, &t->tss);
+	this_cpu(x86_entry_percpu).tss = &t->tss;
 
 	struct table_register gdtr = {sizeof(t->gdt) - 1, (uintptr_t)t->gdt};
 	struct table_register idtr = {sizeof(idt) - 1, (uintptr_t)idt};
@@ -133,6 +164,19 @@ void desc_init_cpu(unsigned slot, const uintptr_t ist_top[IST_STACKS])
 			 :
 			 : "m"(gdtr), "i"(KERNEL_CS), "r"(KERNEL_DS), "r"(TSS_SEL), "m"(idtr)
 			 : "rax", "memory");
+}
+
+/*
+ * The running thread's kernel stack top, where a trap (TSS.RSP0) or a system call
+ * (the SYSCALL entry's slot) from ring 3 builds its frame. Interrupts off: the
+ * thread must not move to another CPU between the two stores.
+ */
+void x86_set_kernel_stack(uintptr_t top)
+{
+	struct x86_entry_percpu *e = this_cpu_ptr(&x86_entry_percpu);
+
+	e->kernel_sp = top;
+	e->tss->rsp[0] = top;
 }
 
 void arch_set_percpu_base(uintptr_t base)

@@ -3,16 +3,29 @@
  * pushes a zero error code (unless the CPU pushed one for this vector) and the
  * vector number, then jumps to x86_trap_common, which saves the general registers
  * to complete a struct regs (asm/regs.h) and calls x86_trap(regs). All gates are
- * interrupt gates, so handlers run with interrupts off. The kernel has no user
- * mode, so there is no swapgs: the GS base is always the kernel's. Handlers run
- * with SMAP's window closed (CLAC) even when the interrupted code had it open in
- * a user copy; iretq restores the interrupted RFLAGS, AC included.
+ * interrupt gates, so handlers run with interrupts off. Handlers run with SMAP's
+ * window closed (CLAC) even when the interrupted code had it open in a user copy;
+ * iretq restores the interrupted RFLAGS, AC included.
+ *
+ * The GS base must be the kernel's (this CPU's per-CPU copy) before any C runs.
+ * A trap from ring 3 finds the user's there and the kernel's in MSR_KERNEL_GS_BASE:
+ * SWAPGS exchanges them on the way in and back on the way out; the saved CS says
+ * which way the trap came. That test fails for the IST vectors (NMI, #DF, #MC):
+ * they can land in ring 0 between the SYSCALL entry's first instruction and its
+ * SWAPGS, or between the exit's SWAPGS and SYSRETQ/IRETQ, with the user's GS base
+ * loaded. So those read the GS base itself: a kernel address (negative) is ours,
+ * anything else is the user's (Grace never lets user code set one). rbx remembers
+ * the decision across the call (callee-saved, and a context switch keeps it too).
  *
  * Also here: x86_ap_entry64, where the AP trampoline lands in the higher half.
  */
 #include <asm/regs.h>
 #include "processor.h"
 #include "smap.inc"
+
+#define VEC_NMI 2
+#define VEC_DOUBLE_FAULT 8
+#define VEC_MACHINE_CHECK 18
 
 /* Exceptions for which the CPU pushes an error code. */
 #define HAS_ERROR_CODE(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
@@ -48,12 +61,44 @@ x86_trap_common:
 	pushq %r13
 	pushq %r14
 	pushq %r15
-	subq $16, %rsp			/* cr2, gs_base: filled by x86_trap for exceptions */
+	pushq $-1			/* orig_rax: no system call */
+	subq $24, %rsp			/* cr2, fs_base, gs_base: filled by x86_trap for exceptions */
 	SMAP_CLAC
 	cld
-	movq %rsp, %rdi
+	xorl %ebx, %ebx			/* 1: swapgs back on the way out */
+	movq REGS_VECTOR(%rsp), %rax
+	cmpq $VEC_NMI, %rax
+	je 2f
+	cmpq $VEC_DOUBLE_FAULT, %rax
+	je 2f
+	cmpq $VEC_MACHINE_CHECK, %rax
+	je 2f
+	testb $3, REGS_CS(%rsp)
+	jz 3f
+	swapgs
+	movl $1, %ebx
+	xorl %ebp, %ebp			/* the user's rbp is no frame: end backtraces here */
+	jmp 3f
+2:	movl $MSR_GS_BASE, %ecx
+	rdmsr
+	testl %edx, %edx
+	js 3f
+	swapgs
+	movl $1, %ebx
+3:	movq %rsp, %rdi
 	call x86_trap
-	addq $16, %rsp
+	testl %ebx, %ebx
+	jz x86_trap_restore
+
+/*
+ * Back to ring 3 with the frame at rsp (struct regs), interrupts off, the GS base
+ * the kernel's. The SYSCALL path and arch_enter_user() come here too.
+ */
+	.globl x86_iret_to_user
+x86_iret_to_user:
+	swapgs
+x86_trap_restore:
+	addq $REGS_ORIG_RAX + 8, %rsp	/* cr2, fs_base, gs_base, orig_rax */
 	popq %r15
 	popq %r14
 	popq %r13

@@ -385,6 +385,7 @@ void __noreturn x86_boot_main(u32 magic, u32 info_pa)
 	desc_init_cpu(MAX_CPUS, ist_top); /* exceptions now reach die() */
 	hypervisor_detect();
 	x86_user_protect_init_cpu(true);
+	x86_user_init_cpu();
 	x86_relax_with_pause = !running_on_tcg();
 
 	boot_parse_multiboot2(magic, info_pa);

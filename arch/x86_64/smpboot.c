@@ -146,6 +146,7 @@ void __noreturn x86_ap_main(unsigned cpu)
 	arch_set_percpu_base(percpu_base(cpu));
 	desc_init_cpu(cpu, ap_ist[cpu]);
 	x86_user_protect_init_cpu(false);
+	x86_user_init_cpu();
 	lapic_init_cpu();
 	secondary_main();
 }

@@ -2,20 +2,30 @@
  * Trap dispatch (called from entry.S with the saved registers), the register dump
  * for die(), and the frame-pointer unwinder for backtraces.
  *
- * Page faults go to handle_page_fault(), then to the exception fixup table, and
- * only then to die(); a general protection fault (a non-canonical address) may
- * have a fixup too; an NMI is a spinlock kick (spin_halt.c); every other
- * exception dies. A double fault is almost always
- * a kernel stack overflow into a guard page (the #PF could not push its frame),
+ * An exception in ring 3 is the program's: with interrupts on (as the program
+ * had them), a page fault goes to user_page_fault() and anything else to
+ * user_exception() with the signal Linux sends for it; never to die() or the
+ * fixup table, which are for kernel code. A double fault or machine check is the
+ * kernel's or the hardware's whichever ring it interrupted.
+ *
+ * In the kernel: page faults go to handle_page_fault(), then to the exception
+ * fixup table, and only then to die(); a general protection fault (a
+ * non-canonical address) may have a fixup too; an NMI is a spinlock kick
+ * (spin_halt.c); every other exception dies. A double fault is almost always a
+ * kernel stack overflow into a guard page (the #PF could not push its frame),
  * and says so. Device interrupts, the timer and the IPI are wrapped in
  * irq_enter()/irq_exit() and an EOI to the local APIC, then end in
- * sched_irq_return(); the spurious vector needs none of this.
+ * sched_irq_return(); the spurious vector needs none of this. Every trap from
+ * ring 3 but the NMI (on its IST stack, it must not switch threads) leaves
+ * through x86_exit_to_user().
  */
 #include <grace/arch.h>
 #include <grace/extable.h>
 #include <grace/fault.h>
 #include <grace/ksyms.h>
 #include <grace/printk.h>
+#include <grace/signal.h>
+#include <grace/syscall.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
 #include <grace/pgtable.h>
@@ -27,14 +37,13 @@
 #define VEC_DOUBLE_FAULT 8
 #define VEC_GENERAL_PROTECTION 13
 #define VEC_PAGE_FAULT 14
+#define VEC_MACHINE_CHECK 18
 
 /* #PF error code bits */
 #define PF_PRESENT (1u << 0) /* a protection violation, not a missing page */
 #define PF_WRITE (1u << 1)
 #define PF_USER (1u << 2)
 #define PF_INSN (1u << 4) /* an instruction fetch (with EFER.NXE) */
-
-#define RFLAGS_IF (1u << 9)
 
 static const char *const exception_names[NR_EXCEPTIONS] = {
     [0] = "divide error",
@@ -61,6 +70,28 @@ static const char *const exception_names[NR_EXCEPTIONS] = {
     [29] = "VMM communication exception",
     [30] = "security exception",
 };
+
+/*
+ * The signal Linux sends a program for each exception (arch/x86/kernel/traps.c);
+ * 0 here means SIGSEGV, Linux's answer for the ones a program should not see.
+ */
+static const u8 user_signals[NR_EXCEPTIONS] = {
+    [0] = SIGFPE,  /* divide error */
+    [1] = SIGTRAP, /* debug exception */
+    [3] = SIGTRAP, /* breakpoint (int3, whose gate ring 3 may use) */
+    [6] = SIGILL,  /* invalid opcode */
+    [9] = SIGFPE,  /* coprocessor segment overrun */
+    [11] = SIGBUS, /* segment not present */
+    [12] = SIGBUS, /* stack-segment fault (a non-canonical stack address) */
+    [16] = SIGFPE, /* x87 floating-point error */
+    [17] = SIGBUS, /* alignment check */
+    [19] = SIGFPE, /* SIMD floating-point exception */
+};
+
+static unsigned pf_access(u64 error)
+{
+	return error & PF_WRITE ? FAULT_WRITE : error & PF_INSN ? FAULT_EXEC : FAULT_READ;
+}
 
 bool fixup_exception(struct regs *regs)
 {
@@ -94,9 +125,7 @@ bool fixup_exception(struct regs *regs)
  */
 static void x86_page_fault(struct regs *regs)
 {
-	unsigned access = regs->error & PF_WRITE  ? FAULT_WRITE
-			  : regs->error & PF_INSN ? FAULT_EXEC
-						  : FAULT_READ;
+	unsigned access = pf_access(regs->error);
 	if (kernel_fault_resolved(regs, regs->cr2, access, regs->rflags & RFLAGS_IF))
 		return;
 
@@ -111,39 +140,56 @@ static void x86_page_fault(struct regs *regs)
 	die(what, regs);
 }
 
-void x86_trap(struct regs *regs)
+/* An exception in ring 3: the program's to answer for. Interrupts on meanwhile. */
+static void x86_user_exception(struct regs *regs)
+{
+	unsigned vector = (unsigned)regs->vector;
+
+	arch_irq_enable();
+	if (vector == VEC_PAGE_FAULT) {
+		user_page_fault(regs, regs->cr2, pf_access(regs->error));
+	} else {
+		const char *name = exception_names[vector];
+		user_exception(regs, user_signals[vector] ? user_signals[vector] : SIGSEGV,
+			       name ? name : "reserved exception");
+	}
+	arch_irq_disable();
+}
+
+static void x86_exception(struct regs *regs)
 {
 	unsigned vector = (unsigned)regs->vector;
 
 	/*
-	 * An NMI is a spinlock kick (spin_halt.c). It may interrupt anything, even
-	 * with interrupts off: note it and return, touching nothing else.
+	 * CR2 belongs to the CPU: read it before anything can enable interrupts,
+	 * since a handler that does may be preempted and another thread fault.
 	 */
-	if (vector == VEC_NMI) {
-		x86_spin_nmi(regs);
+	regs->cr2 = read_cr2();
+	regs->fs_base = rdmsr(MSR_FS_BASE);
+	regs->gs_base = rdmsr(MSR_GS_BASE);
+	if (regs_user_mode(regs) && vector != VEC_DOUBLE_FAULT && vector != VEC_MACHINE_CHECK) {
+		x86_user_exception(regs);
 		return;
 	}
-	if (vector < NR_EXCEPTIONS) {
-		/*
-		 * CR2 belongs to the CPU: read it before anything can enable interrupts,
-		 * since a handler that does may be preempted and another thread fault.
-		 */
-		regs->cr2 = read_cr2();
-		regs->gs_base = rdmsr(MSR_GS_BASE);
-		if (vector == VEC_PAGE_FAULT) {
-			x86_page_fault(regs);
-			return;
-		}
-		if (vector == VEC_GENERAL_PROTECTION && fixup_exception(regs))
-			return;
-		/* CR2 still holds the address of the #PF that could not be delivered. */
-		if (vector == VEC_DOUBLE_FAULT && kernel_stack_guard(regs->cr2))
-			die("double fault: kernel stack overflow (the stack's guard page was hit, "
-			    "see CR2)",
-			    regs);
-		const char *name = exception_names[vector];
-		die(name ? name : "reserved exception", regs);
+	if (vector == VEC_PAGE_FAULT) {
+		x86_page_fault(regs);
+		return;
 	}
+	if (vector == VEC_GENERAL_PROTECTION && fixup_exception(regs))
+		return;
+	/* CR2 still holds the address of the #PF that could not be delivered. */
+	if (vector == VEC_DOUBLE_FAULT && kernel_stack_guard(regs->cr2))
+		die("double fault: kernel stack overflow (the stack's guard page was hit, "
+		    "see CR2)",
+		    regs);
+	const char *name = exception_names[vector];
+	die(name ? name : "reserved exception", regs);
+}
+
+static void x86_interrupt(struct regs *regs)
+{
+	unsigned vector = (unsigned)regs->vector;
+
 	if (vector == SPURIOUS_VECTOR)
 		return;
 	if (vector >= PIC_VECTOR_BASE && vector < PIC_VECTOR_BASE + 16)
@@ -178,10 +224,29 @@ void x86_trap(struct regs *regs)
 	 * later, maybe on another CPU, and this LAPIC must not keep the vector in
 	 * service that long. The frame stays on this thread's stack and the iretq
 	 * resumes the interrupted code wherever that is. Only if the interrupted
-	 * code had interrupts on: never preempt an irqs-off section.
+	 * code had interrupts on: never preempt an irqs-off section (ring 3 always
+	 * has them on).
 	 */
 	if (regs->rflags & RFLAGS_IF)
 		sched_irq_return();
+}
+
+void x86_trap(struct regs *regs)
+{
+	/*
+	 * An NMI is a spinlock kick (spin_halt.c). It may interrupt anything, even
+	 * with interrupts off: note it and return, touching nothing else.
+	 */
+	if (regs->vector == VEC_NMI) {
+		x86_spin_nmi(regs);
+		return;
+	}
+	if (regs->vector < NR_EXCEPTIONS)
+		x86_exception(regs);
+	else
+		x86_interrupt(regs);
+	if (regs_user_mode(regs))
+		x86_exit_to_user(regs);
 }
 
 void arch_dump_regs(const struct regs *r)
@@ -189,9 +254,11 @@ void arch_dump_regs(const struct regs *r)
 	uintptr_t off, size;
 	const char *sym = ksym_lookup(r->rip, &off, &size);
 
-	printk("vector %llu (%s), error code 0x%llx\n", (unsigned long long)r->vector,
-	       r->vector < NR_EXCEPTIONS && exception_names[r->vector] ? exception_names[r->vector]
-								       : "interrupt",
+	const char *kind = r->vector == REGS_NO_VECTOR ? "system call"
+			   : r->vector < NR_EXCEPTIONS && exception_names[r->vector]
+			       ? exception_names[r->vector]
+			       : "interrupt";
+	printk("vector %llu (%s), error code 0x%llx\n", (unsigned long long)r->vector, kind,
 	       (unsigned long long)r->error);
 	if (sym)
 		printk("RIP: %016llx %s+0x%lx/0x%lx\n", (unsigned long long)r->rip, sym, off, size);
@@ -200,8 +267,9 @@ void arch_dump_regs(const struct regs *r)
 	printk("CS: %04llx RFLAGS: %016llx RSP: %016llx SS: %04llx\n", (unsigned long long)r->cs,
 	       (unsigned long long)r->rflags, (unsigned long long)r->rsp,
 	       (unsigned long long)r->ss);
-	printk("CR2: %016llx CR3: %016llx GS base: %016llx\n", (unsigned long long)r->cr2,
-	       (unsigned long long)read_cr3(), (unsigned long long)r->gs_base);
+	printk("CR2: %016llx CR3: %016llx FS base: %016llx GS base: %016llx\n",
+	       (unsigned long long)r->cr2, (unsigned long long)read_cr3(),
+	       (unsigned long long)r->fs_base, (unsigned long long)r->gs_base);
 	printk("RAX: %016llx RBX: %016llx RCX: %016llx\n", (unsigned long long)r->rax,
 	       (unsigned long long)r->rbx, (unsigned long long)r->rcx);
 	printk("RDX: %016llx RSI: %016llx RDI: %016llx\n", (unsigned long long)r->rdx,

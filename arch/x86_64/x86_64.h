@@ -21,6 +21,7 @@
 #include <grace/ioapic.h>
 #include <grace/types.h>
 #include <asm/regs.h>
+#include <asm/switch.h>
 
 #define PIC_VECTOR_BASE 0x20
 #define IRQ_VECTOR_BASE 0x30
@@ -64,6 +65,19 @@ extern u64 x86_trampoline_cr3; /* the boot tables: kernel mappings plus an ident
 void desc_init_cpu(unsigned slot, const uintptr_t ist_top[3]);
 #define IST_STACK_SIZE (8 * 1024)
 #define IST_STACKS 3
+/* The stack a trap or system call from ring 3 lands on; interrupts off. */
+void x86_set_kernel_stack(uintptr_t top);
+
+/* fpu.c: the x87/SSE registers of user threads (struct fxstate, asm/switch.h). */
+void x86_fpu_init_cpu(void);
+void x86_fpu_init_state(struct fxstate *fx);
+void x86_fpu_save(struct fxstate *fx);
+void x86_fpu_restore(const struct fxstate *fx);
+
+/* user.c: this CPU's SYSCALL MSRs and FPU set up; after desc_init_cpu(). */
+void x86_user_init_cpu(void);
+/* Every way out to ring 3 ends here, interrupts off; true if SYSRETQ may restore regs. */
+bool x86_exit_to_user(struct regs *regs);
 
 /* time.c */
 #define PIT_HZ 1193182ULL

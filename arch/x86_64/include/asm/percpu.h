@@ -2,8 +2,9 @@
  * The per-CPU base on x86_64 is the GS base (MSR_GS_BASE). Reading the MSR is
  * slow, so the first word of every per-CPU copy holds the copy's own address
  * (percpu_self, filled by percpu_setup) and arch_percpu_base() is one %gs:0 load.
- * The GS base follows the CPU, not the thread: arch_switch_to() and the trap
- * entry and exit never touch it.
+ * The GS base follows the CPU, not the thread: arch_switch_to() never touches
+ * it. In ring 3 it is the user's (zero) and the kernel's waits in
+ * MSR_KERNEL_GS_BASE; the entry from and exit to ring 3 SWAPGS them (entry.S).
  */
 #ifndef ASM_PERCPU_H
 #define ASM_PERCPU_H
