@@ -30,6 +30,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROMPT = "grace> "
@@ -40,6 +41,9 @@ ENV = (("HOME", "/"), ("TERM", "linux"), ("PATH", "/bin:/sbin:/usr/bin"))
 STACK_LIMIT = 8 << 20       # RLIMIT_STACK's default on Linux, Grace's EXEC_STACK_SIZE
 UMASK = 0o022               # proc_spawn()'s, Linux's default
 HOST_TIMEOUT_S = 60
+# One command at Grace's prompt, most of a minute: a program that hangs costs this
+# much, and the commands after it are not typed (nothing at the prompt can stop it).
+GRACE_TIMEOUT_S = 60
 DIFF_LINES_MAX = 60         # of one command's diff, printed
 # The kernel's informational lines (among them Linux's "segfault at" line for a
 # program killed by a fault) go to the console, where they would land in the middle
@@ -147,7 +151,7 @@ def host_run(arch, bindir, prog, command):
 def grace_run(con, deadline, command):
     """(echo, output) of `run command` typed at the prompt, line endings as \\n."""
     con.type(f"run {command}\r")
-    chunk, seen = con.read_until(PROMPT, deadline)
+    chunk, seen = con.read_until(PROMPT, min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
     if chunk is None:
         raise RuntimeError(f"no prompt after 'run {command}'; last output: {seen[-300:]!r}")
     text = chunk[:-len(PROMPT)].replace("\r\n", "\n")

@@ -1,0 +1,233 @@
+/*
+ * Processes and pipes as a program sees them: fork's two returns and the ids
+ * each side sees, wait4's statuses for a child that exits, one killed by
+ * SIGSEGV and one by SIGPIPE (a write to a pipe no one reads), WNOHANG and
+ * ECHILD; bytes through a pipe in order, end of file once the last writer
+ * closes, a child's stdout moved onto a pipe with dup2, pipe2's O_CLOEXEC and
+ * fcntl's view of the ends; and execve's refusals of what is not a program.
+ * Pids are printed only as how they relate (the child's parent is us).
+ *
+ * userdiff: processes_and_pipes_behave_as_on_linux
+ * run: /bin/procs
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void ok(const char *what, long ret)
+{
+	printf("%s: %s\n", what, ret < 0 ? strerrorname_np(errno) : "ok");
+}
+
+/* A wait status as words: how the child ended. */
+static void show_status(const char *who, int status)
+{
+	if (WIFEXITED(status))
+		printf("%s exited with status %d\n", who, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		printf("%s was killed by signal %d (%s)\n", who, WTERMSIG(status),
+		       sigabbrev_np(WTERMSIG(status)));
+	else
+		printf("%s ended otherwise: %#x\n", who, status);
+}
+
+/* Fork a child that runs fn and exits with its value; wait for it and print how it ended. */
+static void child_ends(const char *who, int (*fn)(void))
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		printf("fork: %s\n", strerrorname_np(errno));
+		return;
+	}
+	if (pid == 0)
+		_exit(fn());
+	int status;
+	pid_t got = waitpid(pid, &status, 0);
+	if (got != pid) {
+		printf("waitpid for %s: %s\n", who,
+		       got < 0 ? strerrorname_np(errno) : "another pid");
+		return;
+	}
+	show_status(who, status);
+}
+
+static pid_t parent_pid;
+
+static int exits_3(void)
+{
+	return 3;
+}
+
+static int checks_its_ids(void)
+{
+	return (getppid() == parent_pid) | (getpid() != parent_pid) << 1;
+}
+
+static int faults(void)
+{
+	*(volatile int *)0 = 1;
+	return 0;
+}
+
+static int writes_to_a_closed_pipe(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return 100;
+	close(p[0]);
+	write(p[1], "x", 1);
+	return 101; /* SIGPIPE should have ended us */
+}
+
+static void procs_fork_wait(void)
+{
+	parent_pid = getpid();
+	child_ends("a child returning 3", exits_3);
+	/* Bit 0: its parent is us; bit 1: its pid is not ours. */
+	child_ends("a child checking its ids", checks_its_ids);
+	child_ends("a child writing through NULL", faults);
+	child_ends("a child writing to a pipe with no reader", writes_to_a_closed_pipe);
+
+	pid_t kids[3];
+	for (int i = 0; i < 3; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0)
+			_exit(10 + i);
+	}
+	int sum = 0, found = 0;
+	for (int i = 0; i < 3; i++) {
+		int status;
+		pid_t pid = wait(&status);
+		for (int k = 0; k < 3; k++)
+			found += pid == kids[k];
+		sum += WIFEXITED(status) ? WEXITSTATUS(status) : 1000;
+	}
+	printf("three children reaped by wait: statuses sum to %d, each pid one of ours: %s\n", sum,
+	       found == 3 ? "yes" : "no");
+	int status;
+	ok("wait with no children left", wait(&status));
+	ok("waitpid for a pid not our child", waitpid(1, &status, 0));
+}
+
+static void procs_pipes(void)
+{
+	int p[2];
+	char buf[64];
+
+	ok("pipe", pipe(p));
+	printf("fcntl F_GETFL: read end O_RDONLY: %s, write end O_WRONLY: %s\n",
+	       (fcntl(p[0], F_GETFL) & O_ACCMODE) == O_RDONLY ? "yes" : "no",
+	       (fcntl(p[1], F_GETFL) & O_ACCMODE) == O_WRONLY ? "yes" : "no");
+	printf("fcntl F_GETFD without O_CLOEXEC: %d\n", fcntl(p[0], F_GETFD));
+	printf("write to the pipe: %zd\n", write(p[1], "hello through a pipe\n", 21));
+	ssize_t n = read(p[0], buf, sizeof(buf));
+	printf("read from the pipe: %zd: %.*s", n, (int)(n > 0 ? n : 0), buf);
+	printf("read from the write end: %s\n",
+	       read(p[1], buf, 1) < 0 ? strerrorname_np(errno) : "succeeded");
+	printf("write to the read end: %s\n",
+	       write(p[0], "x", 1) < 0 ? strerrorname_np(errno) : "succeeded");
+	printf("lseek on a pipe: %s\n",
+	       lseek(p[0], 0, SEEK_SET) < 0 ? strerrorname_np(errno) : "succeeded");
+
+	/* A child blocks reading until the parent writes; WNOHANG sees it still running. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		ssize_t got = read(p[0], buf, sizeof(buf));
+		_exit(got == 5 && !memcmp(buf, "ping\n", 5) ? 0 : 1);
+	}
+	int status;
+	printf("waitpid WNOHANG while the child reads: %d\n", waitpid(pid, &status, WNOHANG));
+	write(p[1], "ping\n", 5);
+	waitpid(pid, &status, 0);
+	show_status("the reading child", status);
+
+	/* End of file only once every write end is closed: ours, and the child's copy. */
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		write(p[1], "from the child\n", 15);
+		_exit(0);
+	}
+	close(p[1]);
+	size_t total = 0;
+	while ((n = read(p[0], buf, sizeof(buf))) > 0)
+		total += n;
+	printf("read until end of file: %zu bytes, then %zd\n", total, n);
+	waitpid(pid, &status, 0);
+	close(p[0]);
+
+	/* A child's stdout moved onto a pipe: what it prints comes back here. */
+	ok("pipe2 O_CLOEXEC", pipe2(p, O_CLOEXEC));
+	printf("fcntl F_GETFD with O_CLOEXEC: %d\n", fcntl(p[0], F_GETFD));
+	ok("fcntl F_SETFD 0", fcntl(p[0], F_SETFD, 0));
+	printf("fcntl F_GETFD after: %d\n", fcntl(p[0], F_GETFD));
+	int high = fcntl(p[0], F_DUPFD, 10);
+	printf("fcntl F_DUPFD 10 gives a descriptor of 10 or more: %s\n",
+	       high >= 10 ? "yes" : "no");
+	close(high);
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(p[1], 1) != 1)
+			_exit(1);
+		printf("printed by the child onto the pipe\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf));
+	printf("the child's stdout, read from the pipe: %.*s", (int)(n > 0 ? n : 0), buf);
+	waitpid(pid, &status, 0);
+	show_status("the child with its stdout on the pipe", status);
+	close(p[0]);
+	ok("dup2 onto itself", dup2(1, 1));
+	ok("dup2 of a closed descriptor", dup2(p[0], 20));
+	ok("fcntl of a closed descriptor", fcntl(p[0], F_GETFD));
+}
+
+static void procs_execve(void)
+{
+	char *argv[] = {"x", NULL}, *envp[] = {NULL};
+
+	if (mkdir("/tmp", 01777) < 0 && errno != EEXIST)
+		printf("mkdir /tmp: %s\n", strerrorname_np(errno));
+	char dir[] = "/tmp/procs.XXXXXX";
+	if (!mkdtemp(dir)) {
+		printf("mkdtemp: %s\n", strerrorname_np(errno));
+		return;
+	}
+	char text[64], plain[64];
+	snprintf(text, sizeof(text), "%s/text", dir);
+	snprintf(plain, sizeof(plain), "%s/plain", dir);
+	int fd = open(text, O_CREAT | O_WRONLY, 0755);
+	write(fd, "not a program\n", 14);
+	close(fd);
+	close(open(plain, O_CREAT | O_WRONLY, 0644));
+
+	ok("execve of a missing file", execve("/nonexistent", argv, envp));
+	ok("execve of a directory", execve(dir, argv, envp));
+	ok("execve of a text file with x bits", execve(text, argv, envp));
+	ok("execve of a file without x bits", execve(plain, argv, envp));
+	snprintf(plain + strlen(plain), sizeof(plain) - strlen(plain), "/x");
+	ok("execve of a path through a file", execve(plain, argv, envp));
+	plain[strlen(plain) - 2] = 0;
+	unlink(text);
+	unlink(plain);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	/* A terminal's stdout is line-buffered and a pipe's is not: make both the same. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	procs_fork_wait();
+	procs_pipes();
+	procs_execve();
+	return 0;
+}
