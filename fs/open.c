@@ -157,6 +157,8 @@ static long fd_rw(int fd, void *buf, size_t count, s64 *offset, bool write, bool
 	s64 *pos = offset ? offset : &f->f_pos;
 	if (write ? !f->f_write : !f->f_read)
 		n = -EBADF;
+	else if (user && !access_ok(buf, count))
+		n = -EFAULT; /* a range past the user half, however little of it would be used */
 	else if (!write && S_ISDIR(f->f_inode->i_mode))
 		n = -EISDIR;
 	else if (f->f_op && offset)
