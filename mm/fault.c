@@ -28,6 +28,7 @@
 #include <grace/percpu_counter.h>
 #include <grace/printk.h>
 #include <grace/race_point.h>
+#include <grace/sched.h>
 #include <grace/smp.h>
 #include <grace/time.h>
 #include <grace/vma.h>
@@ -42,6 +43,13 @@ static atomic_t report_count;
 
 static void fault_report(uintptr_t addr, unsigned access, const struct vma *v, const char *why)
 {
+	/*
+	 * A user program's bad access is its own business: the process layer prints
+	 * Linux's "segfault at" line when it ends the program, and a system call given
+	 * a bad pointer just returns -EFAULT, as on Linux.
+	 */
+	if (current->proc)
+		return;
 	u64 now = arch_clock_ns();
 	if (now - READ_ONCE(report_window) > NSEC_PER_SEC) {
 		int last = atomic_xchg_relaxed(&report_count, 0);
