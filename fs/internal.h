@@ -310,9 +310,14 @@ int fd_install_lowest(struct fs_context *fs, struct file *f);
 
 /* ramfs (fs/ramfs.c). */
 struct super_block *ramfs_mount(void);
-long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos);
+/*
+ * buf is a user pointer when user is true: the copy stops at the first byte that
+ * faults, returning what was copied before it, or -EFAULT if nothing was.
+ */
+long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user);
 /* At *pos (at the end of the file if append), which moves past what was written. */
-long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append);
+long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append,
+		 bool user);
 int ramfs_truncate(struct inode *inode, s64 size);
 void ramfs_evict(struct inode *inode);
 /*

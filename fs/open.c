@@ -6,6 +6,8 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/chrdev.h>
+#include <grace/uaccess.h>
+#include <asm/memory.h>
 #include "internal.h"
 
 /*
@@ -116,71 +118,106 @@ int sys_open(const char *name, int flags, unsigned mode)
 	return fd;
 }
 
-static long file_read(struct file *f, void *buf, size_t count, s64 *pos)
+/*
+ * A device's read or write with a user buffer: through a kernel page, since a
+ * device's calls take kernel buffers. What a device read returned is lost if the
+ * copy out faults, as it would be on Linux for a terminal.
+ */
+static long device_rw_user(struct file *f, void *ubuf, size_t count, bool write)
 {
-	if (!f->f_read)
-		return -EBADF;
-	if (S_ISDIR(f->f_inode->i_mode))
-		return -EISDIR;
-	if (f->f_op)
-		return f->f_op->read(f, buf, count); /* a device: no position */
-	if (*pos < 0)
-		return -EINVAL;
-	long n = ramfs_read(f->f_inode, buf, count, *pos);
-	if (n > 0)
-		*pos += n;
-	return n;
+	void *kbuf = kmalloc(PAGE_SIZE);
+	if (!kbuf)
+		return -ENOMEM;
+	size_t n = MIN(count, PAGE_SIZE);
+	long ret;
+	if (write) {
+		ret = copy_from_user(kbuf, (const void __user *)ubuf, n)
+			  ? -EFAULT
+			  : f->f_op->write(f, kbuf, n);
+	} else {
+		ret = f->f_op->read(f, kbuf, n);
+		if (ret > 0 && copy_to_user((void __user *)ubuf, kbuf, ret))
+			ret = -EFAULT;
+	}
+	kfree(kbuf);
+	return ret;
 }
 
-static long file_write(struct file *f, const void *buf, size_t count, s64 *pos, bool append)
+/*
+ * One read or write of fd: at *offset (pread, pwrite), or at the file's position
+ * (offset NULL), which moves past what was moved. user: buf is a user pointer.
+ */
+static long fd_rw(int fd, void *buf, size_t count, s64 *offset, bool write, bool user)
 {
-	if (!f->f_write)
+	struct file *f = fget(fd);
+	long n;
+
+	if (!f)
 		return -EBADF;
-	if (f->f_op)
-		return f->f_op->write(f, buf, count);
-	if (*pos < 0)
-		return -EINVAL;
-	return ramfs_write(f->f_inode, buf, count, pos, append);
+	s64 *pos = offset ? offset : &f->f_pos;
+	if (write ? !f->f_write : !f->f_read)
+		n = -EBADF;
+	else if (!write && S_ISDIR(f->f_inode->i_mode))
+		n = -EISDIR;
+	else if (f->f_op && offset)
+		n = -ESPIPE; /* a device or pipe has no position to read or write at */
+	else if (f->f_op && user)
+		n = device_rw_user(f, buf, count, write);
+	else if (f->f_op)
+		n = write ? f->f_op->write(f, buf, count) : f->f_op->read(f, buf, count);
+	else if (*pos < 0)
+		n = -EINVAL;
+	else if (write)
+		n = ramfs_write(f->f_inode, buf, count, pos, !offset && (f->f_flags & O_APPEND),
+				user);
+	else if ((n = ramfs_read(f->f_inode, buf, count, *pos, user)) > 0)
+		*pos += n;
+	fput(f);
+	return n;
 }
 
 long sys_read(int fd, void *buf, size_t count)
 {
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long n = file_read(f, buf, count, &f->f_pos);
-	fput(f);
-	return n;
+	return fd_rw(fd, buf, count, NULL, false, false);
 }
 
 long sys_write(int fd, const void *buf, size_t count)
 {
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long n = file_write(f, buf, count, &f->f_pos, f->f_flags & O_APPEND);
-	fput(f);
-	return n;
+	return fd_rw(fd, (void *)buf, count, NULL, true, false);
 }
 
 long sys_pread(int fd, void *buf, size_t count, s64 offset)
 {
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long n = file_read(f, buf, count, &offset);
-	fput(f);
-	return n;
+	return fd_rw(fd, buf, count, &offset, false, false);
 }
 
 long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
 {
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long n = file_write(f, buf, count, &offset, false);
-	fput(f);
-	return n;
+	return fd_rw(fd, (void *)buf, count, &offset, true, false);
+}
+
+long sys_read_user(int fd, void __user *buf, size_t count)
+{
+	return fd_rw(fd, (void *)buf, count, NULL, false, true);
+}
+
+long sys_write_user(int fd, const void __user *buf, size_t count)
+{
+	return fd_rw(fd, (void *)buf, count, NULL, true, true);
+}
+
+long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset)
+{
+	if (offset < 0)
+		return -EINVAL;
+	return fd_rw(fd, (void *)buf, count, &offset, false, true);
+}
+
+long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
+{
+	if (offset < 0)
+		return -EINVAL;
+	return fd_rw(fd, (void *)buf, count, &offset, true, true);
 }
 
 long sys_fd_dir_path(int fd, char *buf, size_t size)

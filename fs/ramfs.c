@@ -13,6 +13,7 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 
+#include <grace/uaccess.h>
 #include "internal.h"
 
 #define RAMFS_BLOCK 4096u
@@ -76,9 +77,34 @@ static void *ramfs_block(struct inode *inode, u64 idx, bool create, int *err)
 	return p;
 }
 
-long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos)
+/* memcpy, or copy_to_user for a user buffer: the bytes not copied. */
+static size_t ramfs_copy_out(void *dst, const void *src, size_t n, bool user)
 {
-	size_t done = 0;
+	if (user)
+		return copy_to_user((void __user *)dst, src, n);
+	memcpy(dst, src, n);
+	return 0;
+}
+
+static size_t ramfs_zero_out(void *dst, size_t n, bool user)
+{
+	if (user)
+		return clear_user((void __user *)dst, n);
+	memset(dst, 0, n);
+	return 0;
+}
+
+static size_t ramfs_copy_in(void *dst, const void *src, size_t n, bool user)
+{
+	if (user)
+		return copy_from_user(dst, (const void __user *)src, n);
+	memcpy(dst, src, n);
+	return 0;
+}
+
+long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user)
+{
+	size_t done = 0, left = 0;
 	int err;
 
 	mutex_lock(&inode->i_mutex);
@@ -90,17 +116,18 @@ long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos)
 		u64 off = (pos + done) % RAMFS_BLOCK;
 		size_t n = RAMFS_BLOCK - off < count - done ? RAMFS_BLOCK - off : count - done;
 		void *block = ramfs_block(inode, (pos + done) / RAMFS_BLOCK, false, &err);
-		if (block)
-			memcpy((char *)buf + done, (char *)block + off, n);
-		else
-			memset((char *)buf + done, 0, n);
-		done += n;
+		left = block ? ramfs_copy_out((char *)buf + done, (char *)block + off, n, user)
+			     : ramfs_zero_out((char *)buf + done, n, user);
+		done += n - left;
+		if (left)
+			break; /* a user buffer that faulted: what was copied before it counts */
 	}
 	mutex_unlock(&inode->i_mutex);
-	return done;
+	return done || !left ? (long)done : -EFAULT;
 }
 
-long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *ppos, bool append)
+long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *ppos, bool append,
+		 bool user)
 {
 	size_t done = 0;
 	int err = 0;
@@ -119,8 +146,12 @@ long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *ppos, 
 		void *block = ramfs_block(inode, (pos + done) / RAMFS_BLOCK, true, &err);
 		if (!block)
 			break;
-		memcpy((char *)block + off, (const char *)buf + done, n);
-		done += n;
+		size_t left = ramfs_copy_in((char *)block + off, (const char *)buf + done, n, user);
+		done += n - left;
+		if (left) {
+			err = -EFAULT;
+			break;
+		}
 	}
 	if (done && pos + (s64)done > inode->i_size)
 		WRITE_ONCE(inode->i_size, pos + done);

@@ -561,7 +561,8 @@ static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, u
  * 2 MiB pages they cut split, then the range removed or given prot, in the table
  * and the page tables, and one TLB shootdown once the lock is dropped.
  */
-static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
+/* Unmap [start, start + len) (unmap), or give it prot (0: no access, PROT_NONE). */
+static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, bool unmap)
 {
 	int err = range_check(start, len);
 	if (err)
@@ -574,24 +575,31 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 	if (vma_spares_alloc(&sp))
 		return -ENOMEM;
 	write_lock(&mm->vma_lock);
-	err = vma_edit_prepare_locked(mm, start, end, prot != 0, &st);
+	err = vma_edit_prepare_locked(mm, start, end, !unmap, &st);
 	if (err)
 		goto out_unlocked;
 	vma_write_lock_range(mm, start, end, &lo, &hi);
 	write_seqcount_begin(&mm->vma_seq);
 	vma_split_at_locked(mm, start, &sp.v[0]);
 	vma_split_at_locked(mm, end, &sp.v[1]);
-	if (prot)
+	if (!unmap)
 		vma_set_prot_locked(mm, start, end, prot);
 	else
 		vma_remove_range_locked(mm, start, end);
 	write_seqcount_end(&mm->vma_seq);
 	tlb_gather_init(&g, mm);
 	pt_split_edges(mm, start, end, &st, &g);
-	if (prot)
+	if (unmap)
+		pt_clear_range(mm, start, end, &g);
+	else if (prot)
 		pt_protect_range(mm, start, end, prot | PROT_USER, &g);
 	else
-		pt_clear_range(mm, start, end, &g);
+		/*
+		 * PROT_NONE: a leaf cannot forbid reading (grace/pgtable.h), so the pages
+		 * stay mapped for the kernel only. A user access faults, and the VMA's prot
+		 * of 0 refuses it; the pages keep their bytes for a later mprotect.
+		 */
+		pt_protect_range(mm, start, end, PROT_READ, &g);
 	vma_write_unlock_range(mm, lo, hi); /* what is left of them: the page tables match now */
 	write_unlock(&mm->vma_lock);
 	/*
@@ -609,7 +617,7 @@ out_unlocked:
 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 {
-	return vma_edit(mm, start, len, 0);
+	return vma_edit(mm, start, len, 0, true);
 }
 
 void vma_free_all(struct mm *mm)
@@ -632,7 +640,7 @@ void vma_quiesce(void)
 
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 {
-	if (!prot || (prot & ~VMA_PROT_ALL))
+	if (prot & ~VMA_PROT_ALL)
 		return -EINVAL;
-	return vma_edit(mm, start, len, prot);
+	return vma_edit(mm, start, len, prot, false);
 }

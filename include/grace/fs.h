@@ -18,6 +18,7 @@
 #ifndef GRACE_FS_H
 #define GRACE_FS_H
 
+#include <grace/compiler.h>
 #include <grace/types.h>
 
 #define PATH_MAX 4096  /* bytes of a path, its terminating NUL included */
@@ -85,6 +86,15 @@ long sys_read(int fd, void *buf, size_t count);
 long sys_write(int fd, const void *buf, size_t count);
 long sys_pread(int fd, void *buf, size_t count, s64 offset);
 long sys_pwrite(int fd, const void *buf, size_t count, s64 offset);
+/*
+ * The same four with a user buffer (system calls): the copy stops at the first
+ * byte that faults; what was moved before it is the result, -EFAULT if nothing
+ * was, and the position moves by what was moved.
+ */
+long sys_read_user(int fd, void __user *buf, size_t count);
+long sys_write_user(int fd, const void __user *buf, size_t count);
+long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset);
+long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
 s64 sys_lseek(int fd, s64 offset, int whence);
 int sys_stat(const char *path, struct stat *st);
 int sys_lstat(const char *path, struct stat *st);

@@ -34,12 +34,14 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
 
 /*
- * Give [start, start + len) the protection prot (as vma_map's, but not 0: a leaf
- * cannot forbid reading, see grace/pgtable.h). VMAs are split at the edges (never
+ * Give [start, start + len) the protection prot (as vma_map's; 0, PROT_NONE, keeps
+ * the pages mapped for the kernel only, since a leaf cannot forbid reading, see
+ * grace/pgtable.h: every user access faults and the VMA refuses it, and a later
+ * prot finds the bytes where they were). VMAs are split at the edges (never
  * merged again), 2 MiB pages an edge cuts are split into 4 KiB pages, the pages
  * already mapped get the new permissions, and a TLB shootdown makes every CPU drop
- * the old ones before this returns. Returns 0, -EINVAL (bad range, prot 0 or
- * unknown bits), -ENOMEM (a page of the range is in no VMA, as mprotect() says; or
+ * the old ones before this returns. Returns 0, -EINVAL (bad range or unknown
+ * bits), -ENOMEM (a page of the range is in no VMA, as mprotect() says; or
  * out of memory for the VMAs, the table or a page table; nothing changed then). Call with
  * interrupts enabled.
  */

@@ -1,10 +1,10 @@
 /*
- * The file system calls of the user ABI, over the VFS's kernel-pointer calls
- * (grace/fs.h). Every user pointer is crossed here and nowhere else: a path by
- * getname() (strncpy_from_user into a PATH_MAX buffer), data through a
- * one-page bounce buffer, a struct stat translated into the arch's layout.
- * A bad pointer is -EFAULT before anything changes; a copy that faults part
- * way returns what was done, as Linux does.
+ * The file system calls of the user ABI, over the VFS's calls (grace/fs.h). A
+ * path is copied in by getname_at() (strncpy_from_user into a PATH_MAX buffer),
+ * a struct stat translated into the arch's layout, and read and write data go
+ * straight between the file and user memory (sys_read_user and its kin). A bad
+ * pointer is -EFAULT before anything changes; a copy that faults part way
+ * returns what was done, as Linux does.
  *
  * Paths relative to a directory descriptor are resolved against that
  * directory's current path (sys_fd_dir_path), which is the same as Linux's
@@ -31,8 +31,8 @@
 #define O_LARGEFILE 0100000
 #define IOV_MAX 1024
 
-/* Bytes moved per step between user memory and the VFS. */
-#define BOUNCE_SIZE PAGE_SIZE
+/* The largest directory listing one getdents64 returns, in bytes. */
+#define GETDENTS_MAX (64 * 1024)
 
 /*
  * A user path copied in, relative ones made absolute against dirfd: a PATH_MAX
@@ -71,60 +71,16 @@ static char *getname_at(int dirfd, const char __user *upath, int *err)
 
 USER_CALL(read)
 {
-	char __user *ubuf = (char __user *)a1;
-	size_t count = a2, done = 0;
-	if (!access_ok(ubuf, count))
-		return -EFAULT;
-	char *kbuf = kmalloc(BOUNCE_SIZE);
-	if (!kbuf)
-		return -ENOMEM;
-	long ret = 0;
-	while (done < count) {
-		size_t n = MIN(count - done, BOUNCE_SIZE);
-		ret = sys_read((int)a0, kbuf, n);
-		if (ret <= 0)
-			break;
-		if (copy_to_user(ubuf + done, kbuf, ret)) {
-			ret = -EFAULT;
-			break;
-		}
-		done += ret;
-		if ((size_t)ret < n)
-			break; /* a short read (a terminal's line, the end of a file) ends the call
-				*/
-	}
-	kfree(kbuf);
-	return done ? (long)done : ret;
+	return sys_read_user((int)a0, (void __user *)a1, a2);
 }
 
 USER_CALL(write)
 {
-	const char __user *ubuf = (const char __user *)a1;
-	size_t count = a2, done = 0;
-	if (!access_ok(ubuf, count))
-		return -EFAULT;
-	char *kbuf = kmalloc(BOUNCE_SIZE);
-	if (!kbuf)
-		return -ENOMEM;
-	long ret = 0;
-	while (done < count) {
-		size_t n = MIN(count - done, BOUNCE_SIZE);
-		if (copy_from_user(kbuf, ubuf + done, n)) {
-			ret = -EFAULT;
-			break;
-		}
-		ret = sys_write((int)a0, kbuf, n);
-		if (ret <= 0)
-			break;
-		done += ret;
-		if ((size_t)ret < n)
-			break;
-	}
-	kfree(kbuf);
+	long ret = sys_write_user((int)a0, (const void __user *)a1, a2);
 	/* A write to a pipe no one reads raises SIGPIPE, whose default action ends the program. */
 	if (ret == -EPIPE)
 		user_signal_fatal(SIGPIPE);
-	return done ? (long)done : ret;
+	return ret;
 }
 
 struct iovec {
@@ -167,32 +123,12 @@ USER_CALL(writev)
 
 USER_CALL(pread64)
 {
-	size_t count = MIN(a2, BOUNCE_SIZE * 16);
-	if (!access_ok((void __user *)a1, count))
-		return -EFAULT;
-	char *kbuf = kmalloc(count ? count : 1);
-	if (!kbuf)
-		return -ENOMEM;
-	long n = sys_pread((int)a0, kbuf, count, (s64)a3);
-	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
-		n = -EFAULT;
-	kfree(kbuf);
-	return n;
+	return sys_pread_user((int)a0, (void __user *)a1, a2, (s64)a3);
 }
 
 USER_CALL(pwrite64)
 {
-	size_t count = MIN(a2, BOUNCE_SIZE * 16);
-	if (!access_ok((void __user *)a1, count))
-		return -EFAULT;
-	char *kbuf = kmalloc(count ? count : 1);
-	if (!kbuf)
-		return -ENOMEM;
-	long n = copy_from_user(kbuf, (void __user *)a1, count)
-		     ? -EFAULT
-		     : sys_pwrite((int)a0, kbuf, count, (s64)a3);
-	kfree(kbuf);
-	return n;
+	return sys_pwrite_user((int)a0, (const void __user *)a1, a2, (s64)a3);
 }
 
 USER_CALL(openat)
@@ -266,7 +202,7 @@ USER_CALL(newfstatat)
 
 USER_CALL(getdents64)
 {
-	size_t size = MIN(a2, BOUNCE_SIZE * 16);
+	size_t size = MIN(a2, (size_t)GETDENTS_MAX);
 	if (!access_ok((void __user *)a1, size))
 		return -EFAULT;
 	char *kbuf = kmalloc(size ? size : 1);

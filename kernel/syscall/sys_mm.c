@@ -36,8 +36,10 @@ USER_CALL(mmap)
 	unsigned long prot = a2, flags = a3;
 	struct process *p = current_process();
 
-	if (!a1 || len < a1 || len > USER_VA_END)
+	if (!a1)
 		return -EINVAL;
+	if (len < a1 || len > USER_VA_END)
+		return -ENOMEM; /* as Linux: more than the user half can hold */
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_PRIVATE &&
 	    (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return -EINVAL;
@@ -76,21 +78,28 @@ USER_CALL(mmap)
 
 USER_CALL(munmap)
 {
-	if (!IS_ALIGNED(a0, PAGE_SIZE) || !a1)
+	uintptr_t start = a0, end;
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !a1 || start > USER_VA_END || a1 > USER_VA_END - start)
 		return -EINVAL;
-	return vma_unmap(current_process()->mm, a0, ALIGN_UP(a1, PAGE_SIZE));
+	end = ALIGN_UP(start + a1, PAGE_SIZE);
+	/* Nothing is ever mapped below VMA_MIN_ADDR: unmapping there is unmapping a hole. */
+	start = MAX(start, (uintptr_t)VMA_MIN_ADDR);
+	return start < end ? vma_unmap(current_process()->mm, start, end - start) : 0;
 }
 
 USER_CALL(mprotect)
 {
-	if (!IS_ALIGNED(a0, PAGE_SIZE) ||
+	uintptr_t start = a0;
+	if (!IS_ALIGNED(start, PAGE_SIZE) ||
 	    (a2 & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC)))
 		return -EINVAL;
 	if (!a1)
 		return 0;
-	if (!user_prot(a2))
-		return -EINVAL; /* PROT_NONE: a leaf cannot forbid reading (grace/pgtable.h) */
-	return vma_protect(current_process()->mm, a0, ALIGN_UP(a1, PAGE_SIZE), user_prot(a2));
+	size_t len = ALIGN_UP(a1, PAGE_SIZE);
+	/* A range that wraps, leaves the user half or starts where nothing maps: no VMA there. */
+	if (len < a1 || start + len < start || start + len > USER_VA_END || start < VMA_MIN_ADDR)
+		return -ENOMEM;
+	return vma_protect(current_process()->mm, start, len, user_prot(a2));
 }
 
 USER_CALL(madvise)

@@ -1,7 +1,7 @@
 /*
  * VMA selftests: map, find and unmap with their errors; trimming and splitting on
  * partial unmaps; an array grown past one page; splitting a 2 MiB page an unmap
- * cuts; -ENOMEM without leaks; maps from every CPU at once.
+ * cuts; -ENOMEM without leaks; maps from every CPU at once; PROT_NONE and back.
  */
 #include "as_test.h"
 
@@ -282,5 +282,42 @@ TEST(vma, concurrent_maps_grow_the_table_and_keep_every_vma)
 	EXPECT_EQ(atomic_read(&t.errors), 0);
 	EXPECT_EQ(vma_count(t.mm), 0);
 	mm_destroy(t.mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+/* Is va mapped in mm by a leaf user mode may use? */
+static bool vma_test_user_leaf(struct mm *mm, uintptr_t va)
+{
+	pte_t pte;
+	int level;
+	return !pt_lookup(mm, va, &pte, &level) && pte_allows(pte, PROT_USER);
+}
+
+TEST(vma, prot_none_refuses_every_access_and_keeps_the_bytes)
+{
+	u64 before = as_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	u64 v = 0;
+
+	ASSERT_EQ(vma_map(mm, a, 2 * PAGE_SIZE, RW, 0), 0);
+	mm_switch(mm);
+	ASSERT_EQ(user_write_u64(a, 0x6e6f6e65), 0);
+	mm_switch(NULL);
+	phys_addr_t pa = as_pa(mm, a, NULL);
+
+	EXPECT_EQ(vma_protect(mm, a, PAGE_SIZE, 0), 0);
+	EXPECT_FALSE(vma_test_user_leaf(mm, a));
+	EXPECT_EQ(mm_fault(mm, a, FAULT_READ), -EFAULT);
+	EXPECT_EQ(mm_fault(mm, a + PAGE_SIZE, FAULT_WRITE), 0); /* the other page is untouched */
+	EXPECT_EQ(vma_protect(mm, a, PAGE_SIZE, RW), 0);
+	EXPECT_TRUE(vma_test_user_leaf(mm, a));
+	EXPECT_EQ(as_pa(mm, a, NULL), pa);
+	mm_switch(mm);
+	EXPECT_EQ(user_read_u64(a, &v), 0);
+	mm_switch(NULL);
+	EXPECT_EQ(v, 0x6e6f6e65);
+	mm_destroy(mm);
 	EXPECT_EQ(as_free_bytes(), before);
 }
