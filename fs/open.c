@@ -120,27 +120,40 @@ int sys_open(const char *name, int flags, unsigned mode)
 
 /*
  * A device's read or write with a user buffer: through a kernel page, since a
- * device's calls take kernel buffers. What a device read returned is lost if the
- * copy out faults, as it would be on Linux for a terminal.
+ * device's calls take kernel buffers. A read is one call of the device's (a
+ * terminal's line, what a pipe holds), and what it returned is lost if the copy
+ * out faults, as on Linux for a terminal; a write goes a page at a time until
+ * all is written or the device writes less.
  */
 static long device_rw_user(struct file *f, void *ubuf, size_t count, bool write)
 {
 	void *kbuf = kmalloc(PAGE_SIZE);
 	if (!kbuf)
 		return -ENOMEM;
-	size_t n = MIN(count, PAGE_SIZE);
-	long ret;
-	if (write) {
-		ret = copy_from_user(kbuf, (const void __user *)ubuf, n)
-			  ? -EFAULT
-			  : f->f_op->write(f, kbuf, n);
-	} else {
-		ret = f->f_op->read(f, kbuf, n);
+	long ret = 0;
+	size_t done = 0;
+	if (!write) {
+		ret = f->f_op->read(f, kbuf, MIN(count, PAGE_SIZE));
 		if (ret > 0 && copy_to_user((void __user *)ubuf, kbuf, ret))
 			ret = -EFAULT;
+		kfree(kbuf);
+		return ret;
+	}
+	while (done < count) {
+		size_t n = MIN(count - done, PAGE_SIZE);
+		if (copy_from_user(kbuf, (const char __user *)ubuf + done, n)) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = f->f_op->write(f, kbuf, n);
+		if (ret <= 0)
+			break;
+		done += ret;
+		if ((size_t)ret < n)
+			break;
 	}
 	kfree(kbuf);
-	return ret;
+	return done ? (long)done : ret;
 }
 
 /*
@@ -157,6 +170,8 @@ static long fd_rw(int fd, void *buf, size_t count, s64 *offset, bool write, bool
 	s64 *pos = offset ? offset : &f->f_pos;
 	if (write ? !f->f_write : !f->f_read)
 		n = -EBADF;
+	else if (user && !access_ok(buf, count))
+		n = -EFAULT; /* a range past the user half, however little of it would be used */
 	else if (!write && S_ISDIR(f->f_inode->i_mode))
 		n = -EISDIR;
 	else if (f->f_op && offset)

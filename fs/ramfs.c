@@ -97,7 +97,7 @@ static size_t ramfs_zero_out(void *dst, size_t n, bool user)
 static size_t ramfs_copy_in(void *dst, const void *src, size_t n, bool user)
 {
 	if (user)
-		return copy_from_user(dst, (const void __user *)src, n);
+		return copy_from_user_partial(dst, (const void __user *)src, n);
 	memcpy(dst, src, n);
 	return 0;
 }

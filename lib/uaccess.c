@@ -7,12 +7,16 @@
 #include <grace/string.h>
 #include <grace/uaccess.h>
 
+size_t copy_from_user_partial(void *to, const void __user *from, size_t n)
+{
+	if (unlikely(!access_ok(from, n)))
+		return n;
+	return arch_copy_user(to, (const void *)from, n);
+}
+
 size_t copy_from_user(void *to, const void __user *from, size_t n)
 {
-	size_t left = n;
-
-	if (likely(access_ok(from, n)))
-		left = arch_copy_user(to, (const void *)from, n);
+	size_t left = copy_from_user_partial(to, from, n);
 	if (unlikely(left))
 		memset((char *)to + (n - left), 0, left);
 	return left;

@@ -34,6 +34,13 @@ static inline bool access_ok(const void __user *addr, size_t size)
  */
 size_t copy_from_user(void *to, const void __user *from, size_t n);
 
+/*
+ * The same without zeroing: the uncopied tail of to keeps its bytes. For a
+ * destination that is not a fresh buffer (a file's page, which a write that
+ * faults part way must leave as it was past what it wrote).
+ */
+size_t copy_from_user_partial(void *to, const void __user *from, size_t n);
+
 /* Copy n bytes to user space; the bytes not copied (0: all). */
 size_t copy_to_user(void __user *to, const void *from, size_t n);
 

@@ -4,7 +4,9 @@
  * SIGSEGV and one by SIGPIPE (a write to a pipe no one reads), WNOHANG and
  * ECHILD; bytes through a pipe in order, end of file once the last writer
  * closes, a child's stdout moved onto a pipe with dup2, pipe2's O_CLOEXEC and
- * fcntl's view of the ends; and execve's refusals of what is not a program.
+ * fcntl's view of the ends; and execve's refusals of what is not a program
+ * (made under /tmp, which the host must not mount noexec: Linux would answer
+ * EACCES where it answers ENOEXEC).
  * Pids are printed only as how they relate (the child's parent is us).
  *
  * userdiff: processes_and_pipes_behave_as_on_linux
