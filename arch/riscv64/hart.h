@@ -49,7 +49,7 @@ struct riscv_hart {
 	uintptr_t scratch_sp;	  /* trap entry: the interrupted sp, before it saves it */
 	uintptr_t scratch_t0;	  /* trap entry: the interrupted t0 */
 	uintptr_t scratch_tp;	  /* trap entry: the interrupted tp */
-	unsigned long trap_depth; /* the running thread's traps being handled (nesting) */
+	unsigned long trap_depth; /* the running thread's kernel-mode traps being handled */
 	uintptr_t emergency_sp;	  /* top of a stack for traps past TRAP_DEPTH_MAX */
 	u64 satp;		  /* secondary start: page tables to turn on */
 	uintptr_t boot_sp;	  /* secondary start: stack top */

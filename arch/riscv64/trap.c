@@ -232,10 +232,12 @@ static void user_trap_exception(struct regs *regs)
 }
 
 /*
- * A trap from user mode: the frame is the only one on this thread's kernel stack
- * (the entry set the depth to 1), so it starts the trap-frame chain, and a
- * backtrace ends at it: the user's s0 and pc are no kernel frame to walk. It
- * leaves through exit_to_user_mode(), which may switch threads or end this one.
+ * A trap from user mode: the frame is the only one on this thread's kernel stack,
+ * so it starts the trap-frame chain, and a backtrace ends at it: the user's s0
+ * and pc are no kernel frame to walk. The entry left the depth at 0, so a page
+ * fault in a user copy here, and an interrupt while that fault waits, nest as
+ * they would in a kernel thread. It leaves through exit_to_user_mode(), which
+ * may switch threads or end this one.
  */
 static void trap_from_user(struct regs *regs)
 {

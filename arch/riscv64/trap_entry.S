@@ -6,13 +6,14 @@
  * it to reach the hart without trusting any register and parks the registers it
  * needs there. A trap from user mode (sstatus.SPP clear) brings the user's sp:
  * the frame goes at the top of the running thread's kernel stack (hart
- * kstack_top), which is empty while the thread runs in user mode, and the thread
- * is in its first trap. A trap from the kernel interrupted a kernel stack, unless
- * that stack is the very thing that broke: the entry counts the nesting, and past
- * TRAP_DEPTH_MAX (a fault while saving to a bad stack faults again, forever)
- * switches to the hart's emergency stack. Either way it saves every register in a
- * struct regs, loads the per-CPU base into tp, turns off user access (SUM) and
- * the FPU (FS) for the kernel, and calls trap_handler(regs).
+ * kstack_top), which is empty while the thread runs in user mode, and the
+ * nesting count is 0, as in a kernel thread outside any trap. A trap from the
+ * kernel interrupted a kernel stack, unless that stack is the very thing that
+ * broke: the entry counts the nesting, and past TRAP_DEPTH_MAX (a fault while
+ * saving to a bad stack faults again, forever) switches to the hart's emergency
+ * stack. Either way it saves every register in a struct regs, loads the
+ * per-CPU base into tp, turns off user access (SUM) and the FPU (FS) for the
+ * kernel, and calls trap_handler(regs).
  *
  * On the way out the whole saved sstatus comes back, so the interrupted code
  * keeps its own SPP/SPIE, its user-access window and, for user mode, its FPU
@@ -44,9 +45,12 @@ trap_entry:
 	csrr	t0, sstatus
 	andi	t0, t0, SSTATUS_SPP
 	bnez	t0, 1f
-	/* From user mode: the thread's first trap, on its empty kernel stack. */
-	li	t0, 1
-	sd	t0, HART_TRAP_DEPTH(tp)
+	/*
+	 * From user mode: on the thread's empty kernel stack, which is known good,
+	 * so this trap does not count as nesting. Its handler runs at depth 0, as a
+	 * kernel thread's code does, and the traps it takes count from there.
+	 */
+	sd	zero, HART_TRAP_DEPTH(tp)
 	ld	sp, HART_KSTACK_TOP(tp)
 	j	2f
 1:
@@ -126,7 +130,8 @@ trap_entry:
 	 * trap depth to this hart. For the same reason a return to the kernel takes
 	 * tp from this hart, not from the frame: the per-CPU base belongs to the
 	 * CPU, and the frame's tp is the old CPU's. A return to user mode leaves
-	 * every trap (depth 0) and takes the user's tp from the frame.
+	 * every trap (depth 0, as its handler ran) and takes the user's tp from
+	 * the frame.
 	 */
 trap_exit:
 	csrr	t0, sscratch
