@@ -42,6 +42,13 @@
 #define ENOBUFS 105
 #define ETIMEDOUT 110
 
+/*
+ * Never seen by a program: a system call a signal interrupted returns this, and
+ * the way back to user mode either restarts the call (the signal is ignored, or
+ * its handler has SA_RESTART) or turns it into -EINTR (Linux's ERESTARTSYS).
+ */
+#define ERESTARTSYS 512
+
 /* "ENOENT" for ENOENT or -ENOENT. */
 const char *errno_name(int err);
 /* The message Linux's C library gives: "No such file or directory". */

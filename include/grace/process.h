@@ -110,6 +110,9 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
  */
 long proc_wait4(int pid, int *status, unsigned options);
 
+/* Where exec mapped the sigreturn trampoline in the calling process (arch_sigreturn_code). */
+uintptr_t proc_sigreturn_trampoline(void);
+
 /* Processes alive now (running or zombie), for tests and the console. */
 unsigned proc_count(void);
 

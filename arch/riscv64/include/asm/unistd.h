@@ -39,6 +39,17 @@
 #define __NR_clock_gettime 113
 #define __NR_clock_nanosleep 115
 #define __NR_sched_yield 124
+#define __NR_kill 129
+#define __NR_tkill 130
+#define __NR_tgkill 131
+#define __NR_rt_sigsuspend 133
+#define __NR_rt_sigaction 134
+#define __NR_rt_sigprocmask 135
+#define __NR_rt_sigpending 136
+#define __NR_rt_sigreturn 139
+#define __NR_setpgid 154
+#define __NR_getpgid 155
+#define __NR_setsid 157
 #define __NR_uname 160
 #define __NR_umask 166
 #define __NR_gettimeofday 169
