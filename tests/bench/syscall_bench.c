@@ -8,7 +8,7 @@
  *
  *   bench: syscall arch=riscv64 online=4 cpus=1 call=getppid loops=200000 ns_per_call=...
  *
- * The phase "syscall/getppid" brackets one run of SYSCALL_LOOPS calls, so that
+ * The phase "getppid" brackets one run of SYSCALL_LOOPS calls, so that
  * make profile BENCH=syscall counts the instructions of a call, user side and
  * kernel side together (the run's exec and exit spread over the loops).
  */
@@ -79,7 +79,7 @@ BENCH(syscall)
 		bench_error("syscall", "the program did not run to the end: %s", errno_name(err));
 		return;
 	}
-	bench_phase_begin("syscall/getppid", 1);
+	bench_phase_begin("getppid", 1);
 	syscall_run(SYSCALL_LOOPS_ARG, &err);
 	bench_phase_end(SYSCALL_LOOPS);
 	u64 per_call = full > empty ? (full - empty) / SYSCALL_LOOPS : 0;
