@@ -33,8 +33,11 @@ static void proc_print_status(const char *who, int status)
 		printk("%s: exited with status %d\n", who, (status >> 8) & 0xff);
 }
 
-/* Start argv[0] and wait for it: its wait status, or -errno if it did not start. */
-static int proc_run(char *const argv[])
+/*
+ * Start argv[0] and wait for it: its wait status, or -errno if it did not start.
+ * init: it is the first process, which collects orphans.
+ */
+static int proc_run(char *const argv[], bool init)
 {
 	int err;
 	char *path = kmalloc(PATH_MAX);
@@ -49,6 +52,8 @@ static int proc_run(char *const argv[])
 	kfree(path);
 	if (!p)
 		return err;
+	if (init)
+		proc_make_init(p);
 	return proc_wait(p);
 }
 
@@ -59,7 +64,7 @@ SHELL_CMD(run, "PROGRAM [ARGS...]",
 		printk("run: usage: run PROGRAM [ARGS...]\n");
 		return 1;
 	}
-	int status = proc_run(argv + 1);
+	int status = proc_run(argv + 1, false);
 	if (status < 0) {
 		printk("run: %s: %s\n", argv[1], strerror(status));
 		return 1;
@@ -87,7 +92,7 @@ SHELL_CMD(syscalls, "", "system calls made by programs, by number; ENOSYS: no ha
 static int proc_init_main(void *arg)
 {
 	char *argv[] = {(char *)arg, NULL};
-	int status = proc_run(argv);
+	int status = proc_run(argv, true);
 	if (status < 0)
 		printk("init: %s: %s\n", argv[0], strerror(status));
 	else
