@@ -45,7 +45,8 @@ static long pipe_read(struct file *f, void *buf, size_t count)
 	if (!count)
 		return 0;
 	for (;;) {
-		wait_event(p->rd_wait, pipe_readable(p));
+		if (wait_event_interruptible(p->rd_wait, pipe_readable(p)))
+			return -ERESTARTSYS;
 		spin_lock(&p->lock);
 		size_t n = MIN(count, p->head - p->tail);
 		if (!n && !p->writers) {
@@ -78,7 +79,8 @@ static long pipe_write(struct file *f, const void *buf, size_t count)
 	struct pipe *p = f->private_data;
 	size_t done = 0;
 	while (done < count) {
-		wait_event(p->wr_wait, pipe_writable(p, count - done));
+		if (wait_event_interruptible(p->wr_wait, pipe_writable(p, count - done)))
+			return done ? (long)done : -ERESTARTSYS;
 		spin_lock(&p->lock);
 		if (!p->readers) {
 			spin_unlock(&p->lock);

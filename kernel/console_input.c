@@ -8,7 +8,10 @@
  * slower than the shell reads, and a script (tests/run --input) waits for the
  * prompt before it sends the next line.
  */
+#include <grace/chrdev.h>
 #include <grace/console.h>
+#include <grace/errno.h>
+#include <grace/sched.h>
 #include <grace/spinlock.h>
 #include <grace/wait.h>
 
@@ -24,6 +27,8 @@ static DEFINE_WAIT_QUEUE_HEAD(console_wq);
 
 void console_input(char c)
 {
+	if (tty_input_signal(c))
+		return;
 	unsigned long flags = spin_lock_irqsave(&ring.lock);
 	if (ring.head - ring.tail < CONSOLE_RING_SIZE)
 		ring.buf[ring.head++ % CONSOLE_RING_SIZE] = c;
@@ -47,4 +52,9 @@ char console_getc(void)
 	/* wait_event re-checks after queueing itself, so a byte stored meanwhile is not missed. */
 	wait_event(console_wq, console_take(&c));
 	return c;
+}
+
+int console_getc_interruptible(char *c)
+{
+	return wait_event_interruptible(console_wq, console_take(c));
 }

@@ -106,6 +106,7 @@ void __noreturn kernel_main(void)
 	sched_init(); /* before the first tick: the tick calls into the scheduler */
 
 	arch_platform_init();
+	tty_init();
 	console_enable_input();
 	arch_irq_enable();
 	smp_boot();

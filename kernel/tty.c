@@ -16,6 +16,8 @@
 #include <grace/console.h>
 #include <grace/errno.h>
 #include <grace/mutex.h>
+#include <grace/process.h>
+#include <grace/workqueue.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
@@ -29,6 +31,8 @@ static struct {
 	struct winsize winsize;
 	char line[TTY_LINE_MAX]; /* under tty_read_lock: the line read so far */
 	size_t len, given;	 /* bytes in line; of those, returned by earlier reads */
+	bool ready;		 /* the line has ended: reads return it, then a new one starts */
+	int pgrp;		 /* the foreground process group: Ctrl-C's; 0: none (the shell's) */
 } tty = {
     .lock = SPINLOCK_INIT, .termios = TERMIOS_DEFAULT,
     /* A serial line cannot tell its size: 0x0, as Linux reports it, until TIOCSWINSZ. */
@@ -48,11 +52,17 @@ static void tty_echo(const struct termios *t, const char *s, size_t n)
 		console_print(s, n);
 }
 
-/* Read and edit a line until it ends (newline or EOF) or is full. */
-static void tty_read_line(const struct termios *t)
+/*
+ * Read and edit a line until it ends (newline or EOF) or is full: 0, or
+ * -ERESTARTSYS if a signal came first (what was typed stays for the next read).
+ */
+static int tty_read_line(const struct termios *t)
 {
 	for (;;) {
-		char c = console_getc();
+		char c;
+		int err = console_getc_interruptible(&c);
+		if (err)
+			return err;
 		if (c == '\r' && (t->c_iflag & ICRNL))
 			c = '\n';
 		if (c == t->c_cc[VERASE] || c == '\b') {
@@ -68,40 +78,46 @@ static void tty_read_line(const struct termios *t)
 			continue;
 		}
 		if (c == t->c_cc[VEOF])
-			return; /* the line so far, maybe nothing: read() returns 0 then */
+			break; /* the line so far, maybe nothing: read() returns 0 then */
 		tty.line[tty.len++] = c;
 		tty_echo(t, &c, 1);
 		if (c == '\n' || tty.len == TTY_LINE_MAX)
-			return;
+			break;
 	}
+	tty.ready = true;
+	return 0;
 }
 
 static long tty_read(struct file *f, void *buf, size_t count)
 {
 	struct termios t;
-	size_t n = 0;
+	long n = 0;
 
 	if (!count)
 		return 0;
 	mutex_lock(&tty_read_lock);
 	tty_settings(&t);
 	if (t.c_lflag & ICANON) {
-		if (tty.given == tty.len) {
-			tty.len = tty.given = 0;
-			tty_read_line(&t);
+		if (!tty.ready)
+			n = tty_read_line(&t);
+		if (!n) {
+			n = MIN(count, tty.len - tty.given);
+			memcpy(buf, tty.line + tty.given, n);
+			tty.given += n;
+			if (tty.given == tty.len)
+				tty.len = tty.given = 0, tty.ready = false;
 		}
-		n = MIN(count, tty.len - tty.given);
-		memcpy(buf, tty.line + tty.given, n);
-		tty.given += n;
 	} else {
-		/* Raw: one byte, waiting for it, then what else has arrived is left for later
-		 * reads. */
-		char c = console_getc();
-		if (c == '\r' && (t.c_iflag & ICRNL))
-			c = '\n';
-		tty_echo(&t, &c, 1);
-		((char *)buf)[0] = c;
-		n = 1;
+		/* Raw: one byte, waiting for it; what else has arrived is left for later reads. */
+		char c;
+		n = console_getc_interruptible(&c);
+		if (!n) {
+			if (c == '\r' && (t.c_iflag & ICRNL))
+				c = '\n';
+			tty_echo(&t, &c, 1);
+			((char *)buf)[0] = c;
+			n = 1;
+		}
 	}
 	mutex_unlock(&tty_read_lock);
 	return n;
@@ -131,6 +147,19 @@ static long tty_ioctl(struct file *f, unsigned cmd, unsigned long arg)
 		tty.termios = t;
 		spin_unlock(&tty.lock);
 		return 0;
+	case TIOCGPGRP: {
+		int pgrp = tty_foreground();
+		return copy_to_user(p, &pgrp, sizeof(pgrp)) ? -EFAULT : 0;
+	}
+	case TIOCSPGRP: {
+		int pgrp;
+		if (copy_from_user(&pgrp, p, sizeof(pgrp)))
+			return -EFAULT;
+		if (pgrp < 0)
+			return -EINVAL;
+		tty_set_foreground(pgrp);
+		return 0;
+	}
 	case TIOCGWINSZ: {
 		struct winsize w;
 		spin_lock(&tty.lock);
@@ -150,6 +179,45 @@ static long tty_ioctl(struct file *f, unsigned cmd, unsigned long arg)
 	default:
 		return -ENOTTY;
 	}
+}
+
+int tty_foreground(void)
+{
+	return READ_ONCE(tty.pgrp);
+}
+
+void tty_set_foreground(int pgrp)
+{
+	WRITE_ONCE(tty.pgrp, pgrp);
+}
+
+/* The signal a typed character asked for, sent from thread context (it takes proc_lock). */
+static int tty_signal_pending;
+static void tty_signal_work_fn(struct work *w)
+{
+	int sig = xchg(&tty_signal_pending, 0);
+	int pgrp = tty_foreground();
+	if (sig && pgrp > 0)
+		proc_kill(-pgrp, sig);
+}
+static struct work tty_signal_work;
+
+bool tty_input_signal(char c)
+{
+	struct termios t = tty.termios; /* racy read from the interrupt: a heuristic is fine */
+	int sig = c == t.c_cc[VINTR] ? SIGINT : c == t.c_cc[VQUIT] ? SIGQUIT : 0;
+	if (!sig || !(t.c_lflag & ISIG) || tty_foreground() <= 0)
+		return false;
+	if (t.c_lflag & ECHO)
+		console_print(sig == SIGINT ? "^C" : "^\\", 2);
+	WRITE_ONCE(tty_signal_pending, sig);
+	queue_work(&tty_signal_work);
+	return true;
+}
+
+void tty_init(void)
+{
+	work_init(&tty_signal_work, tty_signal_work_fn);
 }
 
 const struct file_ops tty_ops = {.read = tty_read, .write = tty_write, .ioctl = tty_ioctl};

@@ -8,6 +8,10 @@ const char *errno_name(int err)
 		return "EPERM";
 	case ENOENT:
 		return "ENOENT";
+	case ESRCH:
+		return "ESRCH";
+	case EINTR:
+		return "EINTR";
 	case EIO:
 		return "EIO";
 	case ENXIO:
@@ -94,6 +98,10 @@ const char *strerror(int err)
 		return "Operation not permitted";
 	case ENOENT:
 		return "No such file or directory";
+	case ESRCH:
+		return "No such process";
+	case EINTR:
+		return "Interrupted system call";
 	case EIO:
 		return "Input/output error";
 	case ENXIO:

@@ -28,6 +28,9 @@ void riscv_hart_irqs_init(void);
 /* Map the power-off device (before kernel_main, so that an early panic can use it). */
 void riscv_poweroff_init(void);
 
+/* ecall's length (it has no compressed form): sepc moves past it, a restart moves back. */
+#define RISCV_ECALL_SIZE 4
+
 /* fpu.S: a user thread's FP registers to and from memory, interrupts off. */
 void riscv_fp_save(struct riscv_fp_state *fp);
 void riscv_fp_restore(const struct riscv_fp_state *fp);

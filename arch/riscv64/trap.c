@@ -203,7 +203,8 @@ static int user_exception_signal(unsigned long scause)
 /*
  * An exception in user mode, handled with interrupts on: user mode always runs
  * with them on, and a page fault may sleep. sepc moves past an ecall first, so
- * that the system call returns after it (and a signal frame saves that pc).
+ * that the system call returns after it (and a signal frame saves that pc), and
+ * a0 is kept in orig_a0 for arch_syscall_restart(), the result taking its place.
  */
 static void user_trap_exception(struct regs *regs)
 {
@@ -212,7 +213,8 @@ static void user_trap_exception(struct regs *regs)
 	arch_irq_enable();
 	switch (scause) {
 	case EXC_ECALL_U:
-		regs->sepc += 4;
+		regs->sepc += RISCV_ECALL_SIZE;
+		regs->orig_a0 = regs->a0;
 		syscall_entry(regs);
 		break;
 	case EXC_INST_PAGE_FAULT:

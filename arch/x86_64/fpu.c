@@ -19,11 +19,26 @@
 /* The state FNINIT leaves, and the MXCSR the SysV ABI starts with: all exceptions masked. */
 #define FCW_INIT 0x037f
 #define MXCSR_INIT 0x1f80
+/* What an FXSAVE image's mxcsr_mask of 0 means (Intel SDM vol. 1, 11.6.6): all but DAZ. */
+#define MXCSR_MASK_DEFAULT 0xffbf
+
+/*
+ * The MXCSR bits this CPU implements, from the boot CPU's FXSAVE (every CPU of a
+ * machine has the same): FXRSTOR of an image with any other bit set is a #GP.
+ */
+static u32 mxcsr_mask;
 
 void x86_fpu_init_cpu(void)
 {
 	write_cr0((read_cr0() | CR0_MP | CR0_NE) & ~(u64)(CR0_EM | CR0_TS));
 	write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
+	/* The boot CPU's call, before any other CPU starts; they find it set. */
+	if (!mxcsr_mask) {
+		struct fxstate fx;
+		memset(&fx, 0, sizeof(fx));
+		x86_fpu_save(&fx);
+		mxcsr_mask = fx.mxcsr_mask ? fx.mxcsr_mask : MXCSR_MASK_DEFAULT;
+	}
 }
 
 void x86_fpu_save(struct fxstate *fx)
@@ -47,4 +62,14 @@ void x86_fpu_init_state(struct fxstate *fx)
 	memset(fx, 0, sizeof(*fx));
 	fx->fcw = FCW_INIT;
 	fx->mxcsr = MXCSR_INIT;
+}
+
+/*
+ * An image that came from user memory (a signal frame), made safe to load: MXCSR
+ * keeps only the bits the CPU has, as Linux's sigreturn masks it, so that the
+ * FXRSTOR cannot fault in the kernel. Nothing else in the image can make it fault.
+ */
+void x86_fpu_sanitize(struct fxstate *fx)
+{
+	fx->mxcsr &= mxcsr_mask;
 }

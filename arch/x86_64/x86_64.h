@@ -73,6 +73,8 @@ void x86_fpu_init_cpu(void);
 void x86_fpu_init_state(struct fxstate *fx);
 void x86_fpu_save(struct fxstate *fx);
 void x86_fpu_restore(const struct fxstate *fx);
+/* Clear what FXRSTOR would fault on in an image from user memory (MXCSR's absent bits). */
+void x86_fpu_sanitize(struct fxstate *fx);
 
 /* user.c: this CPU's SYSCALL MSRs and FPU set up; after desc_init_cpu(). */
 void x86_user_init_cpu(void);

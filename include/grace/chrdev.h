@@ -37,6 +37,17 @@ const struct file_ops *chrdev_ops(u32 dev);
 
 /* The console as a terminal (kernel/tty.c). */
 extern const struct file_ops tty_ops;
+/* Its foreground process group (0: none, the kernel's shell reads the console). */
+int tty_foreground(void);
+void tty_set_foreground(int pgrp);
+/*
+ * From the console's receive interrupt: is c the interrupt or quit character of a
+ * terminal with a foreground group? Then it is consumed here and SIGINT or SIGQUIT
+ * goes to the group, and true.
+ */
+bool tty_input_signal(char c);
+/* At boot, before the console takes input. */
+void tty_init(void);
 
 /* Make /dev and its nodes (console, tty, null, zero); at boot, after the root is mounted. */
 void chrdev_init(void);

@@ -15,6 +15,8 @@ void console_register(const struct console *con);
 void console_input(char c);
 /* The next received character; sleeps until there is one. One reader: the shell. */
 char console_getc(void);
+/* The same for a user program's read: 0 and *c, or -ERESTARTSYS if a signal came first. */
+int console_getc_interruptible(char *c);
 /* Log and print n bytes as they are, with no newline added (echo, prompts). */
 void console_print(const char *s, size_t n);
 /* Start receive interrupts once the interrupt controller is up. */

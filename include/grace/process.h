@@ -19,12 +19,22 @@
 #define GRACE_PROCESS_H
 
 #include <grace/list.h>
+#include <grace/signal.h>
+#include <grace/spinlock.h>
 #include <grace/types.h>
 #include <grace/wait.h>
 
 struct mm;
 struct regs;
 struct task;
+
+/* What a pending signal's siginfo will say (one per signal: standard signals do not queue). */
+struct ksiginfo {
+	s32 code;   /* si_code */
+	s32 pid;    /* the sender, or the child for SIGCHLD */
+	s32 status; /* SIGCHLD: exit code or signal */
+	u64 addr;   /* a fault's address */
+};
 
 enum proc_state {
 	PROC_RUNNING,
@@ -42,6 +52,7 @@ struct process {
 	struct wait_queue_head child_exit;  /* woken when one of its children exits */
 	struct wait_queue_head exited;	    /* woken when it exits (its kernel waiter) */
 	struct task *task;		    /* its thread */
+	struct list_head all;		    /* on the list of processes, under proc_lock */
 	struct mm *mm;			    /* its address space; NULL once it exited */
 	uintptr_t brk_start, brk;	    /* the heap: [brk_start, brk), mapped to page ends */
 	uintptr_t mmap_base;		    /* mmap() without a hint searches below this */
@@ -50,6 +61,18 @@ struct process {
 	uintptr_t clear_child_tid; /* zeroed at exit (CLONE_CHILD_CLEARTID, set_tid_address) */
 	unsigned umask;
 	char comm[16]; /* the program's file name, for the console and ps */
+	int pgid;      /* process group: under proc_lock; its own pid, or its parent's group */
+	int sid;       /* session: under proc_lock */
+	uintptr_t sigreturn_tramp; /* where exec mapped arch_sigreturn_code, or 0 */
+
+	/* Signals (kernel/proc/signal.c): siglock protects these; senders take it with irqs off. */
+	spinlock_t siglock;
+	struct ksigaction sigactions[NSIG];
+	ksigset_t pending;	 /* sent, not yet delivered */
+	ksigset_t blocked;	 /* the thread's mask */
+	ksigset_t saved_blocked; /* rt_sigsuspend's caller's mask, for the handler's frame */
+	bool restore_blocked;	 /* saved_blocked is to be restored once a handler is set up */
+	struct ksiginfo siginfo[NSIG]; /* who sent each pending signal, and why */
 };
 
 /* The calling thread's process, or NULL in a kernel thread. */
@@ -117,6 +140,54 @@ long proc_wait4(int pid, int *status, unsigned options);
 
 /* Where exec mapped the sigreturn trampoline in the calling process (arch_sigreturn_code). */
 uintptr_t proc_sigreturn_trampoline(void);
+
+/*
+ * Send sig to p (sig 0: only check that p exists). A signal p ignores is dropped;
+ * a blocked one stays pending. Any context but an interrupt handler.
+ */
+void signal_send(struct process *p, int sig, const struct ksiginfo *info);
+/*
+ * Raise sig against p, the calling process, for what it did (a fault): pending
+ * even if blocked or ignored, whose default action then applies, as Linux's
+ * force_sig_fault().
+ */
+void signal_force(struct process *p, int sig, const struct ksiginfo *info);
+/* Will a handler run for sig (installed and not blocked)? */
+bool signal_handled(struct process *p, int sig);
+/*
+ * kill(): pid > 0 that process, 0 the caller's group, -1 every process but init
+ * and the caller, < -1 the group -pid. 0, -ESRCH (no such process or group),
+ * -EINVAL (sig out of range).
+ */
+int proc_kill(int pid, int sig);
+/* setpgid(), getpgid(), setsid(): Linux's rules and errors. */
+int proc_setpgid(int pid, int pgid);
+int proc_getpgid(int pid);
+int proc_setsid(void);
+int proc_getsid(int pid);
+/*
+ * Deliver what is pending and not blocked for the calling process, on the way back
+ * to user mode with regs (interrupts on): a handler gets a signal frame, a default
+ * action that ends the program ends it here. restart is the system call's result
+ * when it returned -ERESTARTSYS (else 0): restarted or turned into -EINTR.
+ */
+void signal_deliver(struct regs *regs, long restart);
+/* The process's handlers across exec: handled signals go back to SIG_DFL. */
+void signal_exec_reset(struct process *p);
+/* A new child's dispositions and mask: its parent's (nothing pending). */
+void signal_fork(struct process *child, struct process *parent);
+/* rt_sigaction's core: sig's disposition into *old (if old), then act's (if act). -EINVAL. */
+int signal_action(struct process *p, int sig, const struct ksigaction *act, struct ksigaction *old);
+/* The thread's mask; set it (SIGKILL and SIGSTOP are never blocked). */
+ksigset_t signal_blocked(struct process *p);
+void signal_set_blocked(struct process *p, ksigset_t mask);
+/*
+ * rt_sigsuspend: block mask until a signal comes, which the way back to user mode
+ * delivers with the old mask in its frame (and then restores). Always -EINTR.
+ */
+int signal_suspend(ksigset_t mask);
+/* Pending and blocked, as rt_sigpending reports. */
+ksigset_t signal_pending_set(struct process *p);
 
 /* Processes alive now (running or zombie), for tests and the console. */
 unsigned proc_count(void);

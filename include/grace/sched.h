@@ -83,6 +83,8 @@ struct task {
 	    *fs; /* descriptors and current directory (grace/fs.h), made on first use */
 	struct process *proc;	/* the user process it is a thread of (grace/process.h), or NULL */
 	struct regs *user_regs; /* its user registers' trap frame, during a system call */
+	u32 sigpending;		/* a signal it does not block is pending: interruptible waits end */
+	bool syscall_restart;	/* its last system call returned -ERESTARTSYS */
 #ifdef GRACE_LOCK_CLASSES
 	struct task_lockdep lockdep; /* the locks it holds (LOCKDEP, LOCKSTAT builds) */
 #endif
@@ -101,6 +103,12 @@ void schedule(void);
 void yield(void);
 /* A voluntary preemption point for long loops: switches only if a reschedule is pending. */
 void cond_resched(void);
+/* Is a signal waiting for the calling thread? Interruptible sleeps then end (grace/wait.h). */
+static inline bool signal_pending(void)
+{
+	return READ_ONCE(current->sigpending);
+}
+
 static inline bool need_resched(void)
 {
 	return READ_ONCE(current->preempt.need_resched);

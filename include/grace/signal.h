@@ -99,6 +99,19 @@ struct user_siginfo {
 };
 _Static_assert(sizeof(struct user_siginfo) == 128, "siginfo_t is 128 bytes");
 
+/*
+ * stack_t, as both ABIs lay it out: a ucontext's uc_stack in a signal frame.
+ * There is no sigaltstack, so a frame always says { 0, SS_DISABLE, 0 }, as
+ * Linux's does for a thread without an alternate stack.
+ */
+struct user_stack {
+	uintptr_t ss_sp;
+	s32 ss_flags;
+	u64 ss_size;
+};
+#define SS_DISABLE 2
+_Static_assert(sizeof(struct user_stack) == 24, "stack_t is 24 bytes");
+
 /* ---- provided by the arch (arch/<arch>/signal.c) ---- */
 
 /*

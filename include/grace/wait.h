@@ -91,6 +91,32 @@ u64 schedule_timeout(u64 timeout_ns);
 	} while (0)
 
 /*
+ * Like wait_event, but a signal for the calling thread ends the wait too:
+ * evaluates to 0 once cond is true, -ERESTARTSYS if a signal came first (the
+ * system call then restarts or fails with -EINTR on its way back to user mode).
+ * The sender sets the thread's sigpending before waking it, so a signal that
+ * arrives between the check and the sleep still ends the sleep.
+ */
+#define wait_event_interruptible(wq, cond)                                                         \
+	({                                                                                         \
+		struct wait_entry __we = {.flags = 0};                                             \
+		int __ret = 0;                                                                     \
+		might_sleep();                                                                     \
+		for (;;) {                                                                         \
+			prepare_to_wait(&(wq), &__we, 0);                                          \
+			if (cond)                                                                  \
+				break;                                                             \
+			if (signal_pending()) {                                                    \
+				__ret = -ERESTARTSYS;                                              \
+				break;                                                             \
+			}                                                                          \
+			schedule();                                                                \
+		}                                                                                  \
+		finish_wait(&(wq), &__we);                                                         \
+		__ret;                                                                             \
+	})
+
+/*
  * Like wait_event, for at most timeout_ns. Evaluates to true if cond became true,
  * false on timeout (cond is checked once more at the deadline).
  */

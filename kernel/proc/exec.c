@@ -27,6 +27,9 @@
 #include <grace/string.h>
 #include <grace/uaccess.h>
 #include <grace/vma.h>
+#include <grace/fault.h>
+#include <grace/pagewalk.h>
+#include <grace/signal.h>
 #include "proc_internal.h"
 
 /* Auxiliary vector types (Linux's uapi/linux/auxvec.h). */
@@ -189,6 +192,36 @@ out:
 	return err;
 }
 
+/*
+ * The sigreturn trampoline, one read-only executable page just below the stack's
+ * VMA (in the gap mmap leaves), where a handler returns to on arches without
+ * SA_RESTORER. Written through the direct map: the user cannot write it. Its
+ * address, 0 where the arch needs none, or an error.
+ */
+static long exec_map_trampoline(struct mm *mm)
+{
+	uintptr_t va = STACK_TOP - EXEC_STACK_SIZE - PAGE_SIZE;
+	pte_t pte;
+	int level;
+
+	if (!arch_sigreturn_code_len)
+		return 0;
+	int err = vma_map(mm, va, PAGE_SIZE, PROT_READ | PROT_EXEC, VMA_NOHUGE);
+	if (!err)
+		err = mm_fault(mm, va, FAULT_READ);
+	if (!err && pt_lookup(mm, va, &pte, &level))
+		err = -ENOMEM;
+	if (err)
+		return err;
+	memcpy(phys_to_virt(pte_phys(pte)), arch_sigreturn_code, arch_sigreturn_code_len);
+	return va;
+}
+
+uintptr_t proc_sigreturn_trampoline(void)
+{
+	return current_process()->sigreturn_tramp;
+}
+
 int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
 	      uintptr_t *pc, uintptr_t *sp)
 {
@@ -210,6 +243,9 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 	if (!err)
 		err = vma_map(mm, STACK_TOP - EXEC_STACK_SIZE, EXEC_STACK_SIZE,
 			      PROT_READ | PROT_WRITE, VMA_NOHUGE);
+	long tramp = err ? 0 : exec_map_trampoline(mm);
+	if (tramp < 0)
+		err = (int)tramp;
 	if (err) {
 		if (mm)
 			mm_destroy(mm);
@@ -228,6 +264,8 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 	if (old)
 		mm_destroy(old);
 	p->brk_start = p->brk = info.brk;
+	p->sigreturn_tramp = tramp;
+	signal_exec_reset(p);
 	p->mmap_base = STACK_TOP - EXEC_STACK_SIZE - EXEC_STACK_GAP;
 	const char *name = strrchr(path, '/');
 	strlcpy(p->comm, name ? name + 1 : path, sizeof(p->comm));

@@ -29,6 +29,7 @@ static DEFINE_SPINLOCK(proc_lock);
 static int next_pid = 1;	     /* under proc_lock */
 static unsigned nr_processes;	     /* under proc_lock */
 static LIST_HEAD(orphan_zombies);    /* under proc_lock: exited, nobody to collect them */
+static LIST_HEAD(all_processes);     /* under proc_lock: every process until it is freed */
 static struct process *init_process; /* under proc_lock: what init= started, while it lives */
 
 struct process *current_process(void)
@@ -53,18 +54,23 @@ static struct process *proc_alloc(const char *comm)
 	wait_queue_init(&p->exited);
 	p->umask = 022;
 	strlcpy(p->comm, comm, sizeof(p->comm));
+	spin_lock_init(&p->siglock);
 	spin_lock(&proc_lock);
 	p->pid = next_pid++;
+	/* Its own group and session until setpgid, setsid or fork says otherwise. */
+	p->pgid = p->sid = p->pid;
 	nr_processes++;
+	list_add_tail(&p->all, &all_processes);
 	spin_unlock(&proc_lock);
 	return p;
 }
 
-/* Uncount p (its pid is never reused). */
+/* Uncount p and take it off the list (its pid is never reused). */
 static void proc_unhash(struct process *p)
 {
 	spin_lock(&proc_lock);
 	nr_processes--;
+	list_del_init(&p->all);
 	spin_unlock(&proc_lock);
 }
 
@@ -222,8 +228,14 @@ void proc_exit(int status)
 	if (p->orphaned)
 		list_add_tail(&p->sibling, &orphan_zombies);
 	/* Spawned from the kernel (parent NULL): proc_wait() collects it through p->exited. */
-	if (parent)
+	if (parent) {
+		struct ksiginfo info = {.code = (status & 0x7f) ? CLD_KILLED : CLD_EXITED,
+					.pid = p->pid,
+					.status =
+					    (status & 0x7f) ? status & 0x7f : (status >> 8) & 0xff};
+		signal_send(parent, SIGCHLD, &info);
 		wake_up(&parent->child_exit);
+	}
 	wake_up(&p->exited);
 	spin_unlock(&proc_lock);
 	kthread_exit(status);
@@ -283,6 +295,8 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
 	p->brk = parent->brk;
 	p->mmap_base = parent->mmap_base;
 	p->umask = parent->umask;
+	p->sigreturn_tramp = parent->sigreturn_tramp;
+	signal_fork(p, parent);
 	p->set_child_tid = set_child_tid;
 	p->clear_child_tid = clear_child_tid;
 	struct task *t = kthread_create(proc_fork_child, p, "%s", p->comm);
@@ -301,6 +315,8 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
 	p->task = t;
 	spin_lock(&proc_lock);
 	p->parent = parent;
+	p->pgid = parent->pgid;
+	p->sid = parent->sid;
 	list_add_tail(&p->sibling, &parent->children);
 	spin_unlock(&proc_lock);
 	int pid = p->pid;
@@ -372,7 +388,8 @@ long proc_wait4(int pid, int *status, unsigned options)
 		if (z || !any || (options & WNOHANG))
 			break;
 		/* A child's exit wakes child_exit after making itself a zombie under proc_lock. */
-		wait_event(p->child_exit, proc_child_exited(p, pid));
+		if (wait_event_interruptible(p->child_exit, proc_child_exited(p, pid)))
+			return -ERESTARTSYS;
 	}
 	if (!z)
 		return any ? 0 : -ECHILD;
@@ -380,4 +397,122 @@ long proc_wait4(int pid, int *status, unsigned options)
 	*status = z->exit_status;
 	proc_free(z);
 	return zpid;
+}
+
+/* The live process with pid, or NULL. proc_lock held. */
+static struct process *proc_find_locked(int pid)
+{
+	struct process *p;
+	list_for_each_entry(p, &all_processes, all)
+		if (p->pid == pid && p->task)
+			return p;
+	return NULL;
+}
+
+int proc_kill(int pid, int sig)
+{
+	struct process *self = current_process(), *p;
+	struct ksiginfo info = {.code = SI_USER, .pid = self ? self->pid : 0};
+	int found = 0;
+
+	if (sig < 0 || sig > NSIG)
+		return -EINVAL;
+	spin_lock(&proc_lock);
+	if (pid > 0) {
+		p = proc_find_locked(pid);
+		if (p) {
+			found = 1;
+			if (sig)
+				signal_send(p, sig, &info);
+		}
+	} else {
+		int pgid = pid == 0 ? (self ? self->pgid : 0) : -pid;
+		list_for_each_entry(p, &all_processes, all) {
+			if (!p->task)
+				continue;
+			if (pid == -1 ? (p == self || p == init_process) : p->pgid != pgid)
+				continue;
+			found++;
+			if (sig)
+				signal_send(p, sig, &info);
+		}
+	}
+	spin_unlock(&proc_lock);
+	return found ? 0 : -ESRCH;
+}
+
+int proc_getsid(int pid)
+{
+	struct process *self = current_process();
+	spin_lock(&proc_lock);
+	struct process *p = pid ? proc_find_locked(pid) : self;
+	int sid = p ? p->sid : -ESRCH;
+	spin_unlock(&proc_lock);
+	return sid;
+}
+
+int proc_getpgid(int pid)
+{
+	struct process *self = current_process();
+	spin_lock(&proc_lock);
+	struct process *p = pid ? proc_find_locked(pid) : self;
+	int pgid = p ? p->pgid : -ESRCH;
+	spin_unlock(&proc_lock);
+	return pgid;
+}
+
+/* Is there a process of group pgid in session sid? proc_lock held. */
+static bool proc_group_in_session_locked(int pgid, int sid)
+{
+	struct process *p;
+	list_for_each_entry(p, &all_processes, all)
+		if (p->pgid == pgid && p->sid == sid && p->task)
+			return true;
+	return false;
+}
+
+int proc_setpgid(int pid, int pgid)
+{
+	struct process *self = current_process();
+	int err = 0;
+
+	if (pgid < 0)
+		return -EINVAL;
+	spin_lock(&proc_lock);
+	struct process *p = pid ? proc_find_locked(pid) : self;
+	/* Linux's order of checks (kernel/sys.c): only itself or a child of its own. */
+	if (!p || (p != self && p->parent != self))
+		err = -ESRCH;
+	else if (p != self && p->sid != self->sid)
+		err = -EPERM;
+	else if (p->sid == p->pid)
+		err = -EPERM; /* a session leader stays in its group */
+	else {
+		if (!pgid)
+			pgid = p->pid;
+		if (pgid != p->pid && !proc_group_in_session_locked(pgid, self->sid))
+			err = -EPERM;
+		else
+			p->pgid = pgid;
+	}
+	spin_unlock(&proc_lock);
+	return err;
+}
+
+int proc_setsid(void)
+{
+	struct process *self = current_process(), *p;
+	int ret;
+	spin_lock(&proc_lock);
+	/* A group leader, or a pid some group already uses, cannot start a session. */
+	bool taken = false;
+	list_for_each_entry(p, &all_processes, all)
+		if (p->pgid == self->pid && p->task)
+			taken = true;
+	if (self->pgid == self->pid || taken)
+		ret = -EPERM;
+	else
+		ret = self->pgid = self->sid = self->pid;
+	spin_unlock(&proc_lock);
+	return ret;
 }

@@ -7,6 +7,7 @@
  * programs have made, by number, and which of them got -ENOSYS.
  */
 #include <grace/arch.h>
+#include <grace/chrdev.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/fs.h>
@@ -54,7 +55,11 @@ static int proc_run(char *const argv[], bool init)
 		return err;
 	if (init)
 		proc_make_init(p);
-	return proc_wait(p);
+	/* In the foreground: Ctrl-C at the console is its SIGINT, until it ends. */
+	tty_set_foreground(p->pgid);
+	int status = proc_wait(p);
+	tty_set_foreground(0);
+	return status;
 }
 
 SHELL_CMD(run, "PROGRAM [ARGS...]",
@@ -92,7 +97,7 @@ SHELL_CMD(syscalls, "", "system calls made by programs, by number; ENOSYS: no ha
 static int proc_init_main(void *arg)
 {
 	char *argv[] = {(char *)arg, NULL};
-	int status = proc_run(argv, true);
+	int status = proc_run(argv, true); /* in the terminal's foreground, as a shell expects */
 	if (status < 0)
 		printk("init: %s: %s\n", argv[0], strerror(status));
 	else

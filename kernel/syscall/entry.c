@@ -8,10 +8,11 @@
  * them. A number with no handler is counted like any other and returns -ENOSYS,
  * so the listing shows what programs asked for and did not get.
  *
- * Signals: there is no handler delivery yet, so the signals the kernel raises
- * itself (a fault's SIGSEGV, an illegal instruction's SIGILL) take their
- * default action, which for each of them is to end the process (Linux adds a
- * core dump, which there is nowhere to write).
+ * Signals are delivered on the way back to user mode (kernel/proc/signal.c). A
+ * fault's SIGSEGV, an illegal instruction's SIGILL and the others the kernel
+ * raises itself are sent like any other: a handler runs, and without one the
+ * default action ends the program (Linux adds a core dump, which there is
+ * nowhere to write).
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
@@ -22,6 +23,7 @@
 #include <grace/sched.h>
 #include <grace/signal.h>
 #include <grace/syscall.h>
+#include <grace/vma.h>
 #include <asm/irq.h>
 #include <asm/unistd.h>
 #include "syscall_internal.h"
@@ -45,6 +47,8 @@ void syscall_entry(struct regs *regs)
 			   syscall_arg(regs, 3), syscall_arg(regs, 4), syscall_arg(regs, 5))
 		      : -ENOSYS;
 	syscall_set_return(regs, ret);
+	/* Interrupted by a signal: exit_to_user_mode() restarts it or makes it -EINTR. */
+	current->syscall_restart = ret == -ERESTARTSYS && nr != __NR_rt_sigreturn;
 }
 
 u64 syscall_count(unsigned nr)
@@ -61,40 +65,62 @@ bool syscall_implemented(unsigned nr)
 	return nr < NR_SYSCALLS && syscall_table[nr];
 }
 
-void __noreturn user_signal_fatal(int sig)
+void user_signal_force(int sig, int code, uintptr_t addr)
 {
-	proc_exit(sig);
+	struct ksiginfo info = {.code = code, .addr = addr};
+	signal_force(current_process(), sig, &info);
 }
 
 void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 {
+	struct vma v;
 	if (!handle_page_fault(regs, addr, access))
 		return;
 	struct process *p = current_process();
-	/* Linux's show_signal_msg() line, the error code left out (it is x86's). */
-	pr_info("%s[%d]: segfault at %lx ip %016lx sp %016lx (%s)\n", p->comm, p->pid,
-		(unsigned long)addr, (unsigned long)regs_pc(regs),
-		(unsigned long)regs_user_sp(regs),
-		access == FAULT_EXEC	? "exec"
-		: access == FAULT_WRITE ? "write"
-					: "read");
-	user_signal_fatal(SIGSEGV);
+	bool mapped = vma_lookup(p->mm, addr, &v);
+	/* Linux's show_signal_msg() line (its x86 error code left out), when no handler will run.
+	 */
+	if (!signal_handled(p, SIGSEGV))
+		pr_info("%s[%d]: segfault at %lx ip %016lx sp %016lx (%s)\n", p->comm, p->pid,
+			(unsigned long)addr, (unsigned long)regs_pc(regs),
+			(unsigned long)regs_user_sp(regs),
+			access == FAULT_EXEC	? "exec"
+			: access == FAULT_WRITE ? "write"
+						: "read");
+	user_signal_force(SIGSEGV, mapped ? SEGV_ACCERR : SEGV_MAPERR, addr);
 }
+
+/* si_code 1 is what each of these signals says for its commonest cause. */
+#define SI_CODE_FAULT 1
 
 void user_exception(struct regs *regs, int sig, const char *what)
 {
 	struct process *p = current_process();
-	pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, p->pid, what,
-		(unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs), signal_name(sig));
-	user_signal_fatal(sig);
+	if (!signal_handled(p, sig))
+		pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, p->pid, what,
+			(unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs),
+			signal_name(sig));
+	user_signal_force(sig, SI_CODE_FAULT, regs_pc(regs));
 }
 
 void exit_to_user_mode(struct regs *regs)
 {
-	/* A reschedule asked for while in the kernel: take it before user code runs on. */
-	while (need_resched()) {
+	struct task *t = current;
+	for (;;) {
+		/* A reschedule asked for while in the kernel: take it before user code runs on. */
+		if (need_resched()) {
+			arch_irq_enable();
+			schedule();
+			arch_irq_disable();
+			continue;
+		}
+		if (!signal_pending() && !t->syscall_restart)
+			return;
+		/* Delivery writes the user stack, which may fault and sleep: interrupts on. */
+		long restart = t->syscall_restart ? -ERESTARTSYS : 0;
+		t->syscall_restart = false;
 		arch_irq_enable();
-		schedule();
+		signal_deliver(regs, restart);
 		arch_irq_disable();
 	}
 }

@@ -77,9 +77,12 @@ USER_CALL(read)
 USER_CALL(write)
 {
 	long ret = sys_write_user((int)a0, (const void __user *)a1, a2);
-	/* A write to a pipe no one reads raises SIGPIPE, whose default action ends the program. */
-	if (ret == -EPIPE)
-		user_signal_fatal(SIGPIPE);
+	/* A write to a pipe no one reads raises SIGPIPE too (its default action ends the program).
+	 */
+	if (ret == -EPIPE) {
+		struct ksiginfo info = {.code = SI_USER, .pid = current_process()->pid};
+		signal_send(current_process(), SIGPIPE, &info);
+	}
 	return ret;
 }
 

@@ -71,11 +71,19 @@ USER_CALL(gettimeofday)
 
 static DEFINE_WAIT_QUEUE_HEAD(sleep_wq); /* nothing wakes it: sleepers wait out their time */
 
-/* Sleep until the clock reads deadline (in arch_clock_ns() time). */
-static void sleep_until(u64 deadline)
+/*
+ * Sleep until the clock reads deadline (in arch_clock_ns() time), or a signal
+ * comes: 0, or -EINTR. (A signal that would not run a handler either ends the
+ * program or was dropped when sent, so only a handled one ends a sleep.)
+ */
+static int sleep_until(u64 deadline)
 {
-	while (arch_clock_ns() < deadline)
-		wait_event_timeout(sleep_wq, false, deadline - arch_clock_ns());
+	while (arch_clock_ns() < deadline) {
+		if (signal_pending())
+			return -EINTR;
+		wait_event_timeout(sleep_wq, signal_pending(), deadline - arch_clock_ns());
+	}
+	return 0;
 }
 
 static int timespec_in(unsigned long uts, u64 *ns)
@@ -95,8 +103,7 @@ USER_CALL(nanosleep)
 	int err = timespec_in(a0, &ns);
 	if (err)
 		return err;
-	sleep_until(arch_clock_ns() + ns);
-	return 0;
+	return sleep_until(arch_clock_ns() + ns);
 }
 
 USER_CALL(clock_nanosleep)
@@ -109,6 +116,5 @@ USER_CALL(clock_nanosleep)
 		return -EINVAL; /* Linux: -EINVAL for the thread clock, and the process one here */
 	if ((err = timespec_in(a2, &ns)))
 		return err;
-	sleep_until((a1 & TIMER_ABSTIME) ? ns : now + ns);
-	return 0;
+	return sleep_until((a1 & TIMER_ABSTIME) ? ns : now + ns);
 }

@@ -13,10 +13,11 @@
 extern const syscall_fn syscall_table[NR_SYSCALLS];
 
 /*
- * The default action of a signal the kernel raises against the calling program
- * (a fault's SIGSEGV, a broken pipe's SIGPIPE): every one of them ends it.
+ * Raise sig against the calling program for something it did (a fault, a frame
+ * rt_sigreturn cannot read): delivered on the way back to user mode even if it
+ * is blocked or ignored, as Linux's force_sig_fault().
  */
-void __noreturn user_signal_fatal(int sig);
+void user_signal_force(int sig, int code, uintptr_t addr);
 
 #define USER_CALL(name)                                                                            \
 	long user_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,   \
@@ -82,6 +83,21 @@ USER_CALL(sched_yield);
 USER_CALL(uname);
 USER_CALL(getrandom);
 USER_CALL(arch_prctl);
+/* sys_signal.c */
+USER_CALL(rt_sigaction);
+USER_CALL(rt_sigprocmask);
+USER_CALL(rt_sigpending);
+USER_CALL(rt_sigsuspend);
+USER_CALL(rt_sigreturn);
+USER_CALL(pause);
+USER_CALL(kill);
+USER_CALL(tkill);
+USER_CALL(tgkill);
+USER_CALL(setpgid);
+USER_CALL(getpgid);
+USER_CALL(getpgrp);
+USER_CALL(setsid);
+USER_CALL(getsid);
 /* sys_fork.c */
 USER_CALL(clone);
 USER_CALL(fork);

@@ -65,6 +65,22 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_sched_yield] = user_sched_yield,
     [__NR_uname] = user_uname,
     [__NR_getrandom] = user_getrandom,
+    [__NR_rt_sigaction] = user_rt_sigaction,
+    [__NR_rt_sigprocmask] = user_rt_sigprocmask,
+    [__NR_rt_sigpending] = user_rt_sigpending,
+    [__NR_rt_sigsuspend] = user_rt_sigsuspend,
+    [__NR_rt_sigreturn] = user_rt_sigreturn,
+    [__NR_kill] = user_kill,
+    [__NR_tkill] = user_tkill,
+    [__NR_tgkill] = user_tgkill,
+    [__NR_setpgid] = user_setpgid,
+    [__NR_getpgid] = user_getpgid,
+    [__NR_setsid] = user_setsid,
+    [__NR_getsid] = user_getsid,
+#ifdef __NR_pause
+    [__NR_pause] = user_pause,
+    [__NR_getpgrp] = user_getpgrp,
+#endif
     [__NR_clone] = user_clone,
 #ifdef __NR_fork
     [__NR_fork] = user_fork,

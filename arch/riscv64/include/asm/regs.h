@@ -1,7 +1,9 @@
 /*
  * The trap frame: every general register as the trap found it, the trap CSRs, and
  * a frame record (s0, sepc) at the top so that frame-pointer backtraces walk from
- * the handler through the trap into the interrupted code. The assembly in
+ * the handler through the trap into the interrupted code. orig_a0 is a system
+ * call's first argument as the ecall brought it, which its result replaces in a0:
+ * restarting the call after a signal needs it back. The assembly in
  * arch/riscv64/trap_entry.S uses the REGS_* offsets; arch/riscv64/trap.c checks
  * them against this struct at compile time.
  */
@@ -14,9 +16,9 @@
 #define REGS_SSTATUS (32 * 8)
 #define REGS_SCAUSE (33 * 8)
 #define REGS_STVAL (34 * 8)
-#define REGS_FRAME_FP (36 * 8)
-#define REGS_FRAME_RA (37 * 8)
-#define REGS_SIZE (38 * 8) /* a multiple of 16: the ABI's stack alignment */
+#define REGS_FRAME_FP (38 * 8)
+#define REGS_FRAME_RA (39 * 8)
+#define REGS_SIZE (40 * 8) /* a multiple of 16: the ABI's stack alignment */
 
 #ifndef __ASSEMBLY__
 #include <grace/types.h>
@@ -29,7 +31,9 @@ struct regs {
 	unsigned long s2, s3, s4, s5, s6, s7, s8, s9, s10, s11; /* x18-x27 */
 	unsigned long t3, t4, t5, t6;				/* x28-x31 */
 	unsigned long sepc, sstatus, scause, stval;
+	unsigned long orig_a0;		  /* a system call's a0 at the ecall (trap.c) */
 	struct regs *outer;		  /* the trap this one interrupted, if any */
+	unsigned long unused;		  /* keeps the size a multiple of 16 */
 	unsigned long frame_fp, frame_ra; /* the frame record: s0 and sepc again */
 };
 

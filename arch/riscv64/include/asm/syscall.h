@@ -25,6 +25,12 @@ static inline unsigned long syscall_arg(const struct regs *r, unsigned n)
 	return (&r->a0)[n];
 }
 
+/* The result register as it is now (after a return was set, or a frame restored). */
+static inline long syscall_get_return(const struct regs *r)
+{
+	return (long)r->a0;
+}
+
 static inline void syscall_set_return(struct regs *r, long v)
 {
 	r->a0 = (unsigned long)v;

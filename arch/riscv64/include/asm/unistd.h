@@ -49,6 +49,7 @@
 #define __NR_rt_sigreturn 139
 #define __NR_setpgid 154
 #define __NR_getpgid 155
+#define __NR_getsid 156
 #define __NR_setsid 157
 #define __NR_uname 160
 #define __NR_umask 166

@@ -39,6 +39,12 @@ static inline unsigned long syscall_arg(const struct regs *r, unsigned n)
 	}
 }
 
+/* The result register as it is now (after a return was set, or a frame restored). */
+static inline long syscall_get_return(const struct regs *r)
+{
+	return (long)r->rax;
+}
+
 static inline void syscall_set_return(struct regs *r, long v)
 {
 	r->rax = (unsigned long)v;

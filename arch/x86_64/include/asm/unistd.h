@@ -63,6 +63,7 @@
 #define __NR_getpgrp 111
 #define __NR_setsid 112
 #define __NR_getpgid 121
+#define __NR_getsid 124
 #define __NR_rt_sigpending 127
 #define __NR_rt_sigsuspend 130
 #define __NR_arch_prctl 158
