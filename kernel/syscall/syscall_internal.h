@@ -83,6 +83,9 @@ USER_CALL(sched_yield);
 USER_CALL(uname);
 USER_CALL(getrandom);
 USER_CALL(arch_prctl);
+/* sys_poll.c */
+USER_CALL(poll);
+USER_CALL(ppoll);
 /* sys_signal.c */
 USER_CALL(rt_sigaction);
 USER_CALL(rt_sigprocmask);

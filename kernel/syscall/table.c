@@ -65,6 +65,10 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_sched_yield] = user_sched_yield,
     [__NR_uname] = user_uname,
     [__NR_getrandom] = user_getrandom,
+    [__NR_ppoll] = user_ppoll,
+#ifdef __NR_poll
+    [__NR_poll] = user_poll,
+#endif
     [__NR_rt_sigaction] = user_rt_sigaction,
     [__NR_rt_sigprocmask] = user_rt_sigprocmask,
     [__NR_rt_sigpending] = user_rt_sigpending,

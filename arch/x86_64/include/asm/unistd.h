@@ -12,6 +12,7 @@
 #define __NR_stat 4
 #define __NR_fstat 5
 #define __NR_lstat 6
+#define __NR_poll 7
 #define __NR_lseek 8
 #define __NR_mmap 9
 #define __NR_mprotect 10
@@ -83,6 +84,7 @@
 #define __NR_symlinkat 266
 #define __NR_readlinkat 267
 #define __NR_faccessat 269
+#define __NR_ppoll 271
 #define __NR_dup3 292
 #define __NR_pipe2 293
 #define __NR_renameat2 316
