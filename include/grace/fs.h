@@ -114,6 +114,9 @@ int sys_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
 long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
+/* The permission bits of path (a last symlink followed or not) or of fd's file. */
+int sys_chmod(const char *path, unsigned mode, bool follow);
+int sys_fchmod(int fd, unsigned mode);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
 /*

@@ -18,6 +18,8 @@
 #define __NR_linkat 37
 #define __NR_faccessat 48
 #define __NR_chdir 49
+#define __NR_fchmod 52
+#define __NR_fchmodat 53
 #define __NR_openat 56
 #define __NR_close 57
 #define __NR_pipe2 59
@@ -33,6 +35,7 @@
 #define __NR_readlinkat 78
 #define __NR_newfstatat 79
 #define __NR_fstat 80
+#define __NR_utimensat 88
 #define __NR_exit 93
 #define __NR_exit_group 94
 #define __NR_set_tid_address 96

@@ -53,6 +53,8 @@
 #define __NR_unlink 87
 #define __NR_symlink 88
 #define __NR_readlink 89
+#define __NR_chmod 90
+#define __NR_fchmod 91
 #define __NR_umask 95
 #define __NR_gettimeofday 96
 #define __NR_getuid 102
@@ -83,8 +85,10 @@
 #define __NR_linkat 265
 #define __NR_symlinkat 266
 #define __NR_readlinkat 267
+#define __NR_fchmodat 268
 #define __NR_faccessat 269
 #define __NR_ppoll 271
+#define __NR_utimensat 280
 #define __NR_dup3 292
 #define __NR_pipe2 293
 #define __NR_renameat2 316
