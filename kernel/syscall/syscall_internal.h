@@ -87,6 +87,9 @@ USER_CALL(sched_yield);
 USER_CALL(uname);
 USER_CALL(getrandom);
 USER_CALL(arch_prctl);
+/* sys_sched.c */
+USER_CALL(sched_getaffinity);
+USER_CALL(sched_setaffinity);
 /* sys_poll.c */
 USER_CALL(poll);
 USER_CALL(ppoll);

@@ -70,6 +70,8 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_uname] = user_uname,
     [__NR_getrandom] = user_getrandom,
     [__NR_ppoll] = user_ppoll,
+    [__NR_sched_getaffinity] = user_sched_getaffinity,
+    [__NR_sched_setaffinity] = user_sched_setaffinity,
 #ifdef __NR_poll
     [__NR_poll] = user_poll,
 #endif
