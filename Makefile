@@ -277,6 +277,7 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB,$(if $(filter command line,$(origin $(v))),$(v))))
 
 test: | $(DEPS_STAMP)
+	$(Q)python3 tests/unistd_check.py
 ifeq ($(SELECTORS),)
 	$(Q)python3 tests/run --matrix $(if $(filter 1,$(LOCKDEP)),--lockdep)
 else
