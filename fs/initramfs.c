@@ -171,16 +171,7 @@ static int unpack_join(struct unpack *u, const char *name)
 /* Set the permission bits of path (not following a last symlink): Linux's chmod after create. */
 static int unpack_chmod(const char *path, u32 mode)
 {
-	struct path p;
-	int err = path_lookup(path, 0, &p);
-	if (err)
-		return err;
-	struct inode *inode = p.dentry->d_inode;
-	mutex_lock(&inode->i_mutex);
-	WRITE_ONCE(inode->i_mode, (inode->i_mode & S_IFMT) | (mode & 07777));
-	mutex_unlock(&inode->i_mutex);
-	path_put(&p);
-	return 0;
+	return sys_chmod(path, mode, false);
 }
 
 /* Linux's clean_path(): a name of another type than fmt (0: any) is removed first. */

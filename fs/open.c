@@ -299,6 +299,34 @@ int sys_fstat(int fd, struct stat *st)
 	return 0;
 }
 
+static void inode_chmod(struct inode *inode, unsigned mode)
+{
+	mutex_lock(&inode->i_mutex);
+	WRITE_ONCE(inode->i_mode, (inode->i_mode & S_IFMT) | (mode & 07777));
+	mutex_unlock(&inode->i_mutex);
+}
+
+int sys_chmod(const char *name, unsigned mode, bool follow)
+{
+	struct path p;
+	int err = path_lookup(name, follow ? LOOKUP_FOLLOW : 0, &p);
+	if (err)
+		return err;
+	inode_chmod(p.dentry->d_inode, mode);
+	path_put(&p);
+	return 0;
+}
+
+int sys_fchmod(int fd, unsigned mode)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	inode_chmod(f->f_inode, mode);
+	fput(f);
+	return 0;
+}
+
 int sys_truncate(const char *name, s64 length)
 {
 	struct path p;

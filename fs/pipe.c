@@ -59,6 +59,7 @@ static long pipe_read(struct file *f, void *buf, size_t count)
 		spin_unlock(&p->lock);
 		if (n) {
 			wake_up(&p->wr_wait);
+			poll_notify();
 			return n;
 		}
 	}
@@ -93,6 +94,7 @@ static long pipe_write(struct file *f, const void *buf, size_t count)
 		spin_unlock(&p->lock);
 		done += n;
 		wake_up(&p->rd_wait);
+		poll_notify();
 	}
 	return done;
 }
@@ -115,10 +117,28 @@ static void pipe_release(struct file *f)
 	/* The other end learns of it: EOF for readers, EPIPE for writers. */
 	wake_up(&p->rd_wait);
 	wake_up(&p->wr_wait);
+	poll_notify();
+}
+
+static short pipe_poll(struct file *f)
+{
+	struct pipe *p = f->private_data;
+	short ready = 0;
+	spin_lock(&p->lock);
+	if (p->head != p->tail)
+		ready |= POLLIN;
+	if (!p->writers)
+		ready |= POLLHUP; /* read end: EOF once drained */
+	if (PIPE_SIZE - (p->head - p->tail) >= PIPE_BUF)
+		ready |= POLLOUT;
+	if (!p->readers)
+		ready |= POLLERR; /* write end: a write would raise SIGPIPE */
+	spin_unlock(&p->lock);
+	return ready;
 }
 
 static const struct file_ops pipe_ops = {
-    .read = pipe_read, .write = pipe_write, .release = pipe_release};
+    .read = pipe_read, .write = pipe_write, .release = pipe_release, .poll = pipe_poll};
 
 /* A new pipe with one reader and one writer counted, for the two files about to be made. */
 static struct pipe *pipe_alloc(void)

@@ -12,6 +12,7 @@
 #include <grace/console.h>
 #include <grace/errno.h>
 #include <grace/sched.h>
+#include <grace/fs.h>
 #include <grace/spinlock.h>
 #include <grace/wait.h>
 
@@ -34,6 +35,12 @@ void console_input(char c)
 		ring.buf[ring.head++ % CONSOLE_RING_SIZE] = c;
 	spin_unlock_irqrestore(&ring.lock, flags);
 	wake_up(&console_wq);
+	poll_notify();
+}
+
+bool console_input_pending(void)
+{
+	return READ_ONCE(ring.head) != READ_ONCE(ring.tail);
 }
 
 static bool console_take(char *c)

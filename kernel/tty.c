@@ -15,6 +15,7 @@
 #include <grace/chrdev.h>
 #include <grace/console.h>
 #include <grace/errno.h>
+#include <grace/fs.h>
 #include <grace/mutex.h>
 #include <grace/process.h>
 #include <grace/workqueue.h>
@@ -220,4 +221,11 @@ void tty_init(void)
 	work_init(&tty_signal_work, tty_signal_work_fn);
 }
 
-const struct file_ops tty_ops = {.read = tty_read, .write = tty_write, .ioctl = tty_ioctl};
+/* Readable once a line is ready or (raw, or a line being typed) input waits; always writable. */
+static short tty_poll(struct file *f)
+{
+	return POLLOUT | (READ_ONCE(tty.ready) || console_input_pending() ? POLLIN : 0);
+}
+
+const struct file_ops tty_ops = {
+    .read = tty_read, .write = tty_write, .ioctl = tty_ioctl, .poll = tty_poll};

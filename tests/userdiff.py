@@ -17,8 +17,20 @@ it is run, one line a command typed after `run `:
      * run: /bin/hello one two three
 
 so adding a program is adding its file: the Makefile builds every
-tests/user/*.c but the ELF loader's elf_min.c, and the runner packs each into
-/bin of the initramfs it boots and runs each header's commands.
+tests/user/*.c but elf_min.c and null_syscall.c (linked into the kernel), and the
+runner packs each into /bin of the initramfs it boots and runs each header's commands.
+
+A shell script of tests/user (*.sh) is a test the same way, its header lines
+starting with `#` instead, run by busybox's sh from /tests, where the runner
+packs it:
+
+    # userdiff: busybox_sh_runs_the_script_as_on_linux
+    # run: /bin/sh /tests/busybox.sh
+
+The initramfs has Debian's static busybox in /bin with a link for each applet
+(scripts/mkuserroot, as `make qemu INIT=/bin/sh` makes it), and the host runs
+the same busybox binary with the script from tests/user: only where there is a
+busybox for the arch (x86_64), and skipped elsewhere.
 """
 import difflib
 import fnmatch
@@ -27,15 +39,15 @@ import os
 import platform
 import re
 import resource
-import shutil
 import signal
 import subprocess
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROMPT = "grace> "
-# tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever).
-NOT_USER_PROGRAMS = ("elf_min",)
+# tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever) and
+# null_syscall.c the syscall benchmark's (-nostdlib): linked into the test image, not in /bin.
+NOT_USER_PROGRAMS = ("elf_min", "null_syscall")
 # What kernel/proc/run.c gives every program it starts, in its order.
 ENV = (("HOME", "/"), ("TERM", "linux"), ("PATH", "/bin:/sbin:/usr/bin"))
 STACK_LIMIT = 8 << 20       # RLIMIT_STACK's default on Linux, Grace's EXEC_STACK_SIZE
@@ -50,8 +62,14 @@ DIFF_LINES_MAX = 60         # of one command's diff, printed
 # of a program's output: `quiet` keeps them in the kernel's log only. An error line
 # still reaches the console, and fails the comparison.
 BOOT_ARG = "quiet"
-HEADER_TEST = re.compile(r"^ \* userdiff: (\w+)$", re.M)
-HEADER_RUN = re.compile(r"^ \* run: (.+)$", re.M)
+HEADER_TEST = re.compile(r"^(?: \*|#) userdiff: (\w+)$", re.M)
+HEADER_RUN = re.compile(r"^(?: \*|#) run: (.+)$", re.M)
+# Debian's busybox-static (scripts/install-deps), and the ELF machine it must be built
+# for to stand in a given arch's initramfs: there is none for riscv64 in Debian 12.
+BUSYBOX = "/bin/busybox"
+ELF_MACHINES = {"x86_64": 62, "riscv64": 243}
+# Where the scripts of tests/user lie in the initramfs.
+SCRIPT_DIR = "/tests"
 
 # Where qemu-user, the reference on a foreign arch, answers other than Linux does:
 # (program, qemu-user's line, Linux's line). qemu 7.2's mmap does not know
@@ -68,42 +86,75 @@ QEMU_USER_LINES = (
 
 
 class Program:
-    def __init__(self, name, test, commands, problem=None):
-        self.name = name            # tests/user/<name>.c, /bin/<name>
+    def __init__(self, name, test, commands, problem=None, script=None):
+        self.name = name            # tests/user/<name>.c, /bin/<name>; or <name>.sh
         self.test = test            # the result's name: user.<test>
         self.commands = commands    # what is typed after "run "
         self.problem = problem      # a header the runner cannot use
+        self.script = script        # a shell script's path in tests/user, run by busybox
 
 
 def programs(pattern="*"):
-    """The programs of tests/user whose names match pattern, from their headers."""
+    """The programs and scripts of tests/user whose names match pattern, from their headers."""
     out = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "user", "*.c"))):
-        name = os.path.splitext(os.path.basename(path))[0]
+    paths = glob.glob(os.path.join(ROOT, "tests", "user", "*.c")) + \
+        glob.glob(os.path.join(ROOT, "tests", "user", "*.sh"))
+    for path in sorted(paths):
+        name, ext = os.path.splitext(os.path.basename(path))
         if name in NOT_USER_PROGRAMS or not fnmatch.fnmatch(name, pattern):
             continue
         with open(path) as f:
-            header = f.read().split("*/", 1)[0]
+            text = f.read()
+        # A C file's header is its first comment; a script's, its first lines of comments.
+        header = text.split("*/", 1)[0] if ext == ".c" else \
+            "\n".join(l for l in text.split("\n\n", 1)[0].splitlines() if l.startswith("#"))
         tests = HEADER_TEST.findall(header)
         commands = [c.strip() for c in HEADER_RUN.findall(header)]
+        mark = " *" if ext == ".c" else "#"
         problem = None
         if len(tests) != 1 or not commands:
-            problem = f"tests/user/{name}.c: its header needs one ' * userdiff: NAME' line and ' * run: ...' lines"
+            problem = f"tests/user/{name}{ext}: its header needs one '{mark} userdiff: NAME' line and '{mark} run: ...' lines"
         for c in commands:
-            if os.path.basename(c.split()[0]) != name:
-                problem = f"tests/user/{name}.c: 'run: {c}' does not run {name}"
+            runs = os.path.basename(c.split()[0]) == name if ext == ".c" else \
+                f"{SCRIPT_DIR}/{name}.sh" in c.split()[1:]
+            if not runs:
+                problem = f"tests/user/{name}{ext}: 'run: {c}' does not run {name}"
         out.append(Program(name, tests[0] if len(tests) == 1 else f"{name}_has_a_userdiff_header",
-                           commands, problem))
+                           commands, problem, path if ext == ".sh" else None))
     return out
 
 
-def make_tree(top, bindir, progs):
-    """The initramfs's tree: /bin with each program, mode 0755."""
-    os.makedirs(os.path.join(top, "bin"), mode=0o755)
+def busybox_for(arch):
+    """The busybox binary an arch's initramfs can carry, or None: Debian's, when it is
+    a program for that arch."""
+    try:
+        with open(BUSYBOX, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    ok = head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == ELF_MACHINES[arch]
+    return BUSYBOX if ok else None
+
+
+def make_tree(top, bindir, progs, arch):
+    """The initramfs's tree (scripts/mkuserroot): /bin with each program, mode 0755,
+    busybox and its applets' links where the arch has one, and the scripts in /tests."""
+    args = [os.path.join(ROOT, "scripts", "mkuserroot")]
+    if busybox_for(arch):
+        args += ["-b", busybox_for(arch)]
     for p in progs:
-        dst = os.path.join(top, "bin", p.name)
-        shutil.copyfile(os.path.join(bindir, p.name), dst)
-        os.chmod(dst, 0o755)
+        if p.script:
+            args += ["-t", p.script]
+    args.append(top)
+    args += [os.path.join(bindir, p.name) for p in progs if not p.script]
+    subprocess.run(args, check=True)
+
+
+def skip_reason(arch, prog):
+    """Why prog cannot run on arch's Grace, or None."""
+    if prog.script and not busybox_for(arch):
+        return f"no busybox for {arch} ({BUSYBOX} is not one)"
+    return None
 
 
 def host_limits():
@@ -137,7 +188,13 @@ def end_line(returncode):
 def host_run(arch, bindir, prog, command):
     """What Grace's console should show for `run command`: the output, then the end line."""
     argv = command.split()
-    args, exe, env = host_command(arch, os.path.join(bindir, prog.name), argv)
+    binary = os.path.join(bindir, prog.name)
+    if prog.script:
+        # The shell is busybox (its argv[0] says which applet); the script's path in
+        # the initramfs names the file in tests/user.
+        binary = busybox_for(arch)
+        argv = [prog.script if w == f"{SCRIPT_DIR}/{prog.name}.sh" else w for w in argv]
+    args, exe, env = host_command(arch, binary, argv)
     r = subprocess.run(args, executable=exe, env=env, cwd="/", stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=host_limits,
                        timeout=HOST_TIMEOUT_S)
@@ -189,7 +246,7 @@ def host_outputs(arch, bindir, progs):
     """{(program, command): what Grace should show}, or the problem running it on the host."""
     want = {}
     for p in progs:
-        for c in p.commands:
+        for c in p.commands if not skip_reason(arch, p) else []:
             try:
                 want[(p.name, c)] = host_run(arch, bindir, p, c)
             except (OSError, subprocess.SubprocessError) as e:
@@ -198,11 +255,13 @@ def host_outputs(arch, bindir, progs):
 
 
 def check(con, deadline, arch, bindir, progs, want):
-    """[(program, problems)]: each program's commands at the prompt against the host's."""
+    """[(program, problems, skip reason)]: each program's commands at the prompt against
+    the host's."""
     results, dead = [], None
     for p in progs:
         problems = [p.problem] if p.problem else []
-        for c in p.commands if not p.problem else []:
+        skip = skip_reason(arch, p)
+        for c in p.commands if not p.problem and not skip else []:
             if dead:
                 problems.append(f"'run {c}' not typed: {dead}")
                 break
@@ -216,5 +275,5 @@ def check(con, deadline, arch, bindir, progs, want):
                 problems.append(str(e))
                 break
             problems += compare(c, want[(p.name, c)], echo, got)
-        results.append((p, problems))
+        results.append((p, problems, skip))
     return results

@@ -30,6 +30,7 @@ struct file_ops {
 	long (*write)(struct file *f, const void *buf, size_t count);
 	long (*ioctl)(struct file *f, unsigned cmd, unsigned long arg); /* NULL: -ENOTTY */
 	void (*release)(struct file *f); /* the last reference to the file is gone; may be NULL */
+	short (*poll)(struct file *f);	 /* POLLIN/POLLOUT/POLLHUP now; NULL: always ready */
 };
 
 /* The calls of device dev, or NULL (open fails -ENXIO, as Linux's for a missing driver). */

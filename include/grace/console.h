@@ -17,6 +17,8 @@ void console_input(char c);
 char console_getc(void);
 /* The same for a user program's read: 0 and *c, or -ERESTARTSYS if a signal came first. */
 int console_getc_interruptible(char *c);
+/* Has input arrived that no one has taken yet? */
+bool console_input_pending(void);
 /* Log and print n bytes as they are, with no newline added (echo, prompts). */
 void console_print(const char *s, size_t n);
 /* Start receive interrupts once the interrupt controller is up. */

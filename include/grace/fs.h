@@ -114,6 +114,9 @@ int sys_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
 long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
+/* The permission bits of path (a last symlink followed or not) or of fd's file. */
+int sys_chmod(const char *path, unsigned mode, bool follow);
+int sys_fchmod(int fd, unsigned mode);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
 /*
@@ -129,6 +132,24 @@ int sys_fd_set_flags(int fd, int flags);
 int sys_dup_min(int fd, int min);
 /* Close the calling thread's close-on-exec descriptors (execve). */
 void fs_close_on_exec(void);
+/* poll(), with Linux's struct pollfd and bits. */
+#define POLLIN 0x001
+#define POLLPRI 0x002
+#define POLLOUT 0x004
+#define POLLERR 0x008
+#define POLLHUP 0x010
+#define POLLNVAL 0x020
+struct pollfd {
+	int fd;
+	short events, revents;
+};
+/*
+ * Fill each fds[i].revents; wait up to timeout_ns (< 0: forever) for one to be
+ * ready. The number ready, 0 on timeout, -EINTR if a signal came first.
+ */
+int sys_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns);
+/* Something a poller may wait for changed (a pipe, the console): look again. */
+void poll_notify(void);
 /* A pipe: fds[0] its read end, fds[1] its write end. 0, -EMFILE or -ENOMEM. */
 int sys_pipe(int fds[2]);
 /*

@@ -43,9 +43,11 @@ enum proc_state {
 
 struct process {
 	int pid;
-	enum proc_state state;	/* under proc_lock */
-	int exit_status;	/* wait4's status word: code << 8, or the signal number */
-	struct process *parent; /* under proc_lock; NULL: a kernel thread waits for it */
+	enum proc_state state; /* under proc_lock */
+	int exit_status;       /* wait4's status word: code << 8, or the signal number */
+	struct process
+	    *parent;   /* under proc_lock; NULL: a kernel thread waits for it, or orphaned */
+	bool orphaned; /* under proc_lock: its parent exited and no init took it */
 	struct list_head children, sibling; /* under proc_lock */
 	struct wait_queue_head child_exit;  /* woken when one of its children exits */
 	struct wait_queue_head exited;	    /* woken when it exits (its kernel waiter) */
@@ -96,6 +98,9 @@ int proc_wait(struct process *p);
  * its address space and descriptors are freed now, the struct when collected.
  */
 void __noreturn proc_exit(int status);
+
+/* p (spawned by init=) collects orphans from now until it exits. */
+void proc_make_init(struct process *p);
 
 /*
  * With init=PATH on the command line: start a thread that runs PATH as the first

@@ -30,7 +30,7 @@ static int next_pid = 1;	     /* under proc_lock */
 static unsigned nr_processes;	     /* under proc_lock */
 static LIST_HEAD(orphan_zombies);    /* under proc_lock: exited, nobody to collect them */
 static LIST_HEAD(all_processes);     /* under proc_lock: every process until it is freed */
-static struct process *init_process; /* pid 1 when init= started it; written once */
+static struct process *init_process; /* under proc_lock: what init= started, while it lives */
 
 struct process *current_process(void)
 {
@@ -141,9 +141,6 @@ struct process *proc_spawn(const char *path, char *const argv[], char *const env
 		return NULL;
 	}
 	p->task = t;
-	/* The first process started by init= is the one orphans are given to. */
-	if (p->pid == 1)
-		WRITE_ONCE(init_process, p);
 	wake_up_process(t);
 	wait_event(sa.done, smp_load_acquire(&sa.started));
 	if (sa.err) {
@@ -162,18 +159,26 @@ struct process *proc_spawn(const char *path, char *const argv[], char *const env
  */
 static void proc_reparent_children_locked(struct process *p)
 {
-	struct process *init = READ_ONCE(init_process);
+	struct process *init = init_process != p ? init_process : NULL;
 	struct process *c, *tmp;
 	list_for_each_entry_safe(c, tmp, &p->children, sibling) {
 		list_del_init(&c->sibling);
-		c->parent = init != p ? init : NULL;
-		if (c->parent)
+		c->parent = init;
+		c->orphaned = !init;
+		if (init)
 			list_add_tail(&c->sibling, &init->children);
-		if (c->state == PROC_ZOMBIE && !c->parent)
+		if (c->state == PROC_ZOMBIE && !init)
 			list_add_tail(&c->sibling, &orphan_zombies);
 		else if (c->state == PROC_ZOMBIE)
 			wake_up(&init->child_exit);
 	}
+}
+
+void proc_make_init(struct process *p)
+{
+	spin_lock(&proc_lock);
+	init_process = p;
+	spin_unlock(&proc_lock);
 }
 
 /* Free zombies no process will collect. Their threads are gone or going: join them. */
@@ -216,7 +221,12 @@ void proc_exit(int status)
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
 	proc_reparent_children_locked(p);
+	if (init_process == p)
+		init_process = NULL;
 	struct process *parent = p->parent;
+	/* Nobody will collect an orphan: the next exit or proc_wait() frees it. */
+	if (p->orphaned)
+		list_add_tail(&p->sibling, &orphan_zombies);
 	/* Spawned from the kernel (parent NULL): proc_wait() collects it through p->exited. */
 	if (parent) {
 		struct ksiginfo info = {.code = (status & 0x7f) ? CLD_KILLED : CLD_EXITED,
@@ -244,6 +254,7 @@ int proc_wait(struct process *p)
 	wait_event(p->exited, proc_is_zombie(p));
 	int status = p->exit_status;
 	proc_free(p);
+	proc_reap_orphans(); /* its children that ended after it, if nothing else exits */
 	return status;
 }
 

@@ -34,8 +34,11 @@ static void proc_print_status(const char *who, int status)
 		printk("%s: exited with status %d\n", who, (status >> 8) & 0xff);
 }
 
-/* Start argv[0] and wait for it: its wait status, or -errno if it did not start. */
-static int proc_run(char *const argv[])
+/*
+ * Start argv[0] and wait for it: its wait status, or -errno if it did not start.
+ * init: it is the first process, which collects orphans.
+ */
+static int proc_run(char *const argv[], bool init)
 {
 	int err;
 	char *path = kmalloc(PATH_MAX);
@@ -50,6 +53,8 @@ static int proc_run(char *const argv[])
 	kfree(path);
 	if (!p)
 		return err;
+	if (init)
+		proc_make_init(p);
 	/* In the foreground: Ctrl-C at the console is its SIGINT, until it ends. */
 	tty_set_foreground(p->pgid);
 	int status = proc_wait(p);
@@ -64,7 +69,7 @@ SHELL_CMD(run, "PROGRAM [ARGS...]",
 		printk("run: usage: run PROGRAM [ARGS...]\n");
 		return 1;
 	}
-	int status = proc_run(argv + 1);
+	int status = proc_run(argv + 1, false);
 	if (status < 0) {
 		printk("run: %s: %s\n", argv[1], strerror(status));
 		return 1;
@@ -92,7 +97,7 @@ SHELL_CMD(syscalls, "", "system calls made by programs, by number; ENOSYS: no ha
 static int proc_init_main(void *arg)
 {
 	char *argv[] = {(char *)arg, NULL};
-	int status = proc_run(argv); /* in the terminal's foreground, as a shell expects */
+	int status = proc_run(argv, true); /* in the terminal's foreground, as a shell expects */
 	if (status < 0)
 		printk("init: %s: %s\n", argv[0], strerror(status));
 	else

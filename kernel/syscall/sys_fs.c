@@ -530,3 +530,51 @@ USER_CALL(readlink)
 {
 	return user_readlinkat(AT_FDCWD, a0, a1, a2, 0, 0);
 }
+
+static int chmod_path(const char *path, unsigned mode)
+{
+	return sys_chmod(path, mode, true);
+}
+
+USER_CALL(fchmodat)
+{
+	return with_path((int)a0, a1, chmod_path, (unsigned)a2);
+}
+
+USER_CALL(chmod)
+{
+	return user_fchmodat(AT_FDCWD, a0, a1, 0, 0, 0);
+}
+
+USER_CALL(fchmod)
+{
+	return sys_fchmod((int)a0, (unsigned)a1);
+}
+
+static int exists_path(const char *path, unsigned flags)
+{
+	struct stat st;
+	return (flags & AT_SYMLINK_NOFOLLOW) ? sys_lstat(path, &st) : sys_stat(path, &st);
+}
+
+/*
+ * utimensat: ramfs keeps no times (stat reports 0), so there is nothing to set;
+ * the call checks what Linux checks and succeeds where Linux would.
+ */
+USER_CALL(utimensat)
+{
+	if (a3 & ~(unsigned long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (a2) {
+		struct {
+			s64 tv_sec, tv_nsec;
+		} ts[2];
+		if (copy_from_user(ts, (const void __user *)a2, sizeof(ts)))
+			return -EFAULT;
+	}
+	if (!a1) {
+		struct stat st;
+		return sys_fstat((int)a0, &st); /* NULL path: the descriptor's own file */
+	}
+	return with_path((int)a0, a1, exists_path, (unsigned)a3);
+}

@@ -52,6 +52,9 @@ USER_CALL(dup2);
 USER_CALL(pipe);
 USER_CALL(pipe2);
 USER_CALL(fcntl);
+USER_CALL(fchmodat);
+USER_CALL(fchmod);
+USER_CALL(utimensat);
 /* x86_64's calls from before the *at family, on the current directory */
 USER_CALL(open);
 USER_CALL(stat);
@@ -65,6 +68,7 @@ USER_CALL(rename);
 USER_CALL(link);
 USER_CALL(symlink);
 USER_CALL(readlink);
+USER_CALL(chmod);
 /* sys_mm.c */
 USER_CALL(brk);
 USER_CALL(mmap);
@@ -83,6 +87,12 @@ USER_CALL(sched_yield);
 USER_CALL(uname);
 USER_CALL(getrandom);
 USER_CALL(arch_prctl);
+/* sys_sched.c */
+USER_CALL(sched_getaffinity);
+USER_CALL(sched_setaffinity);
+/* sys_poll.c */
+USER_CALL(poll);
+USER_CALL(ppoll);
 /* sys_signal.c */
 USER_CALL(rt_sigaction);
 USER_CALL(rt_sigprocmask);

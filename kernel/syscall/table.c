@@ -32,6 +32,9 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_pipe2] = user_pipe2,
     [__NR_fcntl] = user_fcntl,
     [__NR_faccessat] = user_faccessat,
+    [__NR_fchmodat] = user_fchmodat,
+    [__NR_fchmod] = user_fchmod,
+    [__NR_utimensat] = user_utimensat,
 #ifdef __NR_open
     [__NR_open] = user_open,
     [__NR_stat] = user_stat,
@@ -46,6 +49,7 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_link] = user_link,
     [__NR_symlink] = user_symlink,
     [__NR_readlink] = user_readlink,
+    [__NR_chmod] = user_chmod,
 #endif
     [__NR_brk] = user_brk,
     [__NR_mmap] = user_mmap,
@@ -65,6 +69,12 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_sched_yield] = user_sched_yield,
     [__NR_uname] = user_uname,
     [__NR_getrandom] = user_getrandom,
+    [__NR_ppoll] = user_ppoll,
+    [__NR_sched_getaffinity] = user_sched_getaffinity,
+    [__NR_sched_setaffinity] = user_sched_setaffinity,
+#ifdef __NR_poll
+    [__NR_poll] = user_poll,
+#endif
     [__NR_rt_sigaction] = user_rt_sigaction,
     [__NR_rt_sigprocmask] = user_rt_sigprocmask,
     [__NR_rt_sigpending] = user_rt_sigpending,

@@ -12,6 +12,7 @@
 #define __NR_stat 4
 #define __NR_fstat 5
 #define __NR_lstat 6
+#define __NR_poll 7
 #define __NR_lseek 8
 #define __NR_mmap 9
 #define __NR_mprotect 10
@@ -52,6 +53,8 @@
 #define __NR_unlink 87
 #define __NR_symlink 88
 #define __NR_readlink 89
+#define __NR_chmod 90
+#define __NR_fchmod 91
 #define __NR_umask 95
 #define __NR_gettimeofday 96
 #define __NR_getuid 102
@@ -69,6 +72,8 @@
 #define __NR_arch_prctl 158
 #define __NR_gettid 186
 #define __NR_tkill 200
+#define __NR_sched_setaffinity 203
+#define __NR_sched_getaffinity 204
 #define __NR_getdents64 217
 #define __NR_set_tid_address 218
 #define __NR_clock_gettime 228
@@ -82,7 +87,10 @@
 #define __NR_linkat 265
 #define __NR_symlinkat 266
 #define __NR_readlinkat 267
+#define __NR_fchmodat 268
 #define __NR_faccessat 269
+#define __NR_ppoll 271
+#define __NR_utimensat 280
 #define __NR_dup3 292
 #define __NR_pipe2 293
 #define __NR_renameat2 316

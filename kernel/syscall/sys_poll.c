@@ -1,0 +1,64 @@
+/*
+ * poll and ppoll over the VFS's sys_poll(). ppoll's signal mask is in force
+ * while it waits and put back after, as Linux does; a signal that arrives
+ * meanwhile is delivered on the way out, with the caller's own mask.
+ */
+#include <grace/errno.h>
+#include <grace/fs.h>
+#include <grace/process.h>
+#include <grace/slab.h>
+#include <grace/uaccess.h>
+#include "syscall_internal.h"
+
+struct timespec64 {
+	s64 tv_sec, tv_nsec;
+};
+
+static long poll_user(unsigned long ufds, unsigned long nfds, s64 timeout_ns)
+{
+	if (nfds > FD_MAX)
+		return -EINVAL; /* Linux: more than RLIMIT_NOFILE */
+	struct pollfd *fds = kmalloc((nfds ? nfds : 1) * sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	long n = copy_from_user(fds, (const void __user *)ufds, nfds * sizeof(*fds)) ? -EFAULT : 0;
+	if (!n)
+		n = sys_poll(fds, (unsigned)nfds, timeout_ns);
+	/* Only revents goes back, but Linux writes each whole struct: so does this. */
+	if (n >= 0 && copy_to_user((void __user *)ufds, fds, nfds * sizeof(*fds)))
+		n = -EFAULT;
+	kfree(fds);
+	return n;
+}
+
+USER_CALL(poll)
+{
+	int ms = (int)a2;
+	return poll_user(a0, a1, ms < 0 ? -1 : (s64)ms * (s64)NSEC_PER_MSEC);
+}
+
+USER_CALL(ppoll)
+{
+	s64 timeout_ns = -1;
+	if (a2) {
+		struct timespec64 ts;
+		if (copy_from_user(&ts, (const void __user *)a2, sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		timeout_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	struct process *p = current_process();
+	ksigset_t old = signal_blocked(p), mask;
+	if (a3) {
+		if (a4 != sizeof(mask))
+			return -EINVAL;
+		if (copy_from_user(&mask, (const void __user *)a3, sizeof(mask)))
+			return -EFAULT;
+		signal_set_blocked(p, mask);
+	}
+	long n = poll_user(a0, a1, timeout_ns);
+	if (a3)
+		signal_set_blocked(p, old);
+	return n;
+}

@@ -1,0 +1,58 @@
+/*
+ * sched_getaffinity and sched_setaffinity: the CPUs a process's thread may run
+ * on, as a bitmap of CPU ids, for binding workers to CPUs as the seed
+ * benchmarks do. The bitmap is nr_cpu_ids bits (every CPU described, rounded up
+ * to whole longs); as on Linux, a shorter user buffer is -EINVAL for get, and
+ * bits past the CPUs that exist are ignored for set.
+ */
+#include <grace/boot_info.h>
+#include <grace/errno.h>
+#include <grace/process.h>
+#include <grace/sched.h>
+#include <grace/string.h>
+#include <grace/uaccess.h>
+#include "syscall_internal.h"
+
+/* Bytes of Linux's cpumask for this machine: nr_cpu_ids bits in whole longs. */
+static size_t affinity_bytes(void)
+{
+	return ALIGN_UP(boot_info.nr_cpus, BITS_PER_LONG) / 8;
+}
+
+/* The thread of process pid (0: the caller's), or NULL. */
+static struct task *affinity_task(int pid)
+{
+	struct process *self = current_process();
+	if (pid == 0 || pid == self->pid)
+		return current;
+	return NULL; /* another process's: its task may go at any time; not supported */
+}
+
+USER_CALL(sched_getaffinity)
+{
+	size_t n = affinity_bytes();
+	if (a1 < n || a1 % sizeof(long))
+		return -EINVAL;
+	struct task *t = affinity_task((int)a0);
+	if (!t)
+		return (int)a0 < 0 ? -EINVAL : -ESRCH;
+	struct cpumask m = t->allowed;
+	cpumask_and(&m, &m, &cpu_online_mask);
+	return copy_to_user((void __user *)a2, m.bits, n) ? -EFAULT : (long)n;
+}
+
+USER_CALL(sched_setaffinity)
+{
+	struct cpumask m;
+	cpumask_clear(&m);
+	size_t n = MIN(a1, sizeof(m.bits));
+	if (copy_from_user(m.bits, (const void __user *)a2, n))
+		return -EFAULT;
+	struct task *t = affinity_task((int)a0);
+	if (!t)
+		return (int)a0 < 0 ? -EINVAL : -ESRCH;
+	cpumask_and(&m, &m, &cpu_online_mask);
+	if (cpumask_empty(&m))
+		return -EINVAL;
+	return set_cpus_allowed(t, &m);
+}
