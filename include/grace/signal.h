@@ -122,8 +122,10 @@ _Static_assert(sizeof(struct user_stack) == 24, "stack_t is 24 bytes");
  * gives with SA_RESTORER; riscv64: the process's sigreturn trampoline,
  * proc_sigreturn_trampoline()). Then point regs at the handler: pc = ka->handler,
  * the first argument sig, the second &siginfo, the third &ucontext, sp at the frame
- * with the ABI's alignment, the FP state as a new program's. 0, or -EFAULT if the
- * frame could not be written (the caller then ends the program with SIGSEGV).
+ * with the ABI's alignment, the FP state as Linux leaves it to a handler (x86_64: a
+ * new program's; riscv64: the interrupted code's). 0, or -EFAULT if the frame
+ * could not be written or the arch refuses the handler (x86_64: one without
+ * SA_RESTORER, as Linux does); the caller then ends the program with SIGSEGV.
  */
 int arch_signal_frame_setup(struct regs *regs, int sig, const struct ksigaction *ka,
 			    const struct user_siginfo *info, ksigset_t oldmask);
