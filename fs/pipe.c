@@ -4,7 +4,8 @@
  * reaches. As on Linux: a read waits for data and returns what there is, 0 once
  * every writer has closed; a write of at most PIPE_BUF bytes goes in whole or
  * waits, a longer one may be split; a write with no reader left fails with
- * -EPIPE, and the caller raises SIGPIPE.
+ * -EPIPE, and the caller raises SIGPIPE. With O_NONBLOCK (pipe2, F_SETFL) a call
+ * that would wait returns -EAGAIN instead.
  *
  * pipe->lock protects the ring and the counts; readers and writers sleep on
  * their wait queue and are woken by the other side after every change.
@@ -45,6 +46,8 @@ static long pipe_read(struct file *f, void *buf, size_t count)
 	if (!count)
 		return 0;
 	for (;;) {
+		if ((READ_ONCE(f->f_flags) & O_NONBLOCK) && !pipe_readable(p))
+			return -EAGAIN;
 		if (wait_event_interruptible(p->rd_wait, pipe_readable(p)))
 			return -ERESTARTSYS;
 		spin_lock(&p->lock);
@@ -80,6 +83,8 @@ static long pipe_write(struct file *f, const void *buf, size_t count)
 	struct pipe *p = f->private_data;
 	size_t done = 0;
 	while (done < count) {
+		if ((READ_ONCE(f->f_flags) & O_NONBLOCK) && !pipe_writable(p, count - done))
+			return done ? (long)done : -EAGAIN;
 		if (wait_event_interruptible(p->wr_wait, pipe_writable(p, count - done)))
 			return done ? (long)done : -ERESTARTSYS;
 		spin_lock(&p->lock);

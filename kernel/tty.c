@@ -199,7 +199,7 @@ static void tty_signal_work_fn(struct work *w)
 	int sig = xchg(&tty_signal_pending, 0);
 	int pgrp = tty_foreground();
 	if (sig && pgrp > 0)
-		proc_kill(-pgrp, sig);
+		proc_kill(-pgrp, sig, SI_KERNEL);
 }
 static struct work tty_signal_work;
 

@@ -156,10 +156,11 @@ void signal_force(struct process *p, int sig, const struct ksiginfo *info);
 bool signal_handled(struct process *p, int sig);
 /*
  * kill(): pid > 0 that process, 0 the caller's group, -1 every process but init
- * and the caller, < -1 the group -pid. 0, -ESRCH (no such process or group),
- * -EINVAL (sig out of range).
+ * and the caller, < -1 the group -pid; code is the siginfo's si_code (SI_USER
+ * for kill, SI_TKILL for tgkill, SI_KERNEL for the terminal's Ctrl-C). 0, -ESRCH
+ * (no such process or group), -EINVAL (sig out of range).
  */
-int proc_kill(int pid, int sig);
+int proc_kill(int pid, int sig, int code);
 /* setpgid(), getpgid(), setsid(): Linux's rules and errors. */
 int proc_setpgid(int pid, int pgid);
 int proc_getpgid(int pid);

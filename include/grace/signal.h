@@ -71,7 +71,8 @@ struct ksigaction {
 };
 
 /* si_code values used here. */
-#define SI_USER 0      /* kill, tgkill */
+#define SI_USER 0      /* kill */
+#define SI_TKILL (-6)  /* tkill, tgkill (and so glibc's raise) */
 #define SI_KERNEL 0x80 /* sent by the kernel itself */
 #define SEGV_MAPERR 1  /* no mapping at the address */
 #define SEGV_ACCERR 2  /* a mapping that does not allow the access */

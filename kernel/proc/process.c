@@ -409,10 +409,10 @@ static struct process *proc_find_locked(int pid)
 	return NULL;
 }
 
-int proc_kill(int pid, int sig)
+int proc_kill(int pid, int sig, int code)
 {
 	struct process *self = current_process(), *p;
-	struct ksiginfo info = {.code = SI_USER, .pid = self ? self->pid : 0};
+	struct ksiginfo info = {.code = code, .pid = self ? self->pid : 0};
 	int found = 0;
 
 	if (sig < 0 || sig > NSIG)

@@ -260,6 +260,10 @@ USER_CALL(pipe2)
 		sys_fd_cloexec(fds[0], 1);
 		sys_fd_cloexec(fds[1], 1);
 	}
+	if (a1 & O_NONBLOCK) {
+		sys_fd_set_flags(fds[0], O_NONBLOCK);
+		sys_fd_set_flags(fds[1], O_NONBLOCK);
+	}
 	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
 		sys_close(fds[0]);
 		sys_close(fds[1]);

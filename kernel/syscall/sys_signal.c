@@ -113,7 +113,7 @@ USER_CALL(rt_sigreturn)
 
 USER_CALL(kill)
 {
-	return proc_kill((int)a0, (int)a1);
+	return proc_kill((int)a0, (int)a1, SI_USER);
 }
 
 /* One thread per process: a thread id is its process's pid. */
@@ -121,7 +121,7 @@ USER_CALL(tkill)
 {
 	if ((int)a0 <= 0)
 		return -EINVAL;
-	return proc_kill((int)a0, (int)a1);
+	return proc_kill((int)a0, (int)a1, SI_TKILL);
 }
 
 USER_CALL(tgkill)
@@ -130,7 +130,7 @@ USER_CALL(tgkill)
 		return -EINVAL;
 	if (a0 != a1)
 		return -ESRCH;
-	return proc_kill((int)a1, (int)a2);
+	return proc_kill((int)a1, (int)a2, SI_TKILL);
 }
 
 USER_CALL(setpgid)
