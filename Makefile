@@ -115,10 +115,10 @@ KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))
 TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 # Static programs the ELF loader's selftests load (tests/user/elf_min.c), built for the
-# target with the same compiler as ET_EXEC and as static-pie ET_DYN, and the syscall
-# benchmark's (tests/user/null_syscall.c), linked in as <name>_start..<name>_end
+# target with the same compiler as ET_EXEC and as static-pie ET_DYN, and the benchmarks'
+# (tests/user/null_syscall.c, open_close.c), linked in as <name>_start..<name>_end
 # (tests/user/elf_blob.S), with what readelf says of the first two in elf_expect.h.
-TEST_ELFS := elf_min_exec elf_min_pie null_syscall
+TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close
 TEST_ELF_OBJS := $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf.o)
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS) $(TEST_ELF_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
@@ -188,8 +188,10 @@ $(BUILD)/tests/user/elf_min_pie.elf: tests/user/elf_min.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) $(USER_CFLAGS) -static-pie -fPIE -Wl,--no-dynamic-linker -o $@ $<
 
-# The syscall benchmark's program (tests/user/null_syscall.c): no libc, its own _start.
-$(BUILD)/tests/user/null_syscall.elf: tests/user/null_syscall.c | $(DEPS_STAMP)
+# The benchmarks' programs (tests/user/null_syscall.c, open_close.c): no libc, their own
+# _start (tests/user/nolibc.h).
+$(BUILD)/tests/user/null_syscall.elf $(BUILD)/tests/user/open_close.elf: \
+		$(BUILD)/tests/user/%.elf: tests/user/%.c tests/user/nolibc.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) $(USER_CFLAGS) -static -fno-pie -no-pie -o $@ $<
@@ -201,7 +203,7 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 # The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
-USER_PROGS := $(filter-out elf_min null_syscall,$(basename $(notdir $(wildcard tests/user/*.c))))
+USER_PROGS := $(filter-out elf_min null_syscall open_close,$(basename $(notdir $(wildcard tests/user/*.c))))
 USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
 $(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -17,6 +17,7 @@
 #include <grace/fs.h>
 #include <grace/process.h>
 #include <grace/time.h>
+#include "user_prog.h"
 
 #define SYSCALL_LOOPS 200000
 #define SYSCALL_LOOPS_ARG "200000" /* SYSCALL_LOOPS, as the program's argument */
@@ -24,20 +25,6 @@
 #define SYSCALL_PROGRAM "/bin/null_syscall"
 
 extern const char null_syscall_start[], null_syscall_end[];
-
-static int syscall_install(void)
-{
-	int err = sys_mkdir("/bin", 0755);
-	if (err && err != -EEXIST)
-		return err;
-	int fd = sys_open(SYSCALL_PROGRAM, O_CREAT | O_TRUNC | O_WRONLY, 0755);
-	if (fd < 0)
-		return fd;
-	size_t len = null_syscall_end - null_syscall_start;
-	long n = sys_write(fd, null_syscall_start, len);
-	sys_close(fd);
-	return n == (long)len ? 0 : n < 0 ? (int)n : -EIO;
-}
 
 /* One run with loops iterations: its wall-clock time, or 0 with *err. */
 static u64 syscall_run(const char *loops, int *err)
@@ -68,7 +55,7 @@ static u64 syscall_best(const char *loops, int *err)
 
 BENCH(syscall)
 {
-	int err = syscall_install();
+	int err = bench_user_install(SYSCALL_PROGRAM, null_syscall_start, null_syscall_end);
 	if (err) {
 		bench_error("syscall", "cannot write %s: %s", SYSCALL_PROGRAM, errno_name(err));
 		return;
