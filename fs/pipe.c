@@ -113,15 +113,20 @@ static void pipe_release(struct file *f)
 	else
 		p->writers--;
 	bool last = !p->readers && !p->writers;
+	if (!last) {
+		/*
+		 * The other end learns of it: EOF for readers, EPIPE for writers. Woken
+		 * under the lock: the other end's release, which may free the pipe,
+		 * takes it first, so the wake-ups are done before it can.
+		 */
+		wake_up(&p->rd_wait);
+		wake_up(&p->wr_wait);
+	}
 	spin_unlock(&p->lock);
 	if (last) {
 		free_pages(p->buf, PIPE_ORDER);
 		kfree(p);
-		return;
 	}
-	/* The other end learns of it: EOF for readers, EPIPE for writers. */
-	wake_up(&p->rd_wait);
-	wake_up(&p->wr_wait);
 	poll_notify();
 }
 
@@ -163,12 +168,15 @@ static struct pipe *pipe_alloc(void)
 	return p;
 }
 
-/* A file on one end of p, holding the caller's reference to inode; NULL on ENOMEM. */
+/* A file on one end of p, holding the caller's reference to inode; NULL (and the
+ * reference dropped) on ENOMEM. */
 static struct file *pipe_file(struct pipe *p, struct inode *inode, bool read)
 {
 	struct file *f = file_alloc();
-	if (!f)
+	if (!f) {
+		iput(inode);
 		return NULL;
+	}
 	file_open_anon(f, inode, read ? O_RDONLY : O_WRONLY, &pipe_ops);
 	f->private_data = p;
 	return f;
@@ -182,13 +190,13 @@ int sys_pipe(int fds[2])
 		return -ENOMEM;
 	struct inode *inode = new_inode(root_mnt.mnt_root->d_sb, S_IFIFO | 0600);
 	struct file *rd = inode ? pipe_file(p, igrab(inode), true) : NULL;
-	struct file *wr = rd ? pipe_file(p, inode, false) : NULL;
+	if (!rd && inode)
+		iput(inode);
+	struct file *wr = rd ? pipe_file(p, inode, false) : NULL; /* takes inode's reference */
 	if (!wr) {
-		/* Undo by hand what exists: the release of a lone end would wait for its twin. */
+		/* Undo what exists: the pipe's writer count keeps rd's release from freeing it. */
 		if (rd)
-			fput(rd); /* the pipe keeps its writer count: freed below */
-		if (inode)
-			iput(inode);
+			fput(rd);
 		free_pages(p->buf, PIPE_ORDER);
 		kfree(p);
 		return -ENOMEM;

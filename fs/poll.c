@@ -22,6 +22,12 @@ static u32 poll_seq; /* bumped by every poll_notify() */
 void poll_notify(void)
 {
 	fetch_add_relaxed(&poll_seq, 1);
+	/*
+	 * Pairs with the barrier in the poller's prepare_to_wait(): it queues itself and
+	 * then reads poll_seq, we bump poll_seq and then look for sleepers; one of us
+	 * sees the other's store.
+	 */
+	smp_mb();
 	if (wait_queue_active(&poll_wq))
 		wake_up(&poll_wq);
 }

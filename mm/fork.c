@@ -127,28 +127,30 @@ struct mm *mm_fork(struct mm *src, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	/* The VMAs first: a copy of the table, so no lock of src is held while dst allocates. */
-	read_lock(&src->vma_lock);
-	unsigned nr = src->vmat ? src->vmat->nr : 0;
-	read_unlock(&src->vma_lock);
-	struct vma *vmas = nr ? kmalloc(nr * sizeof(*vmas)) : NULL;
-	*err = nr && !vmas ? -ENOMEM : 0;
-	for (unsigned i = 0; !*err && i < nr; i++) {
-		read_lock(&src->vma_lock);
-		vmas[i] = *src->vmat->slot[i];
-		read_unlock(&src->vma_lock);
-		*err = vma_map(dst, vmas[i].start, vmas[i].end - vmas[i].start, vmas[i].prot,
-			       vmas[i].flags & ~VMA_ANON);
-	}
-
+	/*
+	 * One VMA at a time, read under src's lock and then copied with it dropped, so
+	 * that nothing is allocated under it; src's only thread is this one, so the
+	 * table does not change meanwhile.
+	 */
 	struct tlb_gather g;
 	tlb_gather_init(&g, src);
-	for (unsigned i = 0; !*err && i < nr; i++)
-		*err = fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, vmas[i].start,
-				       vmas[i].end, &g);
+	*err = 0;
+	for (unsigned i = 0; !*err; i++) {
+		struct vma v;
+		read_lock(&src->vma_lock);
+		bool more = src->vmat && i < src->vmat->nr;
+		if (more)
+			v = *src->vmat->slot[i];
+		read_unlock(&src->vma_lock);
+		if (!more)
+			break;
+		*err = vma_map(dst, v.start, v.end - v.start, v.prot, v.flags & ~VMA_ANON);
+		if (!*err)
+			*err =
+			    fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, v.start, v.end, &g);
+	}
 	/* The write-protected entries of src: flushed from every CPU that runs it. */
 	tlb_finish(&g);
-	kfree(vmas);
 	if (*err) {
 		mm_destroy(dst);
 		return NULL;

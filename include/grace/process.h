@@ -132,7 +132,7 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
 
 /*
  * wait4(): collect a child of the calling process that has exited (pid -1: any;
- * > 0: that one; 0 and < -1 as -1, every process being in its parent's group),
+ * > 0: that one; 0: one of the caller's process group; < -1: one of group -pid),
  * waiting unless options has WNOHANG. The child's pid with *status its wait
  * status; 0 (WNOHANG, none exited yet); -ECHILD (no such child); -EINVAL.
  */
@@ -166,6 +166,8 @@ int proc_setpgid(int pid, int pgid);
 int proc_getpgid(int pid);
 int proc_setsid(void);
 int proc_getsid(int pid);
+/* getppid(): the parent's pid, 0 for a process the kernel started or one orphaned. */
+int proc_getppid(void);
 /*
  * Deliver what is pending and not blocked for the calling process, on the way back
  * to user mode with regs (interrupts on): a handler gets a signal frame, a default
@@ -182,6 +184,13 @@ int signal_action(struct process *p, int sig, const struct ksigaction *act, stru
 /* The thread's mask; set it (SIGKILL and SIGSTOP are never blocked). */
 ksigset_t signal_blocked(struct process *p);
 void signal_set_blocked(struct process *p, ksigset_t mask);
+/*
+ * The mask old comes back once the signal now to be delivered has had its frame
+ * set up (it goes into the frame, to be restored by rt_sigreturn), or at once if
+ * no handler runs: for a call that waited under a temporary mask (rt_sigsuspend,
+ * ppoll).
+ */
+void signal_restore_after_handler(struct process *p, ksigset_t old);
 /*
  * rt_sigsuspend: block mask until a signal comes, which the way back to user mode
  * delivers with the old mask in its frame (and then restores). Always -EINTR.

@@ -13,6 +13,7 @@
  */
 #include <grace/address_space.h>
 #include <grace/arch.h>
+#include <grace/completion.h>
 #include <grace/errno.h>
 #include <grace/fs.h>
 #include <grace/kthread.h>
@@ -77,8 +78,8 @@ static void proc_unhash(struct process *p)
 /* Free a zombie nobody else can reach, once its thread has finished leaving. */
 static void proc_free(struct process *p)
 {
+	proc_unhash(p); /* first: nothing finds it once its task is gone */
 	kthread_join(p->task);
-	proc_unhash(p);
 	kfree(p);
 }
 
@@ -87,9 +88,9 @@ struct spawn_args {
 	struct process *proc;
 	const char *path;
 	char *const *argv, *const *envp;
-	int err;		     /* exec's result, for the spawner */
-	struct wait_queue_head done; /* woken once err is set */
-	bool started;
+	int err;		/* exec's result, for the spawner */
+	struct completion done; /* completed once err is set: a completion, as the spawner's
+				   stack frame goes as soon as it sees it */
 };
 
 /* Descriptors 0, 1 and 2 on the console, as init gets them. */
@@ -113,10 +114,8 @@ static int proc_thread(void *arg)
 	int err = proc_open_console();
 	if (!err)
 		err = exec_load(p, sa->path, sa->argv, sa->envp, &pc, &sp);
-	WRITE_ONCE(sa->err, err);
-	/* Pairs with the acquire in proc_spawn(): err is set before started. */
-	smp_store_release(&sa->started, true);
-	wake_up(&sa->done);
+	sa->err = err;
+	complete(&sa->done); /* orders err before the spawner's return from the wait */
 	if (err)
 		proc_exit(SIGKILL); /* the spawner reports err and collects us */
 	/* sa belongs to the spawner from here: it may be gone. */
@@ -132,7 +131,7 @@ struct process *proc_spawn(const char *path, char *const argv[], char *const env
 		return NULL;
 	}
 	struct spawn_args sa = {.proc = p, .path = path, .argv = argv, .envp = envp};
-	wait_queue_init(&sa.done);
+	completion_init(&sa.done);
 	struct task *t = kthread_create(proc_thread, &sa, "%s", p->comm);
 	if (!t) {
 		*err = -ENOMEM;
@@ -140,9 +139,11 @@ struct process *proc_spawn(const char *path, char *const argv[], char *const env
 		kfree(p);
 		return NULL;
 	}
+	spin_lock(&proc_lock);
 	p->task = t;
+	spin_unlock(&proc_lock);
 	wake_up_process(t);
-	wait_event(sa.done, smp_load_acquire(&sa.started));
+	wait_for_completion(&sa.done);
 	if (sa.err) {
 		*err = sa.err;
 		proc_wait(p);
@@ -312,8 +313,8 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
 		goto fail;
 	}
 	arch_user_fork(t);
-	p->task = t;
 	spin_lock(&proc_lock);
+	p->task = t;
 	p->parent = parent;
 	p->pgid = parent->pgid;
 	p->sid = parent->sid;
@@ -337,13 +338,22 @@ fail:
 #define __WALL 0x40000000
 #define __WCLONE 0x80000000
 
+/* Does wait4's pid select child c of p: > 0 that pid, -1 any, 0 p's group, < -1 group -pid? */
+static bool proc_wait_selects(struct process *p, struct process *c, int pid)
+{
+	return pid > 0	   ? c->pid == pid
+	       : pid == -1 ? true
+	       : pid == 0  ? c->pgid == p->pgid
+			   : c->pgid == -pid;
+}
+
 /* A zombie child of p that pid selects (-1 any, > 0 that one), unlinked; NULL if none. */
 static struct process *proc_take_zombie_locked(struct process *p, int pid, bool *any)
 {
 	struct process *c;
 	*any = false;
 	list_for_each_entry(c, &p->children, sibling) {
-		if (pid > 0 && c->pid != pid)
+		if (!proc_wait_selects(p, c, pid))
 			continue;
 		*any = true;
 		if (c->state == PROC_ZOMBIE) {
@@ -361,7 +371,7 @@ static bool proc_child_exited(struct process *p, int pid)
 	bool found = false, any = false;
 	spin_lock(&proc_lock);
 	list_for_each_entry(c, &p->children, sibling) {
-		if (pid > 0 && c->pid != pid)
+		if (!proc_wait_selects(p, c, pid))
 			continue;
 		any = true;
 		if (c->state == PROC_ZOMBIE)
@@ -379,8 +389,6 @@ long proc_wait4(int pid, int *status, unsigned options)
 
 	if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE))
 		return -EINVAL;
-	if (pid == 0 || pid < -1)
-		pid = -1; /* process groups: every process is in its parent's one */
 	for (;;) {
 		spin_lock(&proc_lock);
 		z = proc_take_zombie_locked(p, pid, &any);
@@ -439,6 +447,15 @@ int proc_kill(int pid, int sig, int code)
 	}
 	spin_unlock(&proc_lock);
 	return found ? 0 : -ESRCH;
+}
+
+int proc_getppid(void)
+{
+	spin_lock(&proc_lock);
+	struct process *parent = current_process()->parent;
+	int ppid = parent ? parent->pid : 0; /* started by the kernel, as init is */
+	spin_unlock(&proc_lock);
+	return ppid;
 }
 
 int proc_getsid(int pid)

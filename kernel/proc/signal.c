@@ -193,15 +193,19 @@ void signal_deliver(struct regs *regs, long restart)
 	}
 }
 
+void signal_restore_after_handler(struct process *p, ksigset_t old)
+{
+	unsigned long flags = spin_lock_irqsave(&p->siglock);
+	p->saved_blocked = old;
+	p->restore_blocked = true;
+	spin_unlock_irqrestore(&p->siglock, flags);
+}
+
 int signal_suspend(ksigset_t mask)
 {
 	struct process *p = current_process();
-	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	p->saved_blocked = p->blocked;
-	p->restore_blocked = true;
-	p->blocked = mask & ~SIG_UNCATCHABLE;
-	signal_recalc_locked(p);
-	spin_unlock_irqrestore(&p->siglock, flags);
+	signal_restore_after_handler(p, signal_blocked(p));
+	signal_set_blocked(p, mask);
 	/* Nothing wakes it but a signal: the queue is its own and no one wakes it. */
 	static DEFINE_WAIT_QUEUE_HEAD(suspend_wq);
 	wait_event_interruptible(suspend_wq, false);

@@ -157,14 +157,16 @@ struct rusage {
 USER_CALL(wait4)
 {
 	int status = 0;
+	long pid = proc_wait4((int)a0, &status, (unsigned)a2);
+	if (pid <= 0)
+		return pid;
+	if (a1 && copy_to_user((void __user *)a1, &status, sizeof(status)))
+		return -EFAULT;
 	if (a3) {
 		struct rusage ru;
 		memset(&ru, 0, sizeof(ru)); /* resource use is not accounted per process */
 		if (copy_to_user((void __user *)a3, &ru, sizeof(ru)))
 			return -EFAULT;
 	}
-	long pid = proc_wait4((int)a0, &status, (unsigned)a2);
-	if (pid > 0 && a1 && copy_to_user((void __user *)a1, &status, sizeof(status)))
-		return -EFAULT;
 	return pid;
 }

@@ -104,17 +104,32 @@ USER_CALL(mprotect)
 
 USER_CALL(madvise)
 {
-	if (!IS_ALIGNED(a0, PAGE_SIZE))
+	struct mm *mm = current_process()->mm;
+	uintptr_t start = a0, end = ALIGN_UP(a0 + a1, PAGE_SIZE);
+
+	if (!IS_ALIGNED(start, PAGE_SIZE) || end < start)
 		return -EINVAL;
 	if (a2 != MADV_DONTNEED)
 		return 0; /* advice the kernel may ignore */
-	/* Drop the pages, keep the range: the next touch faults in zeros, as Linux gives. */
-	struct vma v;
-	if (!vma_lookup(current_process()->mm, a0, &v))
-		return -ENOMEM;
-	size_t len = ALIGN_UP(a1, PAGE_SIZE);
-	int err = vma_unmap(current_process()->mm, a0, len);
-	return err ? err : vma_map(current_process()->mm, a0, len, v.prot, v.flags & ~VMA_ANON);
+	/*
+	 * Drop the pages, keep the mappings: each VMA's part of the range is unmapped
+	 * and mapped again with that VMA's protection, so the next touch faults in
+	 * zeros, as Linux gives. A hole in the range is -ENOMEM, as on Linux, after
+	 * the VMAs before it.
+	 */
+	for (uintptr_t va = start; va < end;) {
+		struct vma v;
+		if (!vma_lookup(mm, va, &v))
+			return -ENOMEM;
+		uintptr_t seg_end = MIN(end, v.end);
+		int err = vma_unmap(mm, va, seg_end - va);
+		if (!err)
+			err = vma_map(mm, va, seg_end - va, v.prot, v.flags & ~VMA_ANON);
+		if (err)
+			return err;
+		va = seg_end;
+	}
+	return 0;
 }
 
 USER_CALL(brk)

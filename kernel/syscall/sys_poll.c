@@ -1,7 +1,8 @@
 /*
  * poll and ppoll over the VFS's sys_poll(). ppoll's signal mask is in force
- * while it waits and put back after, as Linux does; a signal that arrives
- * meanwhile is delivered on the way out, with the caller's own mask.
+ * while it waits; a signal it let in is delivered on the way out with that mask
+ * still in force, and the caller's own comes back when the handler returns (in
+ * the frame's saved mask), as Linux does; otherwise it is put back at once.
  */
 #include <grace/errno.h>
 #include <grace/fs.h>
@@ -58,7 +59,9 @@ USER_CALL(ppoll)
 		signal_set_blocked(p, mask);
 	}
 	long n = poll_user(a0, a1, timeout_ns);
-	if (a3)
+	if (a3 && n == -EINTR)
+		signal_restore_after_handler(p, old);
+	else if (a3)
 		signal_set_blocked(p, old);
 	return n;
 }

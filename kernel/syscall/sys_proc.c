@@ -36,8 +36,7 @@ USER_CALL(gettid)
 
 USER_CALL(getppid)
 {
-	struct process *parent = current_process()->parent;
-	return parent ? parent->pid : 0; /* started by the kernel, as init is */
+	return proc_getppid();
 }
 
 USER_CALL(getuid)

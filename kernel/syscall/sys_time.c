@@ -86,6 +86,7 @@ static int sleep_until(u64 deadline)
 	return 0;
 }
 
+/* A user timespec in ns, saturating: a sleep longer than 584 years is a sleep forever. */
 static int timespec_in(unsigned long uts, u64 *ns)
 {
 	struct timespec ts;
@@ -93,8 +94,30 @@ static int timespec_in(unsigned long uts, u64 *ns)
 		return -EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || (u64)ts.tv_nsec >= NSEC_PER_SEC)
 		return -EINVAL;
-	*ns = (u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	if (__builtin_mul_overflow((u64)ts.tv_sec, NSEC_PER_SEC, ns) ||
+	    __builtin_add_overflow(*ns, (u64)ts.tv_nsec, ns))
+		*ns = ~0ULL;
 	return 0;
+}
+
+static u64 deadline_after(u64 now, u64 ns)
+{
+	u64 d;
+	return __builtin_add_overflow(now, ns, &d) ? ~0ULL : d;
+}
+
+/* A relative sleep: interrupted, the time left goes to *rem (if given), as Linux reports it. */
+static long sleep_relative(u64 now, u64 ns, unsigned long urem)
+{
+	u64 deadline = deadline_after(now, ns);
+	int err = sleep_until(deadline);
+	if (err == -EINTR && urem) {
+		u64 left = deadline - MIN(deadline, arch_clock_ns());
+		struct timespec rem = {(s64)(left / NSEC_PER_SEC), (s64)(left % NSEC_PER_SEC)};
+		if (copy_to_user((void __user *)urem, &rem, sizeof(rem)))
+			return -EFAULT;
+	}
+	return err;
 }
 
 USER_CALL(nanosleep)
@@ -103,7 +126,7 @@ USER_CALL(nanosleep)
 	int err = timespec_in(a0, &ns);
 	if (err)
 		return err;
-	return sleep_until(arch_clock_ns() + ns);
+	return sleep_relative(arch_clock_ns(), ns, a1);
 }
 
 USER_CALL(clock_nanosleep)
@@ -116,5 +139,7 @@ USER_CALL(clock_nanosleep)
 		return -EINVAL; /* Linux: -EINVAL for the thread clock, and the process one here */
 	if ((err = timespec_in(a2, &ns)))
 		return err;
-	return sleep_until((a1 & TIMER_ABSTIME) ? ns : now + ns);
+	if (a1 & TIMER_ABSTIME)
+		return sleep_until(ns);
+	return sleep_relative(now, ns, a3);
 }
