@@ -10,6 +10,7 @@
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/fs.h>
+#include <grace/page_alloc.h>
 #include <grace/process.h>
 #include <grace/sched.h>
 #include <grace/signal.h>
@@ -72,18 +73,20 @@ USER_CALL(fork)
 	return clone_process(SIGCHLD, 0, 0, 0);
 }
 
-/* Vectors of at most this many strings: Linux's limit is the bytes (EXEC_ARGS_MAX), checked too. */
-#define EXEC_VEC_MAX 4096
+/*
+ * The strings of argv and envp, copied into one EXEC_ARGS_MAX buffer (Linux's
+ * bound on them all together; one string may use all of it), each vector of at
+ * most EXEC_VEC_MAX pointers.
+ */
+#define EXEC_VEC_MAX 8192
 
-static void strings_free(char **v)
-{
-	for (char **s = v; v && *s; s++)
-		kfree(*s);
-	kfree(v);
-}
+struct exec_strings {
+	char *buf;   /* EXEC_ARGS_MAX bytes */
+	size_t used; /* of buf */
+};
 
-/* A NULL-terminated user vector of strings copied in; NULL with *err on failure. */
-static char **strings_copy(const char __user *const __user *uv, size_t *bytes, int *err)
+/* A NULL-terminated user vector copied in, its strings into es; NULL with *err on failure. */
+static char **strings_copy(struct exec_strings *es, const char __user *const __user *uv, int *err)
 {
 	char **v = kzalloc((EXEC_VEC_MAX + 1) * sizeof(*v));
 	if (!v) {
@@ -99,26 +102,17 @@ static char **strings_copy(const char __user *const __user *uv, size_t *bytes, i
 		}
 		if (!us)
 			break;
-		if (i == EXEC_VEC_MAX) {
-			*err = -E2BIG;
-			break;
-		}
-		char *s = kmalloc(PAGE_SIZE);
-		long len = s ? strncpy_from_user(s, us, PAGE_SIZE) : -ENOMEM;
-		if (len < 0 || len == PAGE_SIZE) {
-			kfree(s);
+		size_t room = EXEC_ARGS_MAX - es->used;
+		long len = i < EXEC_VEC_MAX ? strncpy_from_user(es->buf + es->used, us, room) : 0;
+		if (len < 0 || (size_t)len == room || i == EXEC_VEC_MAX) {
 			*err = len < 0 ? (int)len : -E2BIG;
 			break;
 		}
-		*bytes += len + 1;
-		v[i] = s;
-		if (*bytes > EXEC_ARGS_MAX) {
-			*err = -E2BIG;
-			break;
-		}
+		v[i] = es->buf + es->used;
+		es->used += len + 1;
 	}
 	if (*err) {
-		strings_free(v);
+		kfree(v);
 		return NULL;
 	}
 	return v;
@@ -126,23 +120,27 @@ static char **strings_copy(const char __user *const __user *uv, size_t *bytes, i
 
 USER_CALL(execve)
 {
-	int err;
-	size_t bytes = 0;
+	struct exec_strings es = {.buf = alloc_pages(pages_order(EXEC_ARGS_MAX))};
 	char *path = kmalloc(PATH_MAX);
-	if (!path)
-		return -ENOMEM;
-	long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
-	err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
-	char **argv =
-	    err ? NULL : strings_copy((const char __user *const __user *)a1, &bytes, &err);
-	char **envp =
-	    err ? NULL : strings_copy((const char __user *const __user *)a2, &bytes, &err);
+	char **argv = NULL, **envp = NULL;
+	int err = -ENOMEM;
+
+	if (path && es.buf) {
+		long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
+		err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
+	}
+	if (!err)
+		argv = strings_copy(&es, (const char __user *const __user *)a1, &err);
+	if (!err)
+		envp = strings_copy(&es, (const char __user *const __user *)a2, &err);
 	uintptr_t pc = 0, sp = 0;
 	if (!err)
 		err = exec_load(current_process(), path, argv, envp, &pc, &sp);
 	kfree(path);
-	strings_free(argv);
-	strings_free(envp);
+	kfree(argv);
+	kfree(envp);
+	if (es.buf)
+		free_pages(es.buf, pages_order(EXEC_ARGS_MAX));
 	if (err)
 		return err;
 	fs_close_on_exec();
