@@ -118,7 +118,9 @@ bool proc_start_init(void);
 int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
 	      uintptr_t *pc, uintptr_t *sp);
 
-/* EXEC_ARGS_MAX: the bytes of argument and environment strings execve() takes (Linux's 32 pages).
+/*
+ * The bytes of argument and environment strings execve() takes, all together; one
+ * string may use them all (Linux bounds one by MAX_ARG_STRLEN, the same 32 pages).
  */
 #define EXEC_ARGS_MAX (128 * 1024)
 
