@@ -14,10 +14,11 @@
  * error instead of leaving a short file; a header field with a non-hex digit
  * is an error (Linux reads the digits before it); a bad 070702 checksum stops
  * before the file is made (Linux keeps the file, then stops). Owners, times
- * (mtime is ignored: ramfs keeps no times) and device nodes, FIFOs and sockets
- * (ramfs has none: skipped with a line) are left out. Compressed archives are
- * refused. Names are made relative to the target directory: a leading "/" is
- * dropped and ".." is resolved by the name's text, never above the target, so
+ * (mtime is ignored: ramfs keeps no times) and block devices, FIFOs and
+ * sockets (ramfs has none: skipped with a line) are left out; character
+ * devices are made (/dev/console, which an archive for a Linux initramfs holds). Compressed
+ * archives are refused. Names are made relative to the target directory: a leading "/" is dropped
+ * and ".." is resolved by the name's text, never above the target, so
  * "/a", "a" and "../a" are the same member, as they are on Linux, whose
  * unpacker resolves them from "/" (a ".." after a symlink component is taken
  * by text here, through the link on Linux).
@@ -28,6 +29,7 @@
 #include <grace/boot_info.h>
 #include <grace/errno.h>
 #include <grace/hash.h>
+#include <grace/chrdev.h>
 #include <grace/initramfs.h>
 #include <grace/list.h>
 #include <grace/page_alloc.h>
@@ -258,8 +260,13 @@ static void unpack_member(struct unpack *u, const u32 *f, const char *name, cons
 			else
 				err = unpack_symlink(u, f, data);
 			break;
+		case S_IFCHR:
+			/* Linux's clean_path() and mknod, with the member's major and minor. */
+			unpack_clean(u->path, 0);
+			err = sys_mknod(u->path, mode, MKDEV(f[F_RMAJOR], f[F_RMINOR]));
+			break;
 		default:
-			what = "device nodes, FIFOs and sockets are not supported";
+			what = "block devices, FIFOs and sockets are not supported";
 		}
 	}
 	if (!err && !what) {

@@ -47,12 +47,20 @@ static int fs_shell_join(const char *dir, const char *name)
 
 static char fs_type_char(u32 mode)
 {
-	return S_ISDIR(mode) ? 'd' : S_ISLNK(mode) ? 'l' : S_ISREG(mode) ? '-' : '?';
+	return S_ISDIR(mode)   ? 'd'
+	       : S_ISLNK(mode) ? 'l'
+	       : S_ISREG(mode) ? '-'
+	       : S_ISCHR(mode) ? 'c'
+			       : '?';
 }
 
 static const char *fs_type_name(u32 mode)
 {
-	return S_ISDIR(mode) ? "dir" : S_ISLNK(mode) ? "symlink" : S_ISREG(mode) ? "file" : "other";
+	return S_ISDIR(mode)   ? "dir"
+	       : S_ISLNK(mode) ? "symlink"
+	       : S_ISREG(mode) ? "file"
+	       : S_ISCHR(mode) ? "chardev"
+			       : "other";
 }
 
 /* ---- ls ---- */

@@ -208,7 +208,7 @@ def grace_tree(sh, top):
         out = sh.run(f"ls -l {top}/{rel}" if rel else f"ls -l {top}")
         for line in out:
             f = line.split(None, 3)
-            if len(f) < 4 or f[0] not in "-dl":
+            if len(f) < 4 or f[0] not in "-dlc":
                 raise RuntimeError(f"ls -l {top}/{rel}: unexpected line {line!r}")
             typ, nlink, name = f[0], int(f[1]), f[3]
             target = None
@@ -220,6 +220,8 @@ def grace_tree(sh, top):
                 tree[path] = ("d", nlink, None)
             elif typ == "l":
                 tree[path] = ("l", nlink, target)
+            elif typ == "c":
+                tree[path] = ("c", nlink, None)  # a device: nothing to cat
             else:
                 content = sh.run(f"cat {top}/{path}")
                 tree[path] = ("-", nlink, "".join(l + "\n" for l in content))

@@ -12,6 +12,7 @@
 #include <grace/boot_info.h>
 #include <grace/errno.h>
 #include <grace/fs.h>
+#include <grace/chrdev.h>
 #include <grace/initramfs.h>
 #include <grace/page.h>
 #include <grace/page_alloc.h>
@@ -420,6 +421,39 @@ static void malformed_body(const char *dir)
 		vfs_line_dir(&t, "kept-dir", 0, 2);
 		vfs_expect_listing(want.what, vfs_at(dir, "case%d", how), &t);
 	}
+}
+
+/* A member's rdev: ar_add() writes rdevmajor and rdevminor 0; patch them (fields 9 and 10). */
+static void ar_set_rdev(size_t member, u32 major, u32 minor)
+{
+	char hex[17];
+	snprintf(hex, sizeof(hex), "%08x%08x", major, minor);
+	memcpy(archive + member + 6 + 9 * 8, hex, 16);
+}
+
+static void devices_body(const char *dir)
+{
+	struct initramfs_report r;
+	struct stat st;
+	char path[64];
+	ar_reset(false);
+	ar_set_rdev(ar_add("console", S_IFCHR | 0600, 1, 1, NULL, 0), 5, 1);
+	ar_add("disk", 0060000 | 0600, 2, 1, NULL, 0); /* a block device: skipped */
+	ar_trailer();
+	ASSERT_EQ(unpack(dir, &r), 0);
+	EXPECT_EQ(r.entries, 1);
+	EXPECT_EQ(r.skipped, 1);
+	snprintf(path, sizeof(path), "%s/console", dir);
+	EXPECT_TRUE(expect_mode(path, S_IFCHR | 0600));
+	EXPECT_EQ(sys_lstat(path, &st), 0);
+	EXPECT_EQ(st.st_rdev, MKDEV(5, 1));
+	snprintf(path, sizeof(path), "%s/disk", dir);
+	EXPECT_EQ(sys_lstat(path, &st), -ENOENT);
+}
+
+TEST(initramfs, a_character_device_member_is_made_with_its_number_and_a_block_device_skipped)
+{
+	vfs_test_run("initramfs", __func__, devices_body);
 }
 
 TEST(initramfs, malformed_input_stops_at_its_offset_with_a_reason_and_keeps_what_came_before)
