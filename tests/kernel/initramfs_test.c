@@ -435,7 +435,7 @@ static void devices_body(const char *dir)
 {
 	struct initramfs_report r;
 	struct stat st;
-	char path[64];
+	char path[256];
 	ar_reset(false);
 	ar_set_rdev(ar_add("console", S_IFCHR | 0600, 1, 1, NULL, 0), 5, 1);
 	ar_add("disk", 0060000 | 0600, 2, 1, NULL, 0); /* a block device: skipped */
