@@ -31,6 +31,20 @@ The initramfs has Debian's static busybox in /bin with a link for each applet
 (scripts/mkuserroot, as `make qemu INIT=/bin/sh` makes it), and the host runs
 the same busybox binary with the script from tests/user: only where there is a
 busybox for the arch (x86_64), and skipped elsewhere.
+
+A program whose header says `fuzz:` instead is run on Grace only, and judged
+by what it leaves behind rather than against Linux (survive_check):
+
+     * fuzz: fuzzer_leaves_the_kernel_alive_and_its_memory_where_it_was
+     * run: /bin/fuzz
+     * prints: fuzz: 100000 system calls ...
+
+Each command runs once to warm the caches it fills (slabs, dentries of the
+names it looks up), then `df`, `uptime` and `mem` are read until they hold
+still, the command runs again, and the same figures must come back to what
+they were: open files, inodes, dentries, threads, objects in use per slab
+cache, and free memory with the slabs' pages counted in (a cache may keep an
+emptied slab). Its output must be exactly the `prints:` line.
 """
 import difflib
 import fnmatch
@@ -63,7 +77,9 @@ DIFF_LINES_MAX = 60         # of one command's diff, printed
 # still reaches the console, and fails the comparison.
 BOOT_ARG = "quiet"
 HEADER_TEST = re.compile(r"^(?: \*|#) userdiff: (\w+)$", re.M)
+HEADER_FUZZ = re.compile(r"^ \* fuzz: (\w+)$", re.M)
 HEADER_RUN = re.compile(r"^(?: \*|#) run: (.+)$", re.M)
+HEADER_PRINTS = re.compile(r"^ \* prints: (.+)$", re.M)
 # Debian's busybox-static (scripts/install-deps), and the ELF machine it must be built
 # for to stand in a given arch's initramfs: there is none for riscv64 in Debian 12.
 BUSYBOX = "/bin/busybox"
@@ -86,12 +102,13 @@ QEMU_USER_LINES = (
 
 
 class Program:
-    def __init__(self, name, test, commands, problem=None, script=None):
+    def __init__(self, name, test, commands, problem=None, script=None, prints=None):
         self.name = name            # tests/user/<name>.c, /bin/<name>; or <name>.sh
         self.test = test            # the result's name: user.<test>
         self.commands = commands    # what is typed after "run "
         self.problem = problem      # a header the runner cannot use
         self.script = script        # a shell script's path in tests/user, run by busybox
+        self.prints = prints        # a fuzz: program's one line of output; None: against Linux
 
 
 def programs(pattern="*"):
@@ -109,18 +126,25 @@ def programs(pattern="*"):
         header = text.split("*/", 1)[0] if ext == ".c" else \
             "\n".join(l for l in text.split("\n\n", 1)[0].splitlines() if l.startswith("#"))
         tests = HEADER_TEST.findall(header)
+        fuzz = HEADER_FUZZ.findall(header) if ext == ".c" else []
+        prints = [l.strip() for l in HEADER_PRINTS.findall(header)]
         commands = [c.strip() for c in HEADER_RUN.findall(header)]
         mark = " *" if ext == ".c" else "#"
         problem = None
-        if len(tests) != 1 or not commands:
-            problem = f"tests/user/{name}{ext}: its header needs one '{mark} userdiff: NAME' line and '{mark} run: ...' lines"
+        if fuzz and not tests and len(fuzz) == 1 and len(prints) == 1 and commands:
+            tests = fuzz
+        elif fuzz or prints or len(tests) != 1 or not commands:
+            problem = f"tests/user/{name}{ext}: its header needs one '{mark} userdiff: NAME' line and '{mark} run: ...' lines" + \
+                (" (or ' * fuzz: NAME', ' * run: ...' and one ' * prints: LINE')" if ext == ".c" else "")
+            prints = []
         for c in commands:
             runs = os.path.basename(c.split()[0]) == name if ext == ".c" else \
                 f"{SCRIPT_DIR}/{name}.sh" in c.split()[1:]
             if not runs:
                 problem = f"tests/user/{name}{ext}: 'run: {c}' does not run {name}"
         out.append(Program(name, tests[0] if len(tests) == 1 else f"{name}_has_a_userdiff_header",
-                           commands, problem, path if ext == ".sh" else None))
+                           commands, problem, path if ext == ".sh" else None,
+                           prints[0] if prints else None))
     return out
 
 
@@ -246,7 +270,7 @@ def host_outputs(arch, bindir, progs):
     """{(program, command): what Grace should show}, or the problem running it on the host."""
     want = {}
     for p in progs:
-        for c in p.commands if not skip_reason(arch, p) else []:
+        for c in p.commands if not skip_reason(arch, p) and p.prints is None else []:
             try:
                 want[(p.name, c)] = host_run(arch, bindir, p, c)
             except (OSError, subprocess.SubprocessError) as e:
@@ -258,13 +282,23 @@ def check(con, deadline, arch, bindir, progs, want):
     """[(program, problems, skip reason)]: each program's commands at the prompt against
     the host's."""
     results, dead = [], None
-    for p in progs:
+    # The programs judged on Grace alone come last: what they do to the kernel must not
+    # reach a comparison with Linux.
+    for p in sorted(progs, key=lambda p: p.prints is not None):
         problems = [p.problem] if p.problem else []
         skip = skip_reason(arch, p)
         for c in p.commands if not p.problem and not skip else []:
             if dead:
                 problems.append(f"'run {c}' not typed: {dead}")
                 break
+            if p.prints is not None:
+                try:
+                    problems += survive_check(con, deadline, p, c)
+                except RuntimeError as e:
+                    dead = "an earlier command got no prompt back"
+                    problems.append(str(e))
+                    break
+                continue
             if isinstance(want[(p.name, c)], Exception):
                 problems.append(str(want[(p.name, c)]))
                 continue
@@ -277,3 +311,96 @@ def check(con, deadline, arch, bindir, progs, want):
             problems += compare(c, want[(p.name, c)], echo, got)
         results.append((p, problems, skip))
     return results
+
+
+# ---- programs run on Grace only: what they leave behind ----
+
+# How long the figures may take to hold still, and to come back, after a run: files,
+# dentries and slab objects go through RCU callbacks, a few grace periods after the
+# program's end.
+SETTLE_S = 10
+SETTLE_POLL_S = 0.5
+MEM_FREE = re.compile(r"^memory: (\d+) KiB free", re.M)
+# mm/show.c's cache rows: name, size, stride, slabs, objects, in use, per-CPU.
+MEM_CACHE = re.compile(r"^  (\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", re.M)
+DF_COUNTS = re.compile(r"\b(dentries|inodes|files)=(-?\d+)")
+UPTIME_THREADS = re.compile(r"(\d+) threads$", re.M)
+PAGE_KIB = 4
+
+
+def shell(con, deadline, line):
+    """What a line typed at Grace's prompt printed, without its echo."""
+    con.type(line + "\r")
+    chunk, seen = con.read_until(PROMPT, min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
+    if chunk is None:
+        raise RuntimeError(f"no prompt after '{line}'; last output: {seen[-300:]!r}")
+    return chunk[:-len(PROMPT)].replace("\r\n", "\n").partition("\n")[2]
+
+
+def slab_kib(size_objects_slabs):
+    """The memory a cache's slabs hold: each slab is the fewest pages, a power of two,
+    that hold its objects (mm/slab.c's slab_pick_order)."""
+    stride, objects, slabs = size_objects_slabs
+    if not slabs:
+        return 0
+    pages = 1
+    while pages * PAGE_KIB * 1024 < objects // slabs * stride:
+        pages *= 2
+    return slabs * pages * PAGE_KIB
+
+
+def figures(con, deadline):
+    """{what: number} of the kernel now: df's counts, uptime's threads, mem's free memory
+    with the slabs' pages, and each slab cache's objects in use."""
+    out = {}
+    df = shell(con, deadline, "df")
+    out.update((f"df {k}", int(v)) for k, v in DF_COUNTS.findall(df))
+    threads = UPTIME_THREADS.search(shell(con, deadline, "uptime"))
+    mem = shell(con, deadline, "mem")
+    free = MEM_FREE.search(mem)
+    caches = MEM_CACHE.findall(mem)
+    if len(out) != 3 or not threads or not free or not caches:
+        raise ValueError(f"df, uptime or mem printed what the runner cannot read: {df!r}, {mem[:200]!r}")
+    out["threads"] = int(threads.group(1))
+    out["KiB free or in slabs"] = int(free.group(1)) + \
+        sum(slab_kib((int(c[2]), int(c[4]), int(c[3]))) for c in caches)
+    out.update((f"{c[0]} objects in use", int(c[5])) for c in caches)
+    return out
+
+
+def settled(con, deadline, want=None):
+    """The figures once they hold still (two readings alike), or once they equal want;
+    the last reading when SETTLE_S passes first."""
+    last, until = figures(con, deadline), time.monotonic() + SETTLE_S
+    while time.monotonic() < until:
+        time.sleep(SETTLE_POLL_S)
+        now = figures(con, deadline)
+        if now == (want or last):
+            return now
+        last = now
+    return last
+
+
+def survive_check(con, deadline, prog, command):
+    """Problems with a program run on Grace only: its output, and whether the kernel's
+    figures come back to where they were after a second run."""
+    want = f"{prog.prints}\nrun: exited with status 0\n"
+    problems = []
+    for attempt in ("first", "second"):
+        if attempt == "second":
+            try:
+                before = settled(con, deadline)
+            except ValueError as e:
+                return [str(e)]
+        echo, got = grace_run(con, deadline, command)
+        if echo != f"run {command}" or got != want:
+            problems.append(f"'run {command}' ({attempt} run) printed {got[-600:]!r}, expected {want!r}")
+            return problems
+    try:
+        after = settled(con, deadline, before)
+    except ValueError as e:
+        return [str(e)]
+    for key in sorted(before.keys() | after.keys()):
+        if before.get(key) != after.get(key):
+            problems.append(f"after 'run {command}': {key} {before.get(key)} -> {after.get(key)}")
+    return problems
