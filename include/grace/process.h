@@ -4,16 +4,18 @@
  * thread, a kernel thread (struct task) that entered user mode with
  * arch_enter_user(). Its kernel stack serves its system calls and traps.
  *
- * Lifetime: proc_spawn() makes the process and its thread, which execs the
- * program and enters user mode. exit_group() (or a fatal signal) tears down the
+ * Lifetime: proc_spawn() (the kernel's `run` and init=) or proc_fork() makes
+ * the process and its thread. exit_group() (or a fatal signal) tears down the
  * address space and descriptors at once and leaves a zombie: the struct with
- * its exit status, until the parent (the kernel's `run`, or init for now)
- * collects it with proc_wait(), which frees it.
+ * its exit status, until it is collected: by its parent's wait4(), by
+ * proc_wait() for one the kernel started, or, once orphaned with no init to
+ * take it, by the next exit. Collecting frees it.
  *
- * Locks: proc_lock protects the pid counter and every parent/children link; a
- * process's own fields are written only by its thread, except state and
- * exit_status, which its thread writes once, under proc_lock, before waking
- * the waiters.
+ * Locks (outermost first): proc_lock protects the pid counter, the list of
+ * processes, every parent/children link, process groups and sessions, state and
+ * exit_status (written once by the exiting thread before it wakes the
+ * waiters); a process's siglock its signal state (kernel/proc/signal.c).
+ * Everything else is written only by the process's own thread.
  */
 #ifndef GRACE_PROCESS_H
 #define GRACE_PROCESS_H

@@ -1,15 +1,18 @@
 /*
- * Processes: their creation from a program file, their end, and their
- * collection by whoever waits for them. See grace/process.h for the model.
+ * Processes: their creation from a program file or by fork, their end, their
+ * collection by whoever waits for them, and the lookups kill and the process
+ * groups need. See grace/process.h for the model and the locks.
  *
- * A process's thread is a kernel thread whose function execs the program and
- * enters user mode; it never returns from there. It leaves through
- * proc_exit(), from exit_group() or a fatal signal, which frees what the
- * process holds at once (its address space first, off this CPU) and leaves
- * the struct process as a zombie for proc_wait().
+ * A process's thread is a kernel thread whose function execs the program (or,
+ * for fork's child, takes its parent's registers) and enters user mode; it
+ * never returns from there. It leaves through proc_exit(), from exit_group() or
+ * a fatal signal, which frees what the process holds at once (its address space
+ * first, off this CPU), gives its children to init or marks them orphans,
+ * sends its parent SIGCHLD, and leaves the struct as a zombie.
  *
  * Pids count up from 1 and are not reused while the kernel runs: 2^31 spawns
- * is far beyond a test run.
+ * is far beyond a test run. kill and the process groups find processes by a walk
+ * of the list of them under proc_lock: O(processes), which a test run keeps small.
  */
 #include <grace/address_space.h>
 #include <grace/arch.h>
