@@ -48,8 +48,9 @@ struct process {
 	enum proc_state state; /* under proc_lock */
 	int exit_status;       /* wait4's status word: code << 8, or the signal number */
 	struct process
-	    *parent;   /* under proc_lock; NULL: a kernel thread waits for it, or orphaned */
-	bool orphaned; /* under proc_lock: its parent exited and no init took it */
+	    *parent;	 /* under proc_lock; NULL: a kernel thread waits for it, or orphaned */
+	bool orphaned;	 /* under proc_lock: its parent exited and no init took it */
+	bool unkillable; /* init: a signal left at its default action does not reach it */
 	struct list_head children, sibling; /* under proc_lock */
 	struct wait_queue_head child_exit;  /* woken when one of its children exits */
 	struct wait_queue_head exited;	    /* woken when it exits (its kernel waiter) */

@@ -182,6 +182,7 @@ void proc_make_init(struct process *p)
 {
 	spin_lock(&proc_lock);
 	init_process = p;
+	p->unkillable = true; /* as Linux's SIGNAL_UNKILLABLE: only signals it handles reach it */
 	spin_unlock(&proc_lock);
 }
 

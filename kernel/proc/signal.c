@@ -76,9 +76,14 @@ void signal_send(struct process *p, int sig, const struct ksiginfo *info)
 	if (sig <= 0 || sig > NSIG || !p->task)
 		return;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	/* An ignored signal is dropped when sent, unless blocked (it may be unignored first). */
-	bool drop =
-	    p->state == PROC_ZOMBIE || (sig_ignored_locked(p, sig) && !(p->blocked & SIGBIT(sig)));
+	/*
+	 * An ignored signal is dropped when sent, unless blocked (it may be unignored
+	 * first); so is one init has left at its default action, SIGKILL included, as
+	 * Linux protects init.
+	 */
+	bool drop = p->state == PROC_ZOMBIE ||
+		    (sig_ignored_locked(p, sig) && !(p->blocked & SIGBIT(sig))) ||
+		    (p->unkillable && p->sigactions[sig - 1].handler == SIG_DFL);
 	if (!drop) {
 		p->pending |= SIGBIT(sig);
 		p->siginfo[sig - 1] = *info;

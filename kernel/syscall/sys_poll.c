@@ -25,9 +25,12 @@ static long poll_user(unsigned long ufds, unsigned long nfds, s64 timeout_ns)
 	long n = copy_from_user(fds, (const void __user *)ufds, nfds * sizeof(*fds)) ? -EFAULT : 0;
 	if (!n)
 		n = sys_poll(fds, (unsigned)nfds, timeout_ns);
-	/* Only revents goes back, but Linux writes each whole struct: so does this. */
-	if (n >= 0 && copy_to_user((void __user *)ufds, fds, nfds * sizeof(*fds)))
-		n = -EFAULT;
+	/* Only revents goes back, as Linux writes it: fd and events stay as the program left them.
+	 */
+	struct pollfd __user *u = (struct pollfd __user *)ufds;
+	for (unsigned long i = 0; n >= 0 && i < nfds; i++)
+		if (copy_to_user(&u[i].revents, &fds[i].revents, sizeof(fds[i].revents)))
+			n = -EFAULT;
 	kfree(fds);
 	return n;
 }
