@@ -160,9 +160,9 @@ static void free_list(struct page *page, unsigned order)
 	while (page) {
 		struct page *next = (struct page *)page->private;
 		page->private = 0;
+		/* An order-0 page that fork shared goes with its last user. */
 		if (order == 0)
-			mm_page_put(
-			    page_address(page)); /* a page fork shared goes with its last user */
+			mm_page_put(page_address(page));
 		else
 			free_pages(page_address(page), order);
 		page = next;
