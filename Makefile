@@ -4,6 +4,8 @@
 #   make test-image                   the same kernel with the tests: kernel-test.elf
 #   make qemu SMP=8 MEM=512M          boot under QEMU to the grace> prompt (Ctrl-A X quits)
 #   make qemu INITRD_DIR=dir          the same with dir's tree unpacked into / (an initramfs)
+#   make qemu INIT=/bin/sh            a user program as the first process: tests/user's programs
+#                                     and (x86_64) busybox in /bin, INITRD_DIR's files over them
 #   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
 #   make mutants                      mutation testing: every tests/mutants/*.patch caught
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
@@ -24,6 +26,7 @@ BOOT ?=
 FIRMWARE ?=
 DTB ?=
 INITRD_DIR ?=
+INIT ?=
 BENCH ?= all
 TIMEOUT ?=
 
@@ -258,10 +261,25 @@ BOOT_ELF := $(if $(filter 1,$(TESTS)),$(TEST_KERNEL),$(KERNEL))
 
 # INITRD_DIR=dir: dir packed into a cpio newc archive (scripts/mkinitrd) on every boot,
 # handed to the kernel as its initramfs.
-INITRD := $(if $(INITRD_DIR),$(BUILD)/initrd.cpio)
-qemu: $(BOOT_IMAGE) | $(DEPS_STAMP)
+# INIT=PATH: PATH runs as the first process instead of the shell (init=PATH, before ARGS),
+# and the machine powers off when it ends. Its initramfs is made on every boot by
+# scripts/mkuserroot in $(BUILD)/userroot: the programs of tests/user (make user-progs) in
+# /bin, on x86_64 Debian's static busybox (scripts/install-deps) with a link for each applet,
+# the scripts of tests/user in /tests, and INITRD_DIR's tree copied over them.
+INITRD := $(if $(or $(INITRD_DIR),$(INIT)),$(BUILD)/initrd.cpio)
+USER_ROOT := $(BUILD)/userroot
+USER_SCRIPTS := $(wildcard tests/user/*.sh)
+USER_BUSYBOX := $(if $(filter x86_64,$(ARCH)),/bin/busybox)
+qemu: $(BOOT_IMAGE) $(if $(INIT),$(USER_BINS)) | $(DEPS_STAMP)
+ifneq ($(INIT),)
+	$(Q)scripts/mkuserroot $(if $(USER_BUSYBOX),-b $(USER_BUSYBOX)) $(addprefix -t ,$(USER_SCRIPTS)) \
+		$(if $(INITRD_DIR),-m "$(INITRD_DIR)") $(USER_ROOT) $(USER_BINS)
+	$(Q)scripts/mkinitrd $(USER_ROOT) $(INITRD)
+else
 	$(if $(INITRD_DIR),$(Q)scripts/mkinitrd "$(INITRD_DIR)" $(INITRD))
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" INITRD="$(INITRD)" scripts/qemu/$(ARCH).sh
+endif
+	$(Q)$(QEMU_ENV) CMDLINE="$(strip $(if $(INIT),init=$(INIT)) $(ARGS))" INITRD="$(INITRD)" \
+		scripts/qemu/$(ARCH).sh
 
 # What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
 # boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).

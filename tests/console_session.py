@@ -12,6 +12,18 @@ terminal user expects them to work (backspace, ^U, ^C, up and down through
 history), not by asking the kernel; then the output is checked against what
 that command must print (CHECKS below), so a shell that edits or runs the wrong
 thing fails.
+
+tests/run --init-session FILE drives a user program given the console as the
+first process instead (tests/init/*.txt: busybox's shell as init=/bin/sh), in
+the same line format. The file's header names what runs and where:
+
+    # init: /bin/sh
+    # arch: x86_64
+    # prompt: "/ # "
+
+Every line's output must be exactly its expectation, or nothing without one;
+a last line `exit N  #=> init: exited with status N` ends the program, and the
+kernel must say so and power off.
 """
 import codecs
 import re
@@ -302,3 +314,51 @@ def judge(step, chunk, cfg):
         return f"unexpected usage error: {out}"
     check = CHECKS.get(words[0])
     return check(words, out, cfg) if check else None
+
+
+# ---- a user program as init (tests/init/*.txt) ----
+
+INIT_HEADER = re.compile(r'^# (init|arch|prompt): (.+)$', re.M)
+INIT_EXIT = re.compile(r"exit (\d+)$")
+
+
+def parse_init_script(path):
+    """({"init": path, "arch": [arches], "prompt": text}, steps) of an init session, or
+    ValueError when its header lacks one of them."""
+    with open(path) as f:
+        fields = dict(INIT_HEADER.findall(f.read()))
+    if set(fields) != {"init", "arch", "prompt"} or not re.fullmatch(r'"[^"]+"', fields["prompt"]):
+        raise ValueError(f'{path}: its header needs "# init: PATH", "# arch: ARCH..." and '
+                         f'"# prompt: \"TEXT\""')
+    fields["arch"] = fields["arch"].split()
+    fields["prompt"] = fields["prompt"][1:-1]
+    steps = parse_script(path)
+    last = INIT_EXIT.match(steps[-1].command or "") if steps else None
+    if not last or any(INIT_EXIT.match(s.command or "") for s in steps[:-1]):
+        raise ValueError(f"{path}: its last line, and only it, must be 'exit N'")
+    return fields, steps
+
+
+def init_output(chunk, prompt):
+    """The lines a command printed, from what the console showed between the typed line
+    and the next prompt: the echo (redrawn by the program's own editor, escape sequences
+    and all) is the first line; the prompt and a line editor's terminal queries go."""
+    text = chunk[:-len(prompt)] if chunk.endswith(prompt) else chunk
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines[1:]
+
+
+def judge_init(step, out):
+    """None if a line of an init session printed what it must, else why not."""
+    if step.command is None:
+        return "^C cannot be judged in an init session"
+    if step.expect:
+        kind, want = step.expect
+        if kind == "exact" and out != want:
+            return f"expected {want}, got {out}"
+        if kind == "regex" and (not out or not all(re.search(want, l) for l in out)):
+            return f"expected every line to match /{want}/, got {out}"
+        return None
+    return None if not out else f"expected nothing, got {out}"
