@@ -161,6 +161,7 @@ void file_open_anon(struct file *f, struct inode *inode, int flags, const struct
 	f->f_pos = 0;
 	f->f_op = ops;
 	f->f_listed = false;
+	vfs_count_add(NR_FILE, 1); /* counted as every open file is: file_free_rcu() uncounts it */
 }
 
 struct file *file_alloc(void)
