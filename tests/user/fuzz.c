@@ -198,10 +198,30 @@ static const long never[] = {
 };
 /* clang-format on */
 
-static bool never_called[FUZZ_NR_MAX + 1];
+/* clang-format off */
+/*
+ * Calls that write what differs from run to run: the time, random bytes, inode numbers
+ * of a global counter. The scratch buffer is put back as it was after each, so that the
+ * strings later calls read there, names among them, are the same every run, and so is
+ * what the kernel caches of those names (the test compares the dentries it holds).
+ */
+static const long varying[] = {
+	SYS_getrandom, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_times,
+	SYS_getrusage, SYS_sysinfo, SYS_nanosleep, SYS_clock_nanosleep, SYS_getitimer,
+	SYS_timer_gettime, SYS_timerfd_gettime, SYS_rt_sigtimedwait, SYS_wait4, SYS_waitid,
+	SYS_fstat, SYS_newfstatat, SYS_statx, SYS_getdents64, SYS_getcpu,
+	SYS_sched_rr_get_interval,
+#ifdef SYS_time
+	SYS_time, SYS_stat, SYS_lstat, SYS_getdents,
+#endif
+};
+/* clang-format on */
+
+static bool never_called[FUZZ_NR_MAX + 1], varies[FUZZ_NR_MAX + 1];
 
 /* The child's memory for arguments, mapped at start (see make_regions). */
 static char *scratch, *scratch_end, *ro, *ro_end, *guard, *play, *play_end;
+static char scratch_copy[SCRATCH_PAGES * PAGE]; /* what it holds but for varying[]'s bytes */
 static char path_long_name[300], path_too_long[5000];
 static const char *paths[16];
 static int nr_paths;
@@ -614,6 +634,20 @@ static void refill_scratch(void)
 		for (int i = 0; i < 8; i++, v >>= 8)
 			p[i] = (char)v == '/' ? 'x' : (char)v;
 	}
+	memcpy(scratch_copy, scratch, sizeof(scratch_copy));
+}
+
+/* After a call of varying[]: the scratch buffer as it was, if the call was given it. */
+static void undo_varying(long nr, const long a[6])
+{
+	if (!varies[nr])
+		return;
+	for (int i = 0; i < 6; i++) {
+		if ((char *)a[i] >= scratch && (char *)a[i] < scratch_end) {
+			memcpy(scratch, scratch_copy, sizeof(scratch_copy));
+			return;
+		}
+	}
 }
 
 static void die(const char *what)
@@ -723,6 +757,9 @@ static void child(uint64_t seed, long calls, int report_fd)
 	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
 		if (never[i] >= 0 && never[i] <= FUZZ_NR_MAX)
 			never_called[never[i]] = true;
+	for (size_t i = 0; i < sizeof(varying) / sizeof(varying[0]); i++)
+		if (varying[i] >= 0 && varying[i] <= FUZZ_NR_MAX)
+			varies[varying[i]] = true;
 
 	long done = 0;
 	while (done < calls) {
@@ -734,6 +771,7 @@ static void child(uint64_t seed, long calls, int report_fd)
 			a[i] = pick_arg();
 		fix_args(&nr, a);
 		raw_syscall(nr, a);
+		undo_varying(nr, a);
 		if (++done % REPORT_EVERY == 0) {
 			long one[6] = {REPORT_FD, (long)"", 1};
 			raw_syscall(SYS_write, one);
