@@ -122,8 +122,9 @@ int sys_open(const char *name, int flags, unsigned mode)
  * A device's read or write with a user buffer: through a kernel page, since a
  * device's calls take kernel buffers. A read is one call of the device's (a
  * terminal's line, what a pipe holds), and what it returned is lost if the copy
- * out faults, as on Linux for a terminal; a write goes a page at a time until
- * all is written or the device writes less.
+ * out faults: as on Linux for a terminal, while Linux's pipe keeps the bytes it
+ * could not copy. A write goes a page at a time until all is written or the
+ * device writes less.
  */
 static long device_rw_user(struct file *f, void *ubuf, size_t count, bool write)
 {

@@ -16,6 +16,7 @@ static struct cmdline_table boot_args;
 static const char *const known_keys[] = {
     "test",
     "bench",
+    "init",
     "spinlock",
     "spinlock_pv",
     "spinlock_delay",

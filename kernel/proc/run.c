@@ -110,9 +110,12 @@ bool proc_start_init(void)
 	const char *path = cmdline_get("init");
 	if (!path)
 		return false;
-	struct task *t = kthread_run(proc_init_main, (void *)path, "init");
+	struct task *t = kthread_create(proc_init_main, (void *)path, "init");
 	if (!t)
 		panic("cannot create the thread that runs init=%s", path);
+	/* How init ended is the run's last word: printed even under quiet, as the shell's are. */
+	t->flags |= TASK_CONSOLE; /* before it first runs: nobody else writes flags yet */
+	wake_up_process(t);
 	kthread_detach(t);
 	return true;
 }

@@ -288,7 +288,7 @@ USER_CALL(pipe)
 USER_CALL(fcntl)
 {
 	int fd = (int)a0;
-	switch (a1) {
+	switch ((unsigned)a1) { /* Linux reads cmd as an unsigned int */
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC: {
 		long nfd = sys_dup_min(fd, (int)a2);

@@ -60,6 +60,15 @@ USER_CALL(clock_gettime)
 	return copy_to_user((void __user *)a1, &ts, sizeof(ts)) ? -EFAULT : 0;
 }
 
+/* x86_64's time(): seconds, also stored at tloc if given; glibc calls it with no vDSO. */
+USER_CALL(time)
+{
+	s64 sec = (s64)(arch_clock_ns() / NSEC_PER_SEC);
+	if (a0 && copy_to_user((void __user *)a0, &sec, sizeof(sec)))
+		return -EFAULT;
+	return sec;
+}
+
 USER_CALL(gettimeofday)
 {
 	u64 ns = arch_clock_ns();

@@ -116,6 +116,7 @@ USER_CALL(wait4);
 /* sys_time.c */
 USER_CALL(clock_gettime);
 USER_CALL(gettimeofday);
+USER_CALL(time);
 USER_CALL(nanosleep);
 USER_CALL(clock_nanosleep);
 

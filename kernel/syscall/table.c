@@ -103,6 +103,9 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
 #endif
     [__NR_clock_gettime] = user_clock_gettime,
     [__NR_gettimeofday] = user_gettimeofday,
+#ifdef __NR_time
+    [__NR_time] = user_time,
+#endif
     [__NR_nanosleep] = user_nanosleep,
     [__NR_clock_nanosleep] = user_clock_nanosleep,
 };

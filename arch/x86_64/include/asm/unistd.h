@@ -72,6 +72,7 @@
 #define __NR_arch_prctl 158
 #define __NR_gettid 186
 #define __NR_tkill 200
+#define __NR_time 201
 #define __NR_sched_setaffinity 203
 #define __NR_sched_getaffinity 204
 #define __NR_getdents64 217
