@@ -7,8 +7,13 @@
 #   make qemu INIT=/bin/sh            a user program as the first process: tests/user's programs
 #                                     and (x86_64) busybox in /bin, INITRD_DIR's files over them
 #   make test                         the matrix (both arches, SMP=1,4,64); or one configuration
+#   make test T=vfs.*                 the tests matching a glob (ARGS=test=vfs.*), one configuration
+#   make help                         the targets and variables, from README.md's tables
+#   make list-tests / list-benches    every test's suite.name / every benchmark, from the test image
 #   make mutants                      mutation testing: every tests/mutants/*.patch caught
 #   make bench BENCH=spinlock SMP=8   run benchmarks, print bench: lines
+#   make compare [SMP=1,2,4,8]        the same programs on Grace and on Debian's Linux (x86_64)
+#   make report [SMP=8] [REUSE=1]     every seed experiment: tables and plots in build/report/
 #   make gdb                          boot with QEMU waiting for gdb on :1234
 #   make ... DEBUG=1                  slab debugging (red zones, poison), in build/<arch>-debug
 #   make ... LOCKDEP=1                the lock validator and lock statistics, in build/<arch>-lockdep
@@ -29,9 +34,42 @@ INITRD_DIR ?=
 INIT ?=
 BENCH ?= all
 TIMEOUT ?=
+PHASE_MS ?=
+WORKLOADS ?=
+REUSE ?=
+SEEDS ?= 100
+T ?=
+COMMA := ,
 
 ifeq ($(filter $(ARCH),riscv64 x86_64),)
 $(error ARCH must be riscv64 or x86_64, not '$(ARCH)')
+endif
+
+# CPUS=N is SMP=N, as xv6 spells it; both given and different is refused.
+CPUS ?=
+SMP_GIVEN := $(filter command line,$(origin SMP) $(origin CPUS))
+ifneq ($(CPUS),)
+ifneq ($(and $(filter command line,$(origin SMP)),$(filter-out $(CPUS),$(SMP))),)
+$(error CPUS=$(CPUS) and SMP=$(SMP) disagree: CPUS is another name for SMP, give one)
+endif
+override SMP := $(CPUS)
+endif
+
+# Every user variable checked before anything is built (scripts/check-vars says what is
+# allowed in one line), once, by the make the user ran: a recursive make gets the same
+# variables, and make compare's hands SMP=1,2,4,8 on to a build that does not use it.
+UNCHECKED_GOALS := clean help list-tests list-benches format format-check deps
+CHECKED_VARS := ARCH SMP MEM NUMA MACHINE BOOT FIRMWARE DTB INITRD_DIR INIT MODE DEBUG LOCKDEP \
+	LOCKSTAT TESTS V RACE_POINTS REUSE TIMEOUT PHASE_MS SEEDS T
+shell_quote = '$(subst ','\'',$(1))'
+ifeq ($(MAKELEVEL),0)
+ifneq ($(filter-out $(UNCHECKED_GOALS),$(or $(MAKECMDGOALS),all)),)
+VAR_PROBLEM := $(shell $(foreach v,$(CHECKED_VARS),$(v)=$(call shell_quote,$($(v)))) \
+	GOALS=$(call shell_quote,$(MAKECMDGOALS)) scripts/check-vars)
+ifneq ($(VAR_PROBLEM),)
+$(error $(VAR_PROBLEM))
+endif
+endif
 endif
 
 # DEBUG=1: slab red zones, poison and double-free checks (include/grace/slab.h).
@@ -119,9 +157,9 @@ TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 # Static programs the ELF loader's selftests load (tests/user/elf_min.c), built for the
 # target with the same compiler as ET_EXEC and as static-pie ET_DYN, and the benchmarks'
-# (tests/user/null_syscall.c, open_close.c), linked in as <name>_start..<name>_end
+# (tests/user/null_syscall.c, open_close.c, memscale.c), linked in as <name>_start..<name>_end
 # (tests/user/elf_blob.S), with what readelf says of the first two in elf_expect.h.
-TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close
+TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close memscale
 TEST_ELF_OBJS := $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf.o)
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS) $(TEST_ELF_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
@@ -147,7 +185,7 @@ $(TEST_OBJS) $(RACE_OBJS): CFLAGS += -DGRACE_RACE_POINTS=1
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image image deps qemu gdb qemu-gdb test fsdiff userdiff user-progs mutants bench profile plugin format format-check clean
+.PHONY: all test-image image deps qemu gdb qemu-gdb test docs-check fsdiff userdiff compare report user-progs mutants bench profile plugin format format-check clean help list-tests list-benches
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -199,6 +237,12 @@ $(BUILD)/tests/user/null_syscall.elf $(BUILD)/tests/user/open_close.elf: \
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) $(USER_CFLAGS) -static -fno-pie -no-pie -o $@ $<
 
+# The threaded benchmark's program (tests/user/memscale.c): glibc's pthreads, static.
+$(BUILD)/tests/user/memscale.elf: tests/user/memscale.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  USER    $@")
+	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
+
 $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 	$(Q)$(CC) $(ASFLAGS) -DELF_PATH='"$<"' -DELF_START=$*_start -DELF_END=$*_end \
 		-c tests/user/elf_blob.S -o $@
@@ -206,13 +250,21 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 # The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
-USER_PROGS := $(filter-out elf_min null_syscall open_close,$(basename $(notdir $(wildcard tests/user/*.c))))
+USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
 USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
 $(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
 user-progs: $(USER_BINS)
+
+# make compare's program (tests/compare/): the workloads, one static glibc binary that
+# Grace and Linux boot as /init from the same initramfs.
+COMPARE_PROG := $(BUILD)/compare/compare
+$(COMPARE_PROG): $(wildcard tests/compare/*.c tests/compare/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  USER    $@")
+	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -pthread -o $@ $(filter %.c,$^)
 
 $(BUILD)/tests/user/elf_expect.h: $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf) scripts/gen-elf-expect
 	$(Q){ scripts/gen-elf-expect $(READELF) ELF_MIN_EXEC $(BUILD)/tests/user/elf_min_exec.elf && \
@@ -294,29 +346,65 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
 
 # Any of these on the command line selects one configuration; none runs the matrix.
-SELECTORS := $(strip $(foreach v,ARCH SMP MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB,$(if $(filter command line,$(origin $(v))),$(v))))
+SELECTORS := $(strip $(foreach v,ARCH SMP CPUS MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB T,$(if $(filter command line,$(origin $(v))),$(v))))
+# T=GLOB: the tests matching GLOB, the short form of ARGS=test=GLOB.
+TEST_ARGS := $(strip $(if $(T),test=$(T)) $(ARGS))
+
+# Debian's Python, whose packages (python3-matplotlib, for make report's plots) the one
+# first on PATH may not see.
+SYSTEM_PYTHON := /usr/bin/python3
 
 test: | $(DEPS_STAMP)
 	$(Q)python3 tests/unistd_check.py
 ifeq ($(SELECTORS),)
+	$(Q)$(SYSTEM_PYTHON) tests/report_test.py
+	$(Q)python3 scripts/make-help --check
+	$(Q)python3 tests/host_tools_test.py
 	$(Q)python3 tests/run --matrix $(if $(filter 1,$(LOCKDEP)),--lockdep)
+	$(Q)$(MAKE) -s docs-check
 else
 	$(Q)$(MAKE) -s test-image
 	$(Q)python3 tests/run --arch $(ARCH) --smp $(SMP) --mem $(MEM) --numa "$(NUMA)" \
-		--args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
+		--args "$(TEST_ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
 
+# The examples marked in README.md and docs/*.md (tests/docs_check.py), run and compared
+# with what the pages show; they boot riscv64's test image, some under the profiler.
+docs-check: | $(DEPS_STAMP)
+	$(Q)$(MAKE) -s ARCH=riscv64 test-image plugin
+	$(Q)python3 tests/docs_check.py
+
 # The VFS against Linux (tests/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
-SEEDS ?= 100
 fsdiff: test-image | $(DEPS_STAMP)
-	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(filter command line,$(origin SMP)),$(SMP),4) \
+	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
+
+# The same programs on Grace and on Linux (tests/compare.py): Debian's Linux kernel package
+# fetched once, both kernels booted at each of SMP=1,2,4,8 (default) with the same
+# initramfs; tables printed and written as CSV under build/x86_64/compare/.
+# x86_64 unless ARCH= asks otherwise (and then it says why it cannot).
+COMPARE_ARCH := $(if $(filter command line,$(origin ARCH)),$(ARCH),x86_64)
+compare: | $(DEPS_STAMP)
+	$(Q)$(if $(filter x86_64,$(COMPARE_ARCH)),$(MAKE) -s ARCH=x86_64 all build/x86_64/compare/compare plugin &&) \
+		python3 tests/compare.py --arch $(COMPARE_ARCH) \
+		--smp $(if $(SMP_GIVEN),$(SMP),1$(COMMA)2$(COMMA)4$(COMMA)8) \
+		$(if $(PHASE_MS),--phase-ms $(PHASE_MS)) $(WORKLOADS)
+
+# Every seed experiment in one report (tests/report.py): the seed benchmarks and their
+# profiles for both arches at SMP=8 (or SMP=), or REUSE=1 to read the last runs' logs;
+# build/report/index.html and index.md, checked in headless Chromium.
+REPORT_ARCHES := $(if $(filter command line,$(origin ARCH)),$(ARCH),riscv64 x86_64)
+report: | $(DEPS_STAMP)
+	$(Q)scripts/install-deps --report
+	$(Q)$(if $(REUSE),,$(foreach a,$(REPORT_ARCHES),$(MAKE) -s ARCH=$(a) test-image &&) $(MAKE) -s plugin &&) \
+		$(SYSTEM_PYTHON) tests/report.py --smp $(SMP) --arch $(subst $(eval) ,$(COMMA),$(REPORT_ARCHES)) \
+		$(if $(REUSE),--reuse)
 
 # User programs against Linux (tests/userdiff.py): tests/user's programs run at the prompt
 # and on the host (natively, or under qemu-riscv64), their outputs compared.
 userdiff: test-image user-progs | $(DEPS_STAMP)
-	$(Q)python3 tests/run --userdiff --arch $(ARCH) --smp $(if $(filter command line,$(origin SMP)),$(SMP),4) \
+	$(Q)python3 tests/run --userdiff --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 # Mutation testing: each tests/mutants/*.patch, applied to a scratch copy in
@@ -344,6 +432,23 @@ profile: test-image $(PLUGIN)
 		--numa "$(NUMA)" --args "$(ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 plugin: $(PLUGIN)
+
+# The targets and variables, read from README.md's tables (make test checks those tables
+# against this Makefile: scripts/make-help --check).
+# Python comes with scripts/install-deps, which help does not run: on a fresh machine it
+# says so instead.
+help:
+	$(Q)if command -v python3 >/dev/null; then python3 scripts/make-help; else \
+		echo "make help reads README.md with python3, which scripts/install-deps installs" \
+		"(README.md's \"Make targets\" has the same tables)"; fi
+
+# Every selftest's suite.name and every benchmark, read from the test image's .testcases
+# and .benches sections (what the kernel runs, and what tests/run counts against the KTAP
+# plan); T=GLOB lists the tests make test T=GLOB would run.
+list-tests: test-image
+	$(Q)python3 scripts/list-cases tests $(TEST_KERNEL) $(T)
+list-benches: test-image
+	$(Q)python3 scripts/list-cases benches $(TEST_KERNEL) README.md
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
 FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \

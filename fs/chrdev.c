@@ -2,7 +2,9 @@
  * The character devices there are, by number, and the two that need no
  * hardware: /dev/null (reads end at once, writes vanish) and /dev/zero (reads
  * give zeros). /dev and its nodes are made at boot, as devtmpfs makes them on
- * Linux, so a program finds them without an initramfs that carries them.
+ * Linux, so a program finds them without an initramfs that carries them, and
+ * with them /dev/stdin, /dev/stdout and /dev/stderr, the links to the caller's
+ * descriptors 0, 1 and 2 that udev (or an init script) makes beside them.
  */
 #include <grace/chrdev.h>
 #include <grace/errno.h>
@@ -38,6 +40,16 @@ static const struct {
     {DEV_ZERO, "/dev/zero", &zero_ops},
     {DEV_TTY, "/dev/tty", &tty_ops},
     {DEV_CONSOLE, "/dev/console", &tty_ops},
+    {DEV_BENCH_MARK, "/dev/bench_mark", &bench_mark_ops},
+};
+
+static const struct {
+	const char *path;
+	const char *target;
+} std_links[] = {
+    {"/dev/stdin", "/proc/self/fd/0"},
+    {"/dev/stdout", "/proc/self/fd/1"},
+    {"/dev/stderr", "/proc/self/fd/2"},
 };
 
 const struct file_ops *chrdev_ops(u32 dev)
@@ -59,5 +71,10 @@ void chrdev_init(void)
 		err = sys_mknod(chrdevs[i].path, S_IFCHR | perm, chrdevs[i].dev);
 		if (err && err != -EEXIST)
 			pr_warn("chrdev: cannot make %s: %d\n", chrdevs[i].path, err);
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(std_links); i++) {
+		err = sys_symlink(std_links[i].target, std_links[i].path);
+		if (err && err != -EEXIST)
+			pr_warn("chrdev: cannot make %s: %d\n", std_links[i].path, err);
 	}
 }

@@ -215,13 +215,21 @@ struct dentry *dget_parent(struct dentry *d)
 
 static void d_lru_del(struct dentry *d);
 
-/* A pinned dentry is in use for good: off the LRU, so the unused count stays exact. */
+/*
+ * A pinned dentry is in use for good. If it is on the LRU (a negative dentry
+ * that a create makes positive), vfs=scalable leaves it there, as a dget() does:
+ * the shrinker takes off every dentry it finds referenced, and a create and an
+ * unlink in a loop then touch no global lock (d_lru_add() finds it still on).
+ * vfs=global takes it off at once, under the LRU lock, so that the unused count
+ * is exact at every moment.
+ */
 void d_pin(struct dentry *d)
 {
 	d_lock(d);
 	__dget_locked(d);
 	d->d_flags |= DCACHE_PINNED;
-	d_lru_del(d);
+	if (vfs_global())
+		d_lru_del(d);
 	d_unlock(d);
 }
 

@@ -15,6 +15,8 @@
  * the creat_unlink benchmark in both modes.
  */
 #include <grace/hash.h>
+#include <grace/irq.h>
+#include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/race_point.h>
 #include <grace/slab.h>
@@ -30,7 +32,7 @@ struct inode_bucket {
 	struct hlist_head head;
 };
 
-static struct inode_bucket inode_hashtable[I_HASH_SIZE];
+static struct inode_bucket inode_hashtable[I_HASH_SIZE] __cacheline_aligned;
 /* Read by every new inode: on a line of their own, away from the buckets' locks. */
 static struct kmem_cache *inode_cache[2] __cacheline_aligned; /* by enum inode_free_mode */
 static enum inode_free_mode free_mode = INODE_FREE_TYPESAFE;
@@ -50,14 +52,58 @@ const char *inode_free_mode_name(enum inode_free_mode mode)
 	return mode == INODE_FREE_CALL_RCU ? "call_rcu" : "typesafe";
 }
 
+/*
+ * I_HASH_RUN numbers in a row go to I_HASH_RUN neighbouring buckets, one cache
+ * line of them (16-byte buckets), and the runs are hashed: a CPU makes its inodes
+ * from a batch of consecutive numbers (inode_next_ino()), so a create and an
+ * unlink in a loop write a line that no other CPU writes, a new one every
+ * I_HASH_RUN creates, where hashing each number alone would write a new line,
+ * last written by any CPU, every time.
+ */
+#define I_HASH_RUN_SHIFT 2
+#define I_HASH_RUN (1u << I_HASH_RUN_SHIFT)
+
 u32 inode_hash_index(const struct super_block *sb, u64 ino)
 {
-	return hash_64(((uintptr_t)sb >> 6) ^ ino, I_HASH_BITS);
+	u32 run = hash_64(((uintptr_t)sb >> 6) ^ (ino >> I_HASH_RUN_SHIFT),
+			  I_HASH_BITS - I_HASH_RUN_SHIFT);
+	return run << I_HASH_RUN_SHIFT | (u32)(ino & (I_HASH_RUN - 1));
 }
 
 static struct inode_bucket *i_bucket(const struct super_block *sb, u64 ino)
 {
 	return &inode_hashtable[inode_hash_index(sb, ino)];
+}
+
+/*
+ * Inode numbers handed out per CPU, a batch at a time from the superblock's
+ * counter, so that a create writes no line another CPU wrote (Linux's
+ * get_next_ino(), 2.6.37, takes LAST_INO_BATCH 1024 at once; a batch lasts a CPU
+ * 1024 creates and the counter's line moves once for them).
+ */
+#define INO_BATCH 1024
+
+struct ino_batch {
+	struct super_block *sb; /* whose numbers next..end-1 are; superblocks are never freed */
+	u64 next, end;
+};
+static DEFINE_PER_CPU(struct ino_batch, ino_batch); /* its CPU's, with irqs off */
+
+/* vfs=global takes each number from the counter, as before 2.6.37. */
+static u64 inode_next_ino(struct super_block *sb, bool global)
+{
+	if (global)
+		return atomic64_inc_return(&sb->s_next_ino);
+	unsigned long flags = arch_irq_save();
+	struct ino_batch *b = this_cpu_ptr(&ino_batch);
+	if (b->sb != sb || b->next == b->end) {
+		b->end = atomic64_add_return(&sb->s_next_ino, INO_BATCH) + 1;
+		b->next = b->end - INO_BATCH;
+		b->sb = sb;
+	}
+	u64 ino = b->next++;
+	arch_irq_restore(flags);
+	return ino;
 }
 
 /* Once per object's life in the cache: a lookup may lock an inode being reused. */
@@ -80,7 +126,7 @@ struct inode *new_inode(struct super_block *sb, u32 mode)
 		return NULL;
 	spin_lock(&inode->i_lock);
 	atomic_set(&inode->i_count, 1);
-	inode->i_ino = atomic64_inc_return(&sb->s_next_ino);
+	inode->i_ino = inode_next_ino(sb, global);
 	inode->i_sb = sb;
 	inode->i_mode = mode;
 	inode->i_nlink = S_ISDIR(mode) ? 2 : 1;

@@ -6,6 +6,8 @@
  * Lock order, outermost first (docs/vfs.md):
  *   a directory inode's i_mutex (the parent before the child; rename: the
  *     superblock's s_rename_mutex first),
+ *   a descriptor table's lock (fs_context.lock: /proc/self/fd's lookup, under
+ *     the directory's i_mutex),
  *   vfs=global's dcache_lock, then its inode_lock,
  *   rename_lock (seqlock writers),
  *   a parent dentry's d_lock, then a child's (d_lock_nested),
@@ -141,6 +143,10 @@ extern seqlock_t rename_lock;
 /* The inode cache (fs/inode.c). */
 #define I_FREEING (1u << 0) /* on its way out: lookups must not take it */
 #define I_DEADDIR (1u << 1) /* a removed directory: nothing may be created in it */
+#define I_SELF_EXE                                                                                 \
+	(1u << 2)	    /* a symlink to the caller's program, not to its text: /proc/self/exe */
+#define I_SELF_FD (1u << 3) /* /proc/self/fd: its names are the caller's descriptors */
+#define I_FD_LINK (1u << 4) /* /proc/self/fd/N: a link to what descriptor N has open */
 
 struct inode {
 	spinlock_t i_lock; /* i_state, i_count's last reference */
@@ -266,6 +272,11 @@ void inode_stat(const struct inode *inode, struct stat *st);
 
 /* The calling thread's context (fs/file.c): descriptors and current directory. */
 struct file {
+	/*
+	 * References; 0 while free. fget() takes one without a lock, from a slot it read
+	 * under RCU, and only from a count that is not 0 (file_free=typesafe: the memory
+	 * may be a new file by then, which fget() finds out by reading the slot again).
+	 */
 	atomic_t f_count;
 	struct path f_path;
 	struct inode *f_inode;
@@ -277,16 +288,85 @@ struct file {
 	void *private_data;	 /* f_op's own: a pipe's struct pipe */
 	struct list_head f_list; /* vfs=global: on the list of open files */
 	bool f_listed;
+	u8 f_free_mode; /* enum file_free_mode, fixed at allocation: which cache, how freed */
 	struct rcu_head f_rcu;
 };
 
+/*
+ * A thread's descriptor table and current directory. Its own thread uses it
+ * without a lock; once threads of one process share it (refs > 1), every use
+ * but fget()'s lockless lookup takes lock. Only a thread that has it can share it further (clone),
+ * and then it is not using it, so "shared or not" cannot change under a user that checked it,
+ * except from shared to not, which only makes the lock unneeded.
+ */
 struct fs_context {
 	struct path cwd;
-	struct file **fd; /* max_fds slots */
-	bool *cloexec;	  /* max_fds flags: close the descriptor at execve (O_CLOEXEC) */
-	unsigned max_fds;
-	unsigned next_fd; /* no free descriptor below this one */
+	/*
+	 * max_fds slots, each written under lock (when shared) with rcu_assign_pointer;
+	 * fget() reads them under RCU alone. A table that grows is freed after a grace period.
+	 */
+	struct file **fd;
+	bool *cloexec;	   /* max_fds flags: close the descriptor at execve (O_CLOEXEC) */
+	unsigned max_fds;  /* stored with release after fd: never more than fd's slots */
+	unsigned next_fd;  /* no free descriptor below this one */
+	atomic_t refs;	   /* threads using it */
+	struct mutex lock; /* the table and cwd, while shared (a mutex: the table grows under it) */
+	char *exe; /* the program its process runs (/proc/self/exe), or NULL; set by exec alone */
 };
+
+/*
+ * A symlink's target as the caller sees it: the length of its text, *text set
+ * to it, or -errno (-ENOENT: it names nothing, as a kernel thread's
+ * /proc/self/exe). An ordinary link's text is its inode's own, kept by the
+ * caller's reference on the link, and buf goes unused; a /proc/self link's
+ * (inode_link_made()) is made for the calling process into buf, PATH_MAX bytes.
+ */
+long inode_link_text(struct inode *inode, char *buf, const char **text);
+
+/* Is inode a link whose text is made for each caller, needing inode_link_text()'s buf? */
+static inline bool inode_link_made(const struct inode *inode)
+{
+	return READ_ONCE(inode->i_state) & (I_SELF_EXE | I_FD_LINK);
+}
+
+/* Is d /proc/self/fd? Marked at boot, before any walk reaches it. */
+static inline bool d_is_proc_fd(const struct dentry *d)
+{
+	struct inode *inode = READ_ONCE(d->d_inode);
+	return inode && (READ_ONCE(inode->i_state) & I_SELF_FD);
+}
+
+/* /proc/self/fd (fs/proc_fd.c). */
+/*
+ * With dir's (/proc/self/fd's) i_mutex held: the link named name, made the first
+ * time any process looks it up, if name is the caller's open descriptor; else
+ * NULL and *err -ENOENT (or -ENOMEM).
+ */
+struct dentry *proc_fd_lookup_locked(struct dentry *dir, const struct qstr *name, int *err);
+/* The inode number of dir's link for the caller's descriptor fd, or -errno. */
+long proc_fd_ino(struct dentry *dir, int fd);
+/* Where a walk through /proc/self/fd/N goes: N's open file, with references; or -errno. */
+int proc_fd_follow(struct inode *link, struct path *out);
+/* readlink of /proc/self/fd/N, into buf (PATH_MAX bytes): its length or -errno. */
+long proc_fd_link_text(struct inode *link, char *buf);
+void proc_fd_init(void);
+/* The caller's lowest open descriptor at or above from, or -1 (fs/file.c). */
+int fd_next_open(int from);
+
+/* Take fs's lock if it is shared; what fs_unlock() needs to know. */
+static inline bool fs_lock(struct fs_context *fs)
+{
+	if (atomic_read(&fs->refs) == 1)
+		return false;
+	mutex_lock(&fs->lock);
+	return true;
+}
+
+static inline void fs_unlock(struct fs_context *fs, bool locked)
+{
+	if (locked)
+		mutex_unlock(&fs->lock);
+}
 /* The caller's context, made on first use: NULL on ENOMEM. */
 struct fs_context *fs_current(void);
 /* A file struct to open later, so that nothing is left to fail once a call has changed the tree. */
@@ -301,10 +381,16 @@ void fput(struct file *f);
 void file_init(void);
 /*
  * The lowest free descriptor, the table grown if needed: the fd, -EMFILE or -ENOMEM.
- * It stays free (the context is its thread's own) until fd_install() fills it.
+ * It stays free until fd_install() fills it: a check that a descriptor is left,
+ * before a call changes anything.
  */
 int fd_reserve(struct fs_context *fs);
-void fd_install(struct fs_context *fs, int fd, struct file *f);
+/*
+ * Install f at fd, or at the lowest free one if another thread of the process took
+ * fd meanwhile: the descriptor used, or -EMFILE/-ENOMEM (f is not consumed).
+ */
+int fd_install(struct fs_context *fs, int fd, struct file *f);
+
 /* Install f at the lowest free descriptor: the fd, or -EMFILE/-ENOMEM (f is not consumed). */
 int fd_install_lowest(struct fs_context *fs, struct file *f);
 

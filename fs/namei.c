@@ -17,7 +17,13 @@
  * reference keeps the text, and goes on in the text; at its end the walk takes
  * the saved rest up again. Each text is held apart, so a chain is bounded by the
  * SYMLOOP_MAX links a walk may follow, not by the sum of their lengths, and
- * the stack of saved links is at most SYMLOOP_MAX deep.
+ * the stack of saved links is at most SYMLOOP_MAX deep. A /proc/self/exe text is
+ * made for the caller, in a buffer the saved link keeps until then.
+ *
+ * /proc/self/fd is walked by reference only: what its names mean depends on the
+ * caller (fs/proc_fd.c). A link in it is "magic", as on Linux: the walk goes on
+ * from the descriptor's open file itself, counted as a link followed, instead of
+ * walking a text.
  */
 #include <grace/race_point.h>
 #include <grace/slab.h>
@@ -39,11 +45,21 @@ struct nameidata {
 	bool trailing_slash;
 };
 
-/* A link being walked: where the name goes on after its text, and the reference on the text. */
+/*
+ * A link being walked: where the name goes on after its text, the reference on
+ * the text, and the buffer holding it if it was made for the caller (else NULL).
+ */
 struct saved_link {
 	const char *rest;
 	struct dentry *link;
+	char *buf;
 };
+
+static void saved_link_put(struct saved_link *sl)
+{
+	dput(sl->link);
+	kfree(sl->buf);
+}
 
 /* What a step found: the child, its d_seq, inode and mode. */
 struct step {
@@ -66,6 +82,8 @@ static int walk_start(struct nameidata *nd, const struct path *base, const char 
 	if (!len)
 		return -ENOENT;
 	*nd = (struct nameidata){.rcu = rcu, .links = links};
+	/* A thread sharing fs may chdir meanwhile: the old cwd stays until our reference. */
+	bool locked = fs_lock(fs);
 	nd->path = *name == '/' ? (struct path){&root_mnt, root_mnt.mnt_root}
 		   : base	? *base
 				: fs->cwd;
@@ -75,6 +93,7 @@ static int walk_start(struct nameidata *nd, const struct path *base, const char 
 	} else {
 		path_get(&nd->path);
 	}
+	fs_unlock(fs, locked);
 	nd->inode = READ_ONCE(nd->path.dentry->d_inode);
 	nd->mode = nd->inode ? READ_ONCE(nd->inode->i_mode) : 0;
 	if (rcu && !d_seq_valid(nd->path.dentry, nd->seq)) {
@@ -91,7 +110,7 @@ static void walk_end(struct nameidata *nd)
 	else
 		path_put(&nd->path);
 	while (nd->depth)
-		dput(nd->stack[--nd->depth].link);
+		saved_link_put(&nd->stack[--nd->depth]);
 	kfree(nd->stack);
 	nd->stack = NULL;
 }
@@ -111,6 +130,8 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 	if (dotdot) {
 		s->d = READ_ONCE(parent->d_parent);
 		s->seq = raw_seqcount_begin(&s->d->d_seq);
+	} else if (d_is_proc_fd(parent)) {
+		return -ECHILD; /* names that depend on the caller: ref-walk checks each */
 	} else {
 		s->d = d_lookup_rcu(parent, q, &s->seq);
 		if (!s->d)
@@ -133,6 +154,8 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 /* With the directory's i_mutex held: the child, a new negative dentry if the name is not cached. */
 struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err)
 {
+	if (d_is_proc_fd(dir))
+		return proc_fd_lookup_locked(dir, name, err);
 	struct dentry *d = d_lookup(dir, name);
 	if (d)
 		return d;
@@ -156,7 +179,7 @@ static int step_ref(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 
 	if (dotdot) {
 		s->d = dget_parent(parent);
-	} else if (!(s->d = d_lookup(parent, q))) {
+	} else if (d_is_proc_fd(parent) || !(s->d = d_lookup(parent, q))) {
 		struct inode *dir = parent->d_inode;
 		mutex_lock(&dir->i_mutex);
 		s->d = lookup_locked(parent, q, &err);
@@ -213,8 +236,18 @@ static int follow_link(struct nameidata *nd, struct step *s, const char **name, 
 		return err;
 	}
 	/* depth <= links <= SYMLOOP_MAX: an entry is pushed only for a link counted. */
-	nd->stack[nd->depth++] = (struct saved_link){rest, s->d};
-	*name = s->inode->link;
+	char *buf = NULL;
+	const char *text;
+	long len = -ENOMEM;
+	if (!inode_link_made(s->inode) || (buf = fs_alloc(PATH_MAX)))
+		len = inode_link_text(s->inode, buf, &text);
+	if (len < 0) {
+		kfree(buf);
+		dput(s->d);
+		return len;
+	}
+	nd->stack[nd->depth++] = (struct saved_link){rest, s->d, buf};
+	*name = text;
 	if (**name == '/') {
 		path_put(&nd->path);
 		nd->path = (struct path){&root_mnt, root_mnt.mnt_root};
@@ -222,6 +255,24 @@ static int follow_link(struct nameidata *nd, struct step *s, const char **name, 
 		nd->inode = nd->path.dentry->d_inode;
 		nd->mode = nd->inode->i_mode;
 	}
+	return 0;
+}
+
+/*
+ * The step found /proc/self/fd/N: stand on N's open file itself, the link
+ * counted as followed. Ref-walk only.
+ */
+static int jump_to_fd(struct nameidata *nd, struct step *s)
+{
+	struct path p;
+	int err = ++nd->links > SYMLOOP_MAX ? -ELOOP : proc_fd_follow(s->inode, &p);
+	dput(s->d);
+	if (err)
+		return err;
+	path_put(&nd->path);
+	nd->path = p;
+	nd->inode = READ_ONCE(p.dentry->d_inode);
+	nd->mode = nd->inode ? READ_ONCE(nd->inode->i_mode) : 0;
 	return 0;
 }
 
@@ -266,7 +317,7 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 			/* The end of a link's text: the name goes on after the link. */
 			struct saved_link *sl = &nd->stack[--nd->depth];
 			name = sl->rest;
-			dput(sl->link);
+			saved_link_put(sl);
 			continue;
 		}
 		if (!*name) {
@@ -301,7 +352,11 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 		if (s.inode && S_ISLNK(s.mode)) {
 			if (nd->rcu)
 				return -ECHILD;
-			if ((err = follow_link(nd, &s, &name, name)))
+			if (READ_ONCE(s.inode->i_state) & I_FD_LINK)
+				err = jump_to_fd(nd, &s);
+			else
+				err = follow_link(nd, &s, &name, name);
+			if (err)
 				return err;
 			continue;
 		}
@@ -323,16 +378,21 @@ static int walk_all(struct nameidata *nd, const char *name, unsigned flags)
 		if ((err = step(nd, &nd->last, nd->last_type, &s)))
 			return err;
 		bool follow = (flags & LOOKUP_FOLLOW) || nd->trailing_slash;
-		if (s.inode && S_ISLNK(s.mode) && follow) {
-			if (nd->rcu)
-				return -ECHILD;
+		bool link = s.inode && S_ISLNK(s.mode) && follow;
+		if (link && nd->rcu)
+			return -ECHILD;
+		if (link && !(READ_ONCE(s.inode->i_state) & I_FD_LINK)) {
 			/* The trailing slash, if any, stays behind the target. */
 			const char *rest = nd->trailing_slash ? "/" : "";
 			if ((err = follow_link(nd, &s, &name, rest)))
 				return err;
 			continue;
 		}
-		step_in(nd, &s);
+		/* /proc/self/fd/N: the walk ends on the open file itself. */
+		if (link && (err = jump_to_fd(nd, &s)))
+			return err;
+		if (!link)
+			step_in(nd, &s);
 		if (!nd->inode)
 			return -ENOENT;
 		if ((nd->trailing_slash || (flags & LOOKUP_DIRECTORY)) && !S_ISDIR(nd->mode))

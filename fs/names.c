@@ -120,6 +120,8 @@ static int remove(const char *name, bool dir)
 		err = -EISDIR;
 	else if (!dir && pl.trailing_slash)
 		err = -ENOTDIR;
+	else if (d_is_proc_fd(pl.dir.dentry) || d_is_proc_fd(d))
+		err = -EPERM; /* its names come and go with the descriptors, as on Linux */
 	if (!err && dir) {
 		/* The child's i_mutex: a create inside it either finishes first or sees it dead. */
 		mutex_lock_nested(&inode->i_mutex, 1);
@@ -147,6 +149,12 @@ int sys_rmdir(const char *name)
 	return remove(name, true);
 }
 
+/* /proc is a file system of its own on Linux: its links cannot take a name outside it. */
+static bool link_crosses_proc(const struct inode *inode)
+{
+	return READ_ONCE(inode->i_state) & I_FD_LINK;
+}
+
 int sys_link(const char *oldpath, const char *newpath)
 {
 	struct path old;
@@ -162,10 +170,11 @@ int sys_link(const char *oldpath, const char *newpath)
 		if (pl.last_type != LAST_NORM)
 			err = -EEXIST;
 		else if ((d = lock_last(&pl, &err)))
-			err = !d_is_negative(d)	       ? -EEXIST
-			      : pl.trailing_slash      ? -ENOENT
-			      : S_ISDIR(inode->i_mode) ? -EPERM
-						       : ramfs_link(pl.dir.dentry, d, inode);
+			err = !d_is_negative(d)		 ? -EEXIST
+			      : pl.trailing_slash	 ? -ENOENT
+			      : link_crosses_proc(inode) ? -EXDEV
+			      : S_ISDIR(inode->i_mode)	 ? -EPERM
+							 : ramfs_link(pl.dir.dentry, d, inode);
 		if (d)
 			unlock_last(&pl, d);
 		else
@@ -183,10 +192,18 @@ long sys_readlink(const char *name, char *buf, size_t size)
 		return err;
 	struct inode *inode = p.dentry->d_inode;
 	long n = -EINVAL;
+	char *made = NULL;
 	if (S_ISLNK(inode->i_mode) && size > 0) {
-		n = inode->i_size < (s64)size ? inode->i_size : (s64)size;
-		memcpy(buf, inode->link, n);
+		const char *text;
+		n = -ENOMEM;
+		if (!inode_link_made(inode) || (made = fs_alloc(PATH_MAX)))
+			n = inode_link_text(inode, made, &text);
+		if (n > (long)size)
+			n = size;
+		if (n > 0)
+			memcpy(buf, text, n);
 	}
+	kfree(made);
 	path_put(&p);
 	return n;
 }
@@ -200,8 +217,11 @@ int sys_chdir(const char *name)
 	int err = path_lookup(name, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &p);
 	if (err)
 		return err;
-	path_put(&fs->cwd);
+	bool locked = fs_lock(fs);
+	struct path old = fs->cwd;
 	fs->cwd = p;
+	fs_unlock(fs, locked);
+	path_put(&old);
 	return 0;
 }
 
@@ -210,8 +230,13 @@ long sys_getcwd(char *buf, size_t size)
 	struct fs_context *fs = fs_current();
 	if (!fs)
 		return -ENOMEM;
+	bool locked = fs_lock(fs);
+	long len;
 	/* A removed directory has no path, as on Linux. */
 	if (d_unhashed(fs->cwd.dentry) && !d_is_root(fs->cwd.dentry))
-		return -ENOENT;
-	return d_path(fs->cwd.dentry, buf, size);
+		len = -ENOENT;
+	else
+		len = d_path(fs->cwd.dentry, buf, size);
+	fs_unlock(fs, locked);
+	return len;
 }

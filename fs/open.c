@@ -2,6 +2,7 @@
  * The calls on open files: open and what reads, writes, seeks and lists
  * through a descriptor. Each returns what its system call returns, or -errno.
  */
+#include <grace/printk.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
 #include <grace/string.h>
@@ -15,6 +16,8 @@
  * opened, or made if missing (as Linux does), by the same steps on the link's
  * text, walked from the link's directory. links: the symlinks this open has
  * followed so far, one budget of SYMLOOP_MAX for the whole open as on Linux.
+ * /proc/self/fd/N names a file already open, which is opened again: nothing is
+ * made.
  */
 static int open_create(const struct path *base, const char *name, int flags, unsigned mode,
 		       struct path *out, unsigned links);
@@ -24,7 +27,16 @@ static int open_create_through(const struct path *dir, struct inode *link, int f
 {
 	if (links >= SYMLOOP_MAX)
 		return -ELOOP;
-	return open_create(dir, link->link, flags, mode, out, links + 1);
+	if (READ_ONCE(link->i_state) & I_FD_LINK)
+		return proc_fd_follow(link, out);
+	char *buf = NULL;
+	const char *text;
+	if (inode_link_made(link) && !(buf = fs_alloc(PATH_MAX)))
+		return -ENOMEM;
+	long len = inode_link_text(link, buf, &text);
+	int err = len < 0 ? (int)len : open_create(dir, text, flags, mode, out, links + 1);
+	kfree(buf);
+	return err;
 }
 
 /* O_CREAT: find or make the last name under its directory's i_mutex. */
@@ -114,7 +126,9 @@ int sys_open(const char *name, int flags, unsigned mode)
 	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
 	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
 		ramfs_truncate(inode, 0);
-	fd_install(fs, fd, f);
+	fd = fd_install(fs, fd, f); /* the reserved one, unless another thread took it */
+	if (fd < 0)
+		fput(f);
 	return fd;
 }
 
@@ -242,6 +256,16 @@ long sys_fd_dir_path(int fd, char *buf, size_t size)
 	if (!f)
 		return -EBADF;
 	long len = S_ISDIR(f->f_inode->i_mode) ? d_path(f->f_path.dentry, buf, size) : -ENOTDIR;
+	fput(f);
+	return len;
+}
+
+long sys_fd_path(int fd, char *buf, size_t size)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long len = f->f_path.dentry ? d_path(f->f_path.dentry, buf, size) : -ENOENT;
 	fput(f);
 	return len;
 }
@@ -376,9 +400,62 @@ static bool dirent_put(void *buf, size_t size, size_t *used, u64 ino, s64 next, 
 }
 
 /*
+ * /proc/self/fd's names from *pos on: the caller's descriptors, position fd + 2
+ * for descriptor fd (as Linux numbers them), so that a descriptor opened or
+ * closed meanwhile moves no other. True if the buffer filled up; *err if a
+ * name could not be made.
+ */
+static bool getdents_fds(struct dentry *dir, void *buf, size_t size, size_t *used, s64 *pos,
+			 long *err)
+{
+	char name[12]; /* an int in decimal */
+	for (int fd; *pos - 2 < FD_MAX && (fd = fd_next_open(*pos - 2)) >= 0; *pos = fd + 3) {
+		long ino = proc_fd_ino(dir, fd);
+		if (ino == -ENOENT)
+			continue; /* closed since: no name to give */
+		if (ino < 0) {
+			*err = ino;
+			return false;
+		}
+		int len = snprintf(name, sizeof(name), "%d", fd);
+		if (!dirent_put(buf, size, used, ino, fd + 3, DT_LNK, name, len))
+			return true;
+	}
+	return false;
+}
+
+/* The names of a ramfs directory from *pos on (n + 2: its n-th child); true if buf filled up. */
+static bool getdents_children(struct dentry *dir, void *buf, size_t size, size_t *used, s64 *pos)
+{
+	struct dentry *child;
+	s64 n = 2;
+	bool full = false, global = vfs_global();
+	dcache_global_lock(global);
+	d_lock(dir);
+	list_for_each_entry(child, &dir->d_subdirs, d_child) {
+		if (full)
+			break;
+		/* The child's lock: an unlink clears d_inode and frees the inode under it. */
+		d_lock_nested(child);
+		struct inode *inode = child->d_inode;
+		if (inode && !d_unhashed(child) && n++ >= *pos) {
+			full = !dirent_put(buf, size, used, inode->i_ino, *pos + 1,
+					   dirent_type(inode->i_mode), child->d_name.name,
+					   child->d_name.len);
+			*pos += !full;
+		}
+		d_unlock(child);
+	}
+	d_unlock(dir);
+	dcache_global_unlock(global);
+	return full;
+}
+
+/*
  * Positions: 0 is ".", 1 is "..", n + 2 the n-th name in the directory's child
  * list. A name added or removed while a reader is part-way through may shift
- * the later ones by one, as with any position-based readdir.
+ * the later ones by one, as with any position-based readdir. /proc/self/fd
+ * lists the caller's descriptors instead (getdents_fds()).
  */
 long sys_getdents(int fd, void *buf, size_t size)
 {
@@ -395,9 +472,10 @@ long sys_getdents(int fd, void *buf, size_t size)
 		fput(f);
 		return -ENOENT;
 	}
-	struct dentry *dir = f->f_path.dentry, *child;
-	s64 pos = f->f_pos, n = 2;
-	bool full = false, global = vfs_global();
+	struct dentry *dir = f->f_path.dentry;
+	s64 pos = f->f_pos;
+	bool full = false;
+	long err = 0;
 	if (pos == 0) {
 		full = !dirent_put(buf, size, &used, dir->d_inode->i_ino, 1, DT_DIR, ".", 1);
 		pos += !full;
@@ -408,26 +486,14 @@ long sys_getdents(int fd, void *buf, size_t size)
 		dput(parent);
 		pos += !full;
 	}
-	dcache_global_lock(global);
-	d_lock(dir);
-	list_for_each_entry(child, &dir->d_subdirs, d_child) {
-		if (full)
-			break;
-		/* The child's lock: an unlink clears d_inode and frees the inode under it. */
-		d_lock_nested(child);
-		struct inode *inode = child->d_inode;
-		if (inode && !d_unhashed(child) && n++ >= pos) {
-			full = !dirent_put(buf, size, &used, inode->i_ino, pos + 1,
-					   dirent_type(inode->i_mode), child->d_name.name,
-					   child->d_name.len);
-			pos += !full;
-		}
-		d_unlock(child);
-	}
-	d_unlock(dir);
-	dcache_global_unlock(global);
+	if (!full && d_is_proc_fd(dir))
+		full = getdents_fds(dir, buf, size, &used, &pos, &err);
+	else if (!full)
+		full = getdents_children(dir, buf, size, &used, &pos);
 	f->f_pos = pos;
 	fput(f);
+	if (used == 0 && err)
+		return err;
 	/* Nothing fitted although there was something to give: the buffer is too small. */
 	return used == 0 && full ? -EINVAL : (long)used;
 }

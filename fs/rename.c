@@ -95,6 +95,11 @@ int sys_rename(const char *oldpath, const char *newpath, unsigned flags)
 		path_parent_put(&po);
 		return err;
 	}
+	/* /proc is a file system of its own on Linux: a rename into or out of it crosses one. */
+	if (d_is_proc_fd(po.dir.dentry) != d_is_proc_fd(pn.dir.dentry)) {
+		err = -EXDEV;
+		goto out;
+	}
 	if (po.last_type != LAST_NORM || pn.last_type != LAST_NORM) {
 		err = -EBUSY;
 		goto out;
@@ -105,7 +110,7 @@ int sys_rename(const char *oldpath, const char *newpath, unsigned flags)
 	if (old)
 		new = lookup_locked(ndir, &pn.last, &err);
 	if (new && !(err = rename_check(&po, &pn, old, new, flags)))
-		err = do_rename(&po, &pn, old, new);
+		err = d_is_proc_fd(odir) ? -EPERM : do_rename(&po, &pn, old, new);
 	unlock_rename(odir, ndir);
 	if (new)
 		dput(new);

@@ -1,6 +1,6 @@
 /*
- * The console shell's file-system commands: ls, cat, echo (with > and >>), mkdir,
- * rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the sys_* functions of
+ * The console shell's file-system commands: ls, cat, echo (with > and >>), touch,
+ * mkdir, rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the sys_* functions of
  * grace/fs.h as any kernel thread may, so a relative path starts at the shell
  * thread's own current directory, which cd moves. An error is one line,
  * `name: path: strerror`, and makes the command return the -errno; the command goes
@@ -309,6 +309,24 @@ static int fs_each_path(int argc, char **argv, int (*op)(const char *path))
 	return ret;
 }
 
+/*
+ * An empty file if there is none; one that exists is left as it is. Grace's files
+ * keep no times, so there is nothing of Linux touch's to update: a directory too
+ * (which cannot be opened for writing) is left alone, without an error.
+ */
+static int touch_one(const char *path)
+{
+	int fd = sys_open(path, O_WRONLY | O_CREAT, 0644);
+	if (fd == -EISDIR)
+		return 0;
+	return fd < 0 ? fd : sys_close(fd);
+}
+
+SHELL_CMD(touch, "path ...", "make empty files (mode 0644); a file that exists is left alone")
+{
+	return fs_each_path(argc, argv, touch_one);
+}
+
 static int mkdir_0755(const char *path)
 {
 	return sys_mkdir(path, 0755);
@@ -388,16 +406,17 @@ SHELL_CMD(pwd, "", "the shell's current directory")
 	return 0;
 }
 
-SHELL_CMD(df, "", "dentry, inode and open-file counts; the vfs and inode_free modes")
+SHELL_CMD(df, "", "dentry, inode and open-file counts; the vfs, inode_free and file_free modes")
 {
 	struct vfs_counts c;
 	if (argc != 1)
 		return SHELL_USAGE;
 	vfs_counts(&c);
 	printk("dentries=%ld unused=%ld negative=%ld inodes=%ld unused=%ld files=%ld vfs=%s "
-	       "inode_free=%s\n",
+	       "inode_free=%s file_free=%s\n",
 	       c.dentries, c.dentries_unused, c.dentries_negative, c.inodes, c.inodes_unused,
-	       c.files, vfs_mode_name(vfs_get_mode()), inode_free_mode_name(inode_get_free_mode()));
+	       c.files, vfs_mode_name(vfs_get_mode()), inode_free_mode_name(inode_get_free_mode()),
+	       file_free_mode_name(file_get_free_mode()));
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * The VFS's switches and shared state: the vfs= and inode_free= modes with
+ * The VFS's switches and shared state: the vfs=, inode_free= and file_free= modes with
  * vfs=global's two big locks, the per-CPU counters, the root mount with its
  * per-CPU reference count, and boot-time setup.
  *
@@ -171,10 +171,14 @@ static void vfs_apply_cmdline(void)
 	static const char *const modes[] = {[VFS_SCALABLE] = "scalable", [VFS_GLOBAL] = "global"};
 	static const char *const frees[] = {
 	    [INODE_FREE_TYPESAFE] = "typesafe", [INODE_FREE_CALL_RCU] = "call_rcu"};
+	static const char *const file_frees[] = {
+	    [FILE_FREE_TYPESAFE] = "typesafe", [FILE_FREE_RCU] = "rcu"};
 
 	vfs_set_mode(cmdline_get_choice("vfs", modes, ARRAY_SIZE(modes), VFS_SCALABLE));
 	inode_set_free_mode(
 	    cmdline_get_choice("inode_free", frees, ARRAY_SIZE(frees), INODE_FREE_TYPESAFE));
+	file_set_free_mode(cmdline_get_choice("file_free", file_frees, ARRAY_SIZE(file_frees),
+					      FILE_FREE_TYPESAFE));
 }
 
 void vfs_init(void)
@@ -188,6 +192,7 @@ void vfs_init(void)
 		panic("vfs: cannot mount the root ramfs");
 	root_mnt.mnt_sb = sb;
 	root_mnt.mnt_root = sb->s_root;
-	printk("vfs: ramfs on /, %s dcache, inodes freed %s\n", vfs_mode_name(vfs_get_mode()),
-	       inode_free_mode_name(inode_get_free_mode()));
+	printk("vfs: ramfs on /, %s dcache, inodes freed %s, files freed %s\n",
+	       vfs_mode_name(vfs_get_mode()), inode_free_mode_name(inode_get_free_mode()),
+	       file_free_mode_name(file_get_free_mode()));
 }

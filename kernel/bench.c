@@ -1,10 +1,14 @@
 /* The benchmark runner and the result-line and phase-mark helpers (see include/grace/bench.h). */
 #include <grace/arch.h>
 #include <grace/bench.h>
+#include <grace/boot_info.h>
+#include <grace/chrdev.h>
 #include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/lockdep.h>
+#include <grace/page.h>
 #include <grace/percpu.h>
+#include <grace/pgtable.h>
 #include <grace/printk.h>
 #include <grace/profile.h>
 #include <grace/shell.h>
@@ -21,6 +25,7 @@
 #define NO_BENCHES_HERE "this image has no benchmarks (make qemu TESTS=1 boots the one that has)"
 
 extern const struct bench_case __benches_start[], __benches_end[];
+extern char _text[], _end[];
 
 /*
  * The channel to the QEMU profiling plugin (tools/profile). QEMU's plugin API v1
@@ -30,6 +35,8 @@ extern const struct bench_case __benches_start[], __benches_end[];
  * at a time per CPU:
  *
  *   percpu <base> <size>     (hex) one per CPU: where its per-CPU copy lives
+ *   region <kind> <base> <size>  (hex) where addresses no symbol names belong: firmware,
+ *                            user, heap (the direct map), vmap, image; the first match wins
  *   begin <phase> <cpus>     start counting, on every CPU not paused
  *   pause                    stop counting the sending CPU's instructions and accesses
  *   resume                   count them again
@@ -44,8 +51,14 @@ extern const struct bench_case __benches_start[], __benches_end[];
 volatile u8 bench_mark_channel[256] __aligned(256);
 static const char *bench_current = "none"; /* the running benchmark, for phase names */
 static bool bench_percpu_sent;
+/*
+ * "<bench>/<phase>", with its NUL: the VFS rows' names run to 86 bytes
+ * (creat_unlink/vfs=scalable/inode_free=call_rcu/file_free=typesafe/dir=separate/cpus=64),
+ * and "begin <name> <cpus>" must stay inside the plugin's 128-byte messages (MSG_MAX).
+ */
+#define BENCH_PHASE_NAME_MAX 104
 #ifdef GRACE_LOCKSTAT
-static char bench_phase_name[80]; /* "<bench>/<phase>": the lock statistics' title */
+static char bench_phase_name[BENCH_PHASE_NAME_MAX]; /* the lock statistics' title */
 #endif
 
 static void __noinline bench_mark_send(const char *msg)
@@ -67,21 +80,88 @@ static void __printf(1, 2) bench_mark(const char *fmt, ...)
 	bench_mark_send(msg);
 }
 
-void bench_phase_begin(const char *phase, unsigned cpus)
+/*
+ * The address ranges the plugin names rows after when no symbol covers an address
+ * (slab objects, stacks, user pages, the firmware's code): otherwise a third of a
+ * phase's cache-line transfers land in one "(unknown)" row. The firmware is what
+ * the boot loader reserved below the kernel's image (OpenSBI on riscv64, the first
+ * MiB on x86_64), sent before user, whose range holds it on riscv64: the firmware
+ * runs with the MMU off, at its physical addresses.
+ */
+static void bench_mark_regions(void)
+{
+	for (unsigned i = 0; i < boot_info.nr_reserved; i++)
+		if (boot_info.reserved[i].base + boot_info.reserved[i].size <=
+		    boot_info.kernel_start)
+			bench_mark("region firmware %llx %llx",
+				   (unsigned long long)boot_info.reserved[i].base,
+				   (unsigned long long)boot_info.reserved[i].size);
+	bench_mark("region user 0 %lx", (unsigned long)USER_VA_END);
+	for (unsigned i = 0; i < boot_info.nr_mem; i++)
+		bench_mark("region heap %lx %llx",
+			   (unsigned long)phys_to_virt(boot_info.mem[i].base),
+			   (unsigned long long)boot_info.mem[i].size);
+	bench_mark("region vmap %lx %lx", (unsigned long)VMAP_BASE, (unsigned long)VMAP_SIZE);
+	bench_mark("region image %lx %lx", (unsigned long)_text, (unsigned long)(_end - _text));
+}
+
+/* Open the phase called name (no spaces) on the plugin's channel. */
+static void bench_phase_begin_named(const char *name, unsigned cpus)
 {
 	if (!bench_percpu_sent) {
 		unsigned cpu;
 		for_each_online_cpu(cpu)
 			bench_mark("percpu %lx %lx", percpu_base(cpu),
 				   (unsigned long)(__percpu_end - __percpu_start));
+		bench_mark_regions();
 		bench_percpu_sent = true;
 	}
-	bench_mark("begin %s/%s %u", bench_current, phase, cpus);
+	bench_mark("begin %s %u", name, cpus);
 #ifdef GRACE_LOCKSTAT
-	snprintf(bench_phase_name, sizeof(bench_phase_name), "%s/%s", bench_current, phase);
+	strlcpy(bench_phase_name, name, sizeof(bench_phase_name));
 #endif
 	lockstat_reset(); /* LOCKSTAT: the phase's own figures */
 }
+
+void bench_phase_begin(const char *phase, unsigned cpus)
+{
+	char name[BENCH_PHASE_NAME_MAX];
+	snprintf(name, sizeof(name), "%s/%s", bench_current, phase);
+	bench_phase_begin_named(name, cpus);
+}
+
+/*
+ * /dev/bench_mark: a program's phases for the profiler. A write is one message,
+ * "begin <phase> <cpus>" or "end <ops>" (a newline after it is allowed), passed
+ * on as the kernel's own benchmarks send theirs; anything else is -EINVAL, so a
+ * program cannot send the plugin the messages only the kernel knows (percpu).
+ */
+static long bench_mark_write(struct file *f, const void *buf, size_t count)
+{
+	char msg[BENCH_PHASE_NAME_MAX + 16];
+	u64 n;
+	if (!count || count >= sizeof(msg))
+		return -EINVAL;
+	memcpy(msg, buf, count);
+	msg[count] = '\0';
+	if (msg[count - 1] == '\n')
+		msg[count - 1] = '\0';
+	if (!strncmp(msg, "end ", 4)) {
+		if (parse_u64(msg + 4, &n))
+			return -EINVAL;
+		bench_phase_end(n);
+		return (long)count;
+	}
+	char *space = strncmp(msg, "begin ", 6) ? NULL : strchr(msg + 6, ' ');
+	if (!space || space == msg + 6 || (size_t)(space - msg - 6) >= BENCH_PHASE_NAME_MAX ||
+	    parse_u64(space + 1, &n) || !n || n > num_online_cpus())
+		return -EINVAL;
+	*space = '\0'; /* msg + 6 is the phase's name */
+	bench_phase_begin_named(msg + 6, (unsigned)n);
+	return (long)count;
+}
+
+const struct file_ops bench_mark_ops = {.write = bench_mark_write};
 
 void bench_phase_end(u64 ops)
 {
@@ -143,6 +223,8 @@ int bench_run(const char *globs)
 	for (const struct bench_case *b = __benches_start; b < __benches_end; b++) {
 		if (!bench_selected(b, globs))
 			continue;
+		if (shell_interrupted())
+			break; /* ^C at the shell: between benchmarks */
 		printk_raw("bench: running %s on %u CPUs", b->name, num_online_cpus());
 		bench_current = b->name;
 		bool profiling = profile_enabled() && profile_start(MAX_CPUS) == 0;
@@ -157,7 +239,7 @@ int bench_run(const char *globs)
 	}
 	if (__benches_end - __benches_start == 0)
 		pr_err("bench: " NO_BENCHES_HERE "\n");
-	else if (!ran)
+	else if (!ran && !shell_interrupted())
 		pr_err("bench: no benchmark matches '%s'\n", globs);
 	printk_raw("benchmarks: done");
 	return ran ? 0 : 1;

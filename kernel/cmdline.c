@@ -34,6 +34,7 @@ static const char *const known_keys[] = {
     "failslab",
     "vfs",
     "inode_free",
+    "file_free",
     "vfs_rows",
     "sink_cost_ns",
     "eth1",
@@ -47,6 +48,7 @@ static const char *const known_keys[] = {
     "rtcache_rows",
     "thp_rows",
     "poweroff",
+    "printk.time",
     /* What the test runner knows of the machine from outside (tests/kernel/host_expect.h). */
     "expect_cpus",
     "expect_hwids",
@@ -186,15 +188,37 @@ bool cmdline_get_bool(const char *key, bool def)
 	return cmdline_table_get_bool(&boot_args, key, def);
 }
 
+const char *cmdline_known_key(unsigned i)
+{
+	return i < ARRAY_SIZE(known_keys) ? known_keys[i] : NULL;
+}
+
+/* Wide enough for a terminal; a list longer than one line goes on under an indent. */
+#define CMDLINE_SHOW_COLUMNS 100
+
 SHELL_CMD(cmdline, "", "this boot's command line, and the arguments Grace reads")
 {
-	char known[256];
-	size_t len = 0;
+	/* One line of the list; a key is added only where it fits whole, so none is cut. */
+	char line[CMDLINE_SHOW_COLUMNS + 1];
+	size_t len;
 	if (argc != 1)
 		return SHELL_USAGE;
 	printk("cmdline: '%s'\n", boot_info.cmdline);
-	for (unsigned i = 0; i < ARRAY_SIZE(known_keys); i++)
-		len += scnprintf(known + len, sizeof(known) - len, " %s", known_keys[i]);
-	printk("known:%s (README.md says what each does)\n", known);
+	len = strlcpy(line, "known:", sizeof(line));
+	for (unsigned i = 0; i < ARRAY_SIZE(known_keys); i++) {
+		size_t key = strlen(known_keys[i]);
+		if (len + 1 + key >= sizeof(line)) {
+			printk("%s\n", line);
+			len = strlcpy(line, " ", sizeof(line));
+		}
+		if (len + 1 + key >= sizeof(line)) {
+			printk("  %s\n", known_keys[i]); /* longer than a line: alone, whole */
+			continue;
+		}
+		line[len++] = ' ';
+		len += strlcpy(line + len, known_keys[i], sizeof(line) - len);
+	}
+	printk("%s\n", line);
+	printk("README.md says what each does.\n");
 	return 0;
 }

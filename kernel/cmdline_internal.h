@@ -27,4 +27,7 @@ unsigned cmdline_table_get_choice(const struct cmdline_table *t, const char *key
 				  const char *const *choices, unsigned nr_choices, unsigned def);
 bool cmdline_table_get_bool(const struct cmdline_table *t, const char *key, bool def);
 
+/* The i-th of the arguments some part of Grace reads (no warning), or NULL past the end. */
+const char *cmdline_known_key(unsigned i);
+
 #endif

@@ -22,6 +22,7 @@
 #include <grace/rcupdate.h>
 #include <grace/route.h>
 #include <grace/fs.h>
+#include <grace/futex.h>
 #include <grace/inet.h>
 #include <grace/chrdev.h>
 #include <grace/initramfs.h>
@@ -63,6 +64,7 @@ static void boot_apply_cmdline(void)
 	static const char *const delay_modes[] = {"hashed", "single"};
 
 	cmdline_parse(boot_info.cmdline);
+	printk_setup();
 	if (cmdline_get("quiet"))
 		console_loglevel = 4;
 	if (cmdline_get_choice("spinlock", spinlock_modes, ARRAY_SIZE(spinlock_modes), 0) == 1)
@@ -116,6 +118,8 @@ void __noreturn kernel_main(void)
 	vfs_init();
 	initramfs_init(); /* before anything else uses a path */
 	chrdev_init();	  /* /dev, after the initramfs: its own nodes are kept */
+	futex_init();
+	proc_self_init(); /* /proc/self/exe, after the initramfs too */
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();

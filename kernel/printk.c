@@ -6,13 +6,24 @@
  *
  * After a panic starts, printk takes the lock with a bounded wait: the holder may
  * be a CPU that the panic has stopped, and the panic message matters more.
+ *
+ * A line starts with the seconds since boot, as Linux's do ("[    0.123456] "),
+ * unless the console shell's thread printed it: what a command prints is its
+ * answer to what was typed, read as a shell's output is, so only the kernel's
+ * own messages carry the time. The boot argument printk.time=0 leaves it off.
  */
+#include <grace/arch.h>
+#include <grace/cmdline.h>
 #include <grace/console.h>
 #include <grace/printk.h>
+#include <grace/selftest.h>
 #include <grace/sched.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
+#include <grace/time.h>
 #include <asm/cpu.h>
+
+#include "printk_internal.h"
 
 #define LOG_BUF_SIZE (64 * 1024) /* enough for a 64-CPU boot and a full test run's tail */
 #define LINE_MAX 512
@@ -24,6 +35,7 @@ static DEFINE_SPINLOCK(printk_lock);
 static const struct console *console; /* NULL until console_init() */
 int console_loglevel = 7;	      /* print levels below this; `quiet` sets 4 */
 bool printk_panic_mode;		      /* set by panic(): take the lock with a bounded wait */
+static bool printk_time = true;	      /* set once at boot by printk_setup() */
 
 static unsigned long printk_lock_acquire(bool *locked)
 {
@@ -83,22 +95,51 @@ void console_print(const char *s, size_t n)
 
 /*
  * Lines at KERN_ERR and worse start with this on the console and in the log, so
- * that a person and the test runner alike see that something went wrong.
+ * that a person and the test runner alike see that something went wrong; one
+ * that the running selftest announced (test_expect_message()) starts with the
+ * second instead, so that a person can tell it from a real one. The runner still
+ * judges both: an "expected: " line must match what the test announced.
  */
 #define ERROR_PREFIX "error: "
+#define EXPECTED_PREFIX "expected: "
 #define LEVEL_ERR 3
 
-/* prefix, then fmt formatted, into line[]; make sure it ends with a newline, and emit it. */
-static int emit_formatted(const char *prefix, const char *fmt, va_list ap, bool to_console)
+#define TIME_MAX 32 /* "[" twenty digits "." six digits "] " and the NUL */
+
+/* "[    5.123456] ": seconds since boot, at least five digits wide, and microseconds. */
+static size_t printk_format_time(char *buf)
 {
-	char line[LINE_MAX];
-	size_t len = strlcpy(line, prefix, sizeof(line));
-	int n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
-	size_t room = sizeof(line) - len - 2;
-	len += (size_t)n < room ? (size_t)n : room;
-	if (len == 0 || line[len - 1] != '\n')
-		line[len++] = '\n';
-	emit(line, len, to_console, true);
+	u64 us = arch_clock_ns() / NSEC_PER_USEC;
+	return (size_t)scnprintf(buf, TIME_MAX, "[%5llu.%06llu] ", us / 1000000, us % 1000000);
+}
+
+/*
+ * fmt formatted, then made to end with a newline, behind room for the time and a
+ * prefix, which go in front once the message says which prefix (error: the line is
+ * at KERN_ERR or worse, marked by whether the running test expects it); emit it.
+ */
+static int emit_formatted(const char *fmt, va_list ap, bool to_console, bool error)
+{
+	char line[TIME_MAX + sizeof(EXPECTED_PREFIX) + LINE_MAX];
+	char *msg = line + TIME_MAX + sizeof(EXPECTED_PREFIX), *start = msg;
+	int n = vsnprintf(msg, LINE_MAX - 1, fmt, ap);
+	size_t len = (size_t)n < LINE_MAX - 2 ? (size_t)n : LINE_MAX - 2;
+
+	if (error) {
+		const char *mark = selftest_expects(msg) ? EXPECTED_PREFIX : ERROR_PREFIX;
+		start -= strlen(mark);
+		memcpy(start, mark, strlen(mark));
+	}
+	if (READ_ONCE(printk_time) && !(READ_ONCE(current->flags) & TASK_CONSOLE)) {
+		char time[TIME_MAX];
+		size_t t = printk_format_time(time);
+		start -= t;
+		memcpy(start, time, t);
+	}
+	if (len == 0 || msg[len - 1] != '\n')
+		msg[len++] = '\n';
+	len += (size_t)(msg - start);
+	emit(start, len, to_console, true);
 	return (int)len;
 }
 
@@ -110,10 +151,10 @@ int vprintk(const char *fmt, va_list ap)
 		fmt += 3;
 	}
 	if (level <= LEVEL_ERR)
-		return emit_formatted(ERROR_PREFIX, fmt, ap, true);
+		return emit_formatted(fmt, ap, true, true);
 	/* What the shell prints was asked for: the log level does not hide it. */
 	bool asked = READ_ONCE(current->flags) & TASK_CONSOLE;
-	return emit_formatted("", fmt, ap, level < console_loglevel || asked);
+	return emit_formatted(fmt, ap, level < console_loglevel || asked, false);
 }
 
 int printk(const char *fmt, ...)
@@ -129,7 +170,7 @@ int printk_raw(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = emit_formatted("", fmt, ap, true);
+	int n = emit_formatted(fmt, ap, true, false);
 	va_end(ap);
 	return n;
 }
@@ -147,4 +188,36 @@ void console_register(const struct console *con)
 	if (locked)
 		spin_unlock(&printk_lock);
 	arch_irq_restore(flags);
+}
+
+void printk_setup(void)
+{
+	WRITE_ONCE(printk_time, cmdline_get_bool("printk.time", true));
+}
+
+size_t printk_log_head(void)
+{
+	bool locked;
+	unsigned long flags = printk_lock_acquire(&locked);
+	size_t head = log_head;
+	if (locked)
+		spin_unlock(&printk_lock);
+	arch_irq_restore(flags);
+	return head;
+}
+
+size_t printk_log_read(size_t *pos, char *buf, size_t size)
+{
+	bool locked;
+	size_t n = 0;
+	unsigned long flags = printk_lock_acquire(&locked);
+	/* What the ring still holds: a reader that fell behind skips what was overwritten. */
+	if (*pos + LOG_BUF_SIZE < log_head)
+		*pos = log_head - LOG_BUF_SIZE;
+	for (; n < size && *pos < log_head; n++, (*pos)++)
+		buf[n] = log_buf[*pos % LOG_BUF_SIZE];
+	if (locked)
+		spin_unlock(&printk_lock);
+	arch_irq_restore(flags);
+	return n;
 }

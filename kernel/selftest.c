@@ -37,6 +37,22 @@ static struct {
 } running_test;
 static DEFINE_SPINLOCK(reason_lock); /* protects running_test.reason */
 
+/*
+ * The texts the running test announced with test_expect_message(), for printk to
+ * mark the error lines it expects (selftest_expects()). The test's thread appends a
+ * text, then publishes it by raising count with a release that pairs with the
+ * reader's acquire; the count drops to 0 between tests. A reader on another CPU
+ * that is slow across that reset may see a slot being rewritten: its line is then
+ * marked as the next test's would be. Only the mark is at stake: the host runner
+ * judges every such line against the "# expect:" lines it read.
+ */
+#define TEST_MAX_EXPECTED 8	   /* texts per test; the lockdep tests announce two */
+#define TEST_EXPECTED_TEXT_MAX 128 /* a longer text is kept cut: it then matches more lines */
+static struct {
+	char text[TEST_MAX_EXPECTED][TEST_EXPECTED_TEXT_MAX]; /* written by the test's thread */
+	unsigned count; /* slots published: store-release by the test's thread */
+} expected_messages;
+
 bool test_fail(const char *file, int line, const char *fmt, ...)
 {
 	char msg[160];
@@ -68,7 +84,23 @@ void test_skip(const char *reason)
 
 void test_expect_message(const char *text)
 {
+	unsigned i = expected_messages.count;
+	if (i < TEST_MAX_EXPECTED) {
+		strlcpy(expected_messages.text[i], text, TEST_EXPECTED_TEXT_MAX);
+		/* Pairs with the smp_load_acquire() in selftest_expects(). */
+		smp_store_release(&expected_messages.count, i + 1);
+	}
 	printk_raw("# expect: %s", text);
+}
+
+bool selftest_expects(const char *message)
+{
+	/* Pairs with the smp_store_release() in test_expect_message(). */
+	unsigned n = smp_load_acquire(&expected_messages.count);
+	for (unsigned i = 0; i < n && i < TEST_MAX_EXPECTED; i++)
+		if (strstr(message, expected_messages.text[i]))
+			return true;
+	return false;
 }
 
 bool test_failed(void)
@@ -101,15 +133,20 @@ int selftest_run(const char *globs)
 	for (tc = __testcases_start; tc < __testcases_end; tc++) {
 		if (!test_selected(tc, globs))
 			continue;
+		if (shell_interrupted())
+			break; /* ^C at the shell: between tests, so none is left half done */
 		index++;
 		atomic_set(&running_test.failures, 0);
 		running_test.reason[0] = '\0';
 		running_test.skip = NULL;
+		smp_store_release(&expected_messages.count, 0);
 
 		printk_raw("# run %u %s.%s", index, tc->suite, tc->name);
 		u64 start = arch_clock_ns();
 		tc->fn();
 		u64 ms = (arch_clock_ns() - start) / NSEC_PER_MSEC;
+		/* What follows is not this test's. */
+		smp_store_release(&expected_messages.count, 0);
 
 		if (test_failed()) {
 			printk_raw("not ok %u %s.%s # %s", index, tc->suite, tc->name,
@@ -125,6 +162,8 @@ int selftest_run(const char *globs)
 		}
 		printk_raw("# %s.%s: %llu ms", tc->suite, tc->name, (unsigned long long)ms);
 	}
+	if (index < planned)
+		printk_raw("# interrupted: %u of %u tests not run", planned - index, planned);
 	printk_raw("# %u passed, %u failed, %u skipped", passed, failed, skipped);
 	printk_raw("tests: done");
 	return (int)failed;

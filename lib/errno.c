@@ -86,6 +86,22 @@ const char *errno_name(int err)
 		return "EILSEQ";
 	case ETIMEDOUT:
 		return "ETIMEDOUT";
+	case ENOTSOCK:
+		return "ENOTSOCK";
+	case EDESTADDRREQ:
+		return "EDESTADDRREQ";
+	case EPROTONOSUPPORT:
+		return "EPROTONOSUPPORT";
+	case ESOCKTNOSUPPORT:
+		return "ESOCKTNOSUPPORT";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EAFNOSUPPORT:
+		return "EAFNOSUPPORT";
+	case EADDRNOTAVAIL:
+		return "EADDRNOTAVAIL";
+	case ENOTCONN:
+		return "ENOTCONN";
 	default:
 		return "E?";
 	}
@@ -176,6 +192,22 @@ const char *strerror(int err)
 		return "Invalid or incomplete multibyte or wide character";
 	case ETIMEDOUT:
 		return "Connection timed out";
+	case ENOTSOCK:
+		return "Socket operation on non-socket";
+	case EDESTADDRREQ:
+		return "Destination address required";
+	case EPROTONOSUPPORT:
+		return "Protocol not supported";
+	case ESOCKTNOSUPPORT:
+		return "Socket type not supported";
+	case EOPNOTSUPP:
+		return "Operation not supported";
+	case EAFNOSUPPORT:
+		return "Address family not supported by protocol";
+	case EADDRNOTAVAIL:
+		return "Cannot assign requested address";
+	case ENOTCONN:
+		return "Transport endpoint is not connected";
 	default:
 		return "Unknown error";
 	}

@@ -74,24 +74,28 @@ uintptr_t ksym_address(const char *name)
 	return 0;
 }
 
-static void backtrace_print_one(uintptr_t pc)
+/*
+ * One frame as Linux prints it: "[<ffffffff80201234>] name+0x1c/0x80". A return
+ * address is printed as it is, but named by the byte before it: a call that ends
+ * its function (a noreturn callee) returns past the function's end, into the next.
+ */
+static void backtrace_print_one(uintptr_t pc, bool return_address)
 {
 	uintptr_t off, size;
-	const char *name = ksym_lookup(pc, &off, &size);
+	const char *name = ksym_lookup(return_address ? pc - 1 : pc, &off, &size);
 	if (name)
-		printk("  [<%p>] %s+0x%lx/0x%lx\n", (void *)pc, name, off, size);
+		printk("  [<%016lx>] %s+0x%lx/0x%lx\n", (unsigned long)pc, name,
+		       off + (return_address ? 1 : 0), size);
 	else
-		printk("  [<%p>] ?\n", (void *)pc);
+		printk("  [<%016lx>] ?\n", (unsigned long)pc);
 }
 
 void backtrace_print(uintptr_t pc, uintptr_t fp)
 {
 	printk("Call trace:\n");
-	backtrace_print_one(pc);
+	backtrace_print_one(pc, false);
 	for (int i = 0; i < BACKTRACE_MAX_FRAMES && arch_unwind(&fp, &pc); i++)
-		/* A return address points after the call; step back so the line names the caller.
-		 */
-		backtrace_print_one(pc - 1);
+		backtrace_print_one(pc, true);
 }
 
 void __noinline dump_stack(void)

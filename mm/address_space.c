@@ -110,6 +110,14 @@ enum vma_lookup mm_default_vma_lookup(void)
 			    "VMA lookups under RCU or under vma_lock");
 }
 
+void mm_set_default_modes(enum ptlock_mode ptlock, enum vma_lookup lookup)
+{
+	mm_default_ptlock(); /* the command line's said once, so it is not said over this */
+	mm_default_vma_lookup();
+	WRITE_ONCE(ptlock_default, ptlock);
+	WRITE_ONCE(vma_lookup_default, lookup);
+}
+
 static unsigned rss_order(void)
 {
 	return pages_order(boot_info.nr_cpus * sizeof(struct mm_rss));

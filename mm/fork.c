@@ -21,9 +21,22 @@
  * mapping at the first write since 5.8; a fork of an address space full of huge
  * pages costs 2 MiB of copying each here.)
  *
- * mm_fork() must be called by the only thread of the old mm: nothing else
- * changes its VMAs or tables meanwhile, so it walks them holding no lock but
- * the page-table lock of each entry it write-protects.
+ * Other threads of the old mm may run while it is copied. mm_fork() maps the
+ * new mm's VMAs from a snapshot of the old one's, then walks the old tables
+ * holding its vma_lock for reading, so no unmap frees a table under the walk,
+ * and starts over if the VMAs changed in between (vma_seq). A fault of another
+ * thread meanwhile may fill an entry the walk has passed, which the child then
+ * does not get, as if the access had come after the fork. The share of a page
+ * (its reference and its write protection) is made under its page-table lock,
+ * which is where a copy-on-write fault decides whether it is the last user, so
+ * the two never disagree about a page's users. Until the fork's shootdown, other
+ * CPUs may still write a page it has write-protected through their old entries,
+ * so a copy-on-write fault waits for the fork to end (mm->forking): a copy taken
+ * meanwhile could miss such a write.
+ *
+ * The tables are walked with src's vma_lock held for reading, which keeps
+ * preemption off: the child's page tables are allocated and its 2 MiB pages
+ * copied under it, as a fault allocates under its VMA's lock.
  */
 #include <grace/errno.h>
 #include <grace/fault.h>
@@ -64,12 +77,16 @@ static int fork_share_page(struct mm *dst, struct mm *src, pte_t *table, pte_t *
 	spinlock_t *ptl = pt_lock(src, table);
 	pte_t old = *e,
 	      ro = pte_leaf_with_prot(old, pte_leaf_prot(old) & ~PROT_WRITE, PT_LEVEL_PTE);
+	if (!pte_present(old)) {
+		spin_unlock(ptl); /* unmapped since the walk read it */
+		return 0;
+	}
 	if (ro != old)
 		pt_entry_write(e, ro);
+	atomic_inc(&phys_to_page(pte_phys(old))->refcount);
 	spin_unlock(ptl);
 	if (ro != old)
 		tlb_gather_range(g, va, va + PAGE_SIZE);
-	atomic_inc(&phys_to_page(pte_phys(old))->refcount);
 	pt_entry_write(&dst_table[pt_index(va, PT_LEVEL_PTE)], ro);
 	mm_rss_add(dst, PT_LEVEL_PTE, 1);
 	return 0;
@@ -120,22 +137,13 @@ static int fork_copy_table(struct mm *dst, struct mm *src, pte_t *table, int lev
 	return 0;
 }
 
-struct mm *mm_fork(struct mm *src, int *err)
+/*
+ * dst, a new mm, gets src's VMAs, one at a time read under src's lock and
+ * mapped with it dropped, so that nothing is allocated under it.
+ */
+static int fork_map_vmas(struct mm *dst, struct mm *src)
 {
-	struct mm *dst = mm_create_modes(src->ptlock, src->vma_lookup);
-	if (!dst) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	/*
-	 * One VMA at a time, read under src's lock and then copied with it dropped, so
-	 * that nothing is allocated under it; src's only thread is this one, so the
-	 * table does not change meanwhile.
-	 */
-	struct tlb_gather g;
-	tlb_gather_init(&g, src);
-	*err = 0;
-	for (unsigned i = 0; !*err; i++) {
+	for (unsigned i = 0;; i++) {
 		struct vma v;
 		read_lock(&src->vma_lock);
 		bool more = src->vmat && i < src->vmat->nr;
@@ -143,16 +151,56 @@ struct mm *mm_fork(struct mm *src, int *err)
 			v = *src->vmat->slot[i];
 		read_unlock(&src->vma_lock);
 		if (!more)
+			return 0;
+		int err = vma_map(dst, v.start, v.end - v.start, v.prot, v.flags & ~VMA_ANON);
+		if (err)
+			return err;
+	}
+}
+
+struct mm *mm_fork(struct mm *src, int *err)
+{
+	struct mm *dst = mm_create_modes(src->ptlock, src->vma_lookup);
+	if (!dst) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	struct tlb_gather g;
+	tlb_gather_init(&g, src);
+	/* Before any entry is write-protected: pairs with the barrier in fault_cow(). */
+	atomic_inc(&src->forking);
+	smp_mb();
+	for (;;) {
+		u32 seq = read_seqcount_begin(&src->vma_seq);
+		*err = fork_map_vmas(dst, src);
+		if (*err)
 			break;
-		*err = vma_map(dst, v.start, v.end - v.start, v.prot, v.flags & ~VMA_ANON);
-		if (!*err)
-			*err =
-			    fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, v.start, v.end, &g);
+		read_lock(&src->vma_lock);
+		if (read_seqcount_retry(&src->vma_seq, seq)) {
+			/* A VMA changed since the snapshot: another thread mapped or unmapped. */
+			read_unlock(&src->vma_lock);
+			mm_destroy(dst);
+			dst = mm_create_modes(src->ptlock, src->vma_lookup);
+			if (!dst) {
+				*err = -ENOMEM;
+				break;
+			}
+			continue;
+		}
+		for (unsigned i = 0; !*err && src->vmat && i < src->vmat->nr; i++) {
+			struct vma *v = src->vmat->slot[i];
+			*err = fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, v->start, v->end,
+					       &g);
+		}
+		read_unlock(&src->vma_lock);
+		break;
 	}
 	/* The write-protected entries of src: flushed from every CPU that runs it. */
 	tlb_finish(&g);
+	atomic_dec(&src->forking);
 	if (*err) {
-		mm_destroy(dst);
+		if (dst)
+			mm_destroy(dst);
 		return NULL;
 	}
 	return dst;
@@ -173,12 +221,22 @@ int fault_cow(struct mm *mm, uintptr_t addr, unsigned prot)
 	if (!pte_present(pte) || pte_allows(pte, PROT_WRITE))
 		return FAULT_COW_NONE;
 	struct page *page = phys_to_page(pte_phys(pte));
+	/*
+	 * A fork of this mm may have made the entry read-only and not yet flushed the
+	 * CPUs that still write through the old one: wait for it (the access retries).
+	 * Pairs with the barrier after mm_fork()'s count.
+	 */
+	smp_rmb();
+	if (atomic_read(&mm->forking)) {
+		cpu_relax();
+		return FAULT_COW_DONE;
+	}
 
 	/*
 	 * Copy before taking the lock: the page is read-only in every mm that maps it,
-	 * so its bytes cannot change. The last user needs no copy: a reference count of
-	 * one cannot grow meanwhile (only a fork of this mm would share it again, and
-	 * that is done by this mm's only thread).
+	 * so its bytes cannot change. The last user needs no copy; whether it is the
+	 * last is read again under the lock, where a fork by another thread of this mm
+	 * takes its reference.
 	 */
 	void *copy = NULL;
 	if (atomic_read(&page->refcount) > 1) {
@@ -193,6 +251,10 @@ int fault_cow(struct mm *mm, uintptr_t addr, unsigned prot)
 		spin_unlock(ptl);
 		if (copy)
 			free_pages(copy, 0);
+		return FAULT_COW_DONE;
+	}
+	if (!copy && atomic_read(&page->refcount) > 1) {
+		spin_unlock(ptl); /* shared again by a fork meanwhile: retry, to copy */
 		return FAULT_COW_DONE;
 	}
 	if (!copy) {

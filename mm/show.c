@@ -15,7 +15,9 @@
 static void mem_show_node(int node)
 {
 	u64 counts[MAX_ORDER + 1];
-	char line[160];
+	/* Room for every order's " o:count" at a u64's 20 digits: the line is never cut. */
+	char line[sizeof("  free blocks by order:") +
+		  (MAX_ORDER + 1) * sizeof(" 99:18446744073709551615")];
 	size_t len;
 	u64 buddy = 0;
 

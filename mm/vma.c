@@ -367,14 +367,15 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
  * May a 2 MiB leaf cut the edge at addr? Only if addr is not 2 MiB aligned and
  * the VMA around it may hold the whole aligned 2 MiB (the fault path's rule).
  * Counted from the VMAs, not the page tables: until the writer has the VMA
- * write-locked a lockless fault may still install such a leaf.
+ * write-locked a lockless fault may still install such a leaf. A VMA_NOHUGE one
+ * may too: madvise(MADV_NOHUGEPAGE) keeps the 2 MiB pages it finds.
  */
 static bool vma_edge_may_cut_huge_locked(struct mm *mm, uintptr_t addr)
 {
 	uintptr_t base = ALIGN_DOWN(addr, HUGE_SIZE);
 	struct vma *v = vma_find_locked(mm, addr);
-	return addr != base && v && (v->flags & VMA_ANON) && !(v->flags & VMA_NOHUGE) &&
-	       base >= v->start && base + HUGE_SIZE <= v->end;
+	return addr != base && v && (v->flags & VMA_ANON) && base >= v->start &&
+	       base + HUGE_SIZE <= v->end;
 }
 
 /* The PTE tables splitting at [start, end)'s edges may need: 0, 1 or 2. */
@@ -555,15 +556,30 @@ static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, u
 		WRITE_ONCE(v->prot, prot);
 }
 
-/*
- * Unmap [start, start + len), or give it prot (prot != 0: every page must lie in a
- * VMA): the VMAs it touches write-locked, its edges made VMA boundaries and the
- * 2 MiB pages they cut split, then the range removed or given prot, in the table
- * and the page tables, and one TLB shootdown once the lock is dropped.
- */
-/* Unmap [start, start + len) (unmap), or give it prot (0: no access, PROT_NONE). */
-static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, bool unmap)
+/* What vma_edit() does to its range. */
+enum vma_edit_op {
+	VMA_EDIT_UNMAP,
+	VMA_EDIT_PROTECT, /* give it prot (0: no access, PROT_NONE) */
+	VMA_EDIT_NOHUGE,  /* no 2 MiB pages for its later faults */
+	VMA_EDIT_HUGE,	  /* 2 MiB pages again where they fit */
+};
+
+static void vma_set_nohuge_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool nohuge)
 {
+	struct vma *v;
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
+		WRITE_ONCE(v->flags, nohuge ? v->flags | VMA_NOHUGE : v->flags & ~VMA_NOHUGE);
+}
+
+/*
+ * Apply op to [start, start + len) (every page must lie in a VMA but to unmap):
+ * the VMAs it touches write-locked, its edges made VMA boundaries and the 2 MiB
+ * pages they cut split, then the range removed, given prot or its flags changed,
+ * in the table and the page tables, and one TLB shootdown once the lock is dropped.
+ */
+static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, enum vma_edit_op op)
+{
+	bool unmap = op == VMA_EDIT_UNMAP;
 	int err = range_check(start, len);
 	if (err)
 		return err;
@@ -582,15 +598,19 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, b
 	write_seqcount_begin(&mm->vma_seq);
 	vma_split_at_locked(mm, start, &sp.v[0]);
 	vma_split_at_locked(mm, end, &sp.v[1]);
-	if (!unmap)
+	if (op == VMA_EDIT_PROTECT)
 		vma_set_prot_locked(mm, start, end, prot);
-	else
+	else if (unmap)
 		vma_remove_range_locked(mm, start, end);
+	else
+		vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
 	write_seqcount_end(&mm->vma_seq);
 	tlb_gather_init(&g, mm);
 	pt_split_edges(mm, start, end, &st, &g);
 	if (unmap)
 		pt_clear_range(mm, start, end, &g);
+	else if (op != VMA_EDIT_PROTECT)
+		; /* the pages already there stay as they are, 2 MiB ones too, as on Linux */
 	else if (prot)
 		pt_protect_range(mm, start, end, prot | PROT_USER, &g);
 	else
@@ -617,7 +637,7 @@ out_unlocked:
 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 {
-	return vma_edit(mm, start, len, 0, true);
+	return vma_edit(mm, start, len, 0, VMA_EDIT_UNMAP);
 }
 
 void vma_free_all(struct mm *mm)
@@ -642,5 +662,10 @@ int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 {
 	if (prot & ~VMA_PROT_ALL)
 		return -EINVAL;
-	return vma_edit(mm, start, len, prot, false);
+	return vma_edit(mm, start, len, prot, VMA_EDIT_PROTECT);
+}
+
+int vma_set_nohuge(struct mm *mm, uintptr_t start, size_t len, bool nohuge)
+{
+	return vma_edit(mm, start, len, 0, nohuge ? VMA_EDIT_NOHUGE : VMA_EDIT_HUGE);
 }

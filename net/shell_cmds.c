@@ -65,11 +65,34 @@ static void ifconfig_dev(struct net_device *dev, void *arg)
 		       READ_ONCE(q->limit), READ_ONCE(q->q.qlen), READ_ONCE(q->drops));
 }
 
-SHELL_CMD(ifconfig, "[device]", "the network devices: flags, addresses, counters, qdisc")
+/* ifconfig <dev> <a.b.c.d/n>: the address, its netmask and its subnet's on-link route. */
+static int ifconfig_set(const char *name, const char *prefix)
 {
-	struct ifconfig_arg a = {argc == 2 ? argv[1] : NULL, 0};
-	if (argc > 2)
+	struct net_device *dev = dev_get_by_name(name);
+	u32 addr, mask;
+	int err;
+
+	if (!dev)
+		return net_shell_err("ifconfig", name, -ENODEV);
+	if (inet_parse_prefix(prefix, &addr, &mask) || !addr)
+		return net_shell_err("ifconfig", prefix, -EINVAL);
+	err = inet_add_device(dev, addr, mask, 0);
+	if (err)
+		return net_shell_err("ifconfig", name, err);
+	return 0;
+}
+
+SHELL_CMD(ifconfig, "[device [a.b.c.d/n]]",
+	  "the network devices: flags, addresses, counters, qdisc; or give one an address")
+{
+	struct ifconfig_arg a = {argc >= 2 ? argv[1] : NULL, 0};
+	if (argc > 3)
 		return SHELL_USAGE;
+	if (argc == 3) {
+		int err = ifconfig_set(argv[1], argv[2]);
+		if (err)
+			return err;
+	}
 	netdev_for_each(ifconfig_dev, &a);
 	if (a.name && !a.shown)
 		return net_shell_err("ifconfig", a.name, -ENODEV);
@@ -80,7 +103,7 @@ SHELL_CMD(ifconfig, "[device]", "the network devices: flags, addresses, counters
 
 SHELL_CMD(ping, "<ip> [count]", "ICMP echo requests, one reply awaited for a second each")
 {
-	u64 count = PING_DEFAULT_COUNT, received = 0;
+	u64 count = PING_DEFAULT_COUNT, received = 0, seq;
 	u32 daddr;
 	int err;
 
@@ -90,7 +113,8 @@ SHELL_CMD(ping, "<ip> [count]", "ICMP echo requests, one reply awaited for a sec
 		return net_shell_err("ping", argv[1], -EINVAL);
 	if (argc == 3 && (parse_u64(argv[2], &count) || !count || count > PING_MAX_COUNT))
 		return net_shell_err("ping", argv[2], -EINVAL);
-	for (u64 seq = 1; seq <= count; seq++) {
+	/* ^C stops it between requests; the count says how many went. */
+	for (seq = 1; seq <= count && !shell_interrupted(); seq++) {
 		s64 rtt = icmp_ping(daddr, (u16)seq, NET_SHELL_WAIT_NS);
 		if (rtt == -ETIMEDOUT) {
 			printk("no reply from %s: icmp_seq=%llu\n", argv[1], seq);
@@ -104,8 +128,8 @@ SHELL_CMD(ping, "<ip> [count]", "ICMP echo requests, one reply awaited for a sec
 		if (seq < count)
 			msleep(PING_INTERVAL_MS);
 	}
-	printk("%llu sent, %llu received\n", count, received);
-	err = received ? 0 : -ETIMEDOUT;
+	printk("%llu sent, %llu received\n", seq - 1, received);
+	err = received || seq == 1 ? 0 : -ETIMEDOUT;
 	return err ? net_shell_err("ping", argv[1], err) : 0;
 }
 

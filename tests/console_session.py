@@ -5,13 +5,29 @@ tests/run --input FILE boots Grace without test= or bench=, waits for the
 that follows the previous command. Lines are written with C escapes (\\x7f, \\x15,
 \\x03, \\x1b[A); blank lines and lines starting with '#' are skipped. A line may end
 in `  #=> TEXT` (the command prints exactly that one line; `\\n` in TEXT separates
-the lines of a longer output) or `  #=> /REGEX/` (every line it prints matches).
+the lines of a longer output), `  #=> /REGEX/` (every line it prints matches) or
+`  #=> *N TEXT` (N lines, TEXT with {n} replaced by 1 to N).
+
+`{TEXT*N}` in a line stands for TEXT N times (a line of 4096 characters fits on
+a line of the file). Two more forms:
+
+    ping 127.0.0.1 100  #^C icmp_seq=2  #=> ...
+        type the line, wait until the command has printed "icmp_seq=2", then type
+        ^C: the command must stop, print a line "^C", and give the prompt back.
+    @paste N LINE
+        type N lines at once (LINE with {n} replaced by 1 to N, each ended by a
+        carriage return), as a terminal sends a paste, without waiting for the
+        prompts between them; each is then judged as a line of its own.
+    ping 127.0.0.1 5  #&
+        type the line and, without waiting for its prompt, the next one (typed
+        ahead while the command runs).
 
 What a line does is worked out here, by replaying the editing keys the way a
-terminal user expects them to work (backspace, ^U, ^C, up and down through
-history), not by asking the kernel; then the output is checked against what
-that command must print (CHECKS below), so a shell that edits or runs the wrong
-thing fails.
+terminal user expects them to work (backspace, ^U, ^W, ^C, the cursor keys,
+Delete, up and down through history), not by asking the kernel; then the output
+is checked against what that command must print (CHECKS below), so a shell that
+edits or runs the wrong thing fails. A line longer than LINE_MAX must be refused
+with REFUSED, whatever its expectation says.
 
 tests/run --init-session FILE drives a user program given the console as the
 first process instead (tests/init/*.txt: busybox's shell as init=/bin/sh), in
@@ -28,28 +44,51 @@ kernel must say so and power off.
 import codecs
 import re
 
+import kmsg
+
 PROMPT = "grace> "
 EXPECT_MARK = "  #=> "
+INTERRUPT_MARK = "  #^C "
+NOWAIT_MARK = "  #&"
+PASTE = re.compile(r"@paste (\d+) (.+)$")
+REPEAT = re.compile(r"\{([^{}*]+)\*(\d+)\}")
 HISTORY = 16  # SHELL_HISTORY in kernel/shell/shell_internal.h
-LINE_MAX = 127  # SHELL_LINE_MAX - 1
+LINE_MAX = 4096  # SHELL_LINE_MAX
+REFUSED = f"shell: line longer than {LINE_MAX} bytes, not run"
 # Every command the shell must offer; `help` has to list each.
 REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test", "bench", "profile",
                      "echo", "uptime", "poweroff") + \
-    ("ls", "cat", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs") + \
+    ("ls", "cat", "touch", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs") + \
     ("ifconfig", "route", "arp", "ping", "udpsend", "netstat")  # net/shell_cmds.c, net/ipv4/shell_cmds.c
-KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab")
+KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab", "console")
 KNOWN_COMMANDS += ("rtcache", "rt_gc_interval", "rt_gc_timeout", "rt_gc_thresh",
                    "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh",
                    "neigh_retrans_time", "neigh_mcast_solicit")  # net/ipv4/shell_cmds.c
+KNOWN_COMMANDS += ("qdisc", "sink_cost_ns")  # net/core/shell_cmds.c
 
 
 class Step:
-    def __init__(self, lineno, raw, keys, expect):
+    def __init__(self, lineno, raw, keys, expect, interrupt_after=None):
         self.lineno = lineno
         self.raw = raw          # as written in the file
         self.keys = keys        # the characters typed
         self.expect = expect    # None, ("exact", text) or ("regex", pattern)
-        self.command = None     # the line the shell should run (None: abandoned)
+        self.interrupt_after = interrupt_after  # type ^C once the command printed this
+        self.command = None     # the line the shell should run (None: not run)
+        self.refused = False    # too long: the shell must refuse it
+        self.nowait = False     # the next line is typed at once, not after this one's prompt
+        # What to type before reading this line's output: the keys and Enter, or for
+        # the lines of a paste after its first, nothing (the first typed them all).
+        self.typed = keys if keys.endswith("\x03") else keys + "\r"
+
+
+def parse_expect(want):
+    if len(want) > 1 and want.startswith("/") and want.endswith("/"):
+        return ("regex", want[1:-1])
+    m = re.match(r"\*(\d+) (.*)$", want)
+    if m:
+        return ("exact", [m.group(2).replace("{n}", str(n)) for n in range(1, int(m.group(1)) + 1)])
+    return ("exact", want.split("\\n"))
 
 
 def parse_script(path):
@@ -59,53 +98,109 @@ def parse_script(path):
             text = text.rstrip("\n")
             if not text.strip() or text.startswith("#"):
                 continue
-            expect = None
+            paste = PASTE.match(text)
+            if paste:
+                group = [Step(lineno, f"@paste {n}", paste.group(2).replace("{n}", str(n)), None)
+                         for n in range(1, int(paste.group(1)) + 1)]
+                group[0].typed = "".join(s.typed for s in group)
+                for s in group[1:]:
+                    s.typed = ""
+                steps += group
+                continue
+            expect = interrupt_after = None
             if EXPECT_MARK in text:
                 text, want = text.split(EXPECT_MARK, 1)
                 text = text.rstrip()
-                if len(want) > 1 and want.startswith("/") and want.endswith("/"):
-                    expect = ("regex", want[1:-1])
-                else:
-                    expect = ("exact", want.split("\\n"))
-            keys = codecs.decode(text, "unicode_escape")
+                expect = parse_expect(want)
+            nowait = text.endswith(NOWAIT_MARK)
+            if nowait:
+                text = text[:-len(NOWAIT_MARK)].rstrip()
+            if INTERRUPT_MARK in text:
+                text, interrupt_after = text.split(INTERRUPT_MARK, 1)
+            keys = codecs.decode(REPEAT.sub(lambda m: m.group(1) * int(m.group(2)), text),
+                                 "unicode_escape")
             if "\x03" in keys[:-1]:
                 raise ValueError(f"{path}:{lineno}: ^C may only end a line")
-            steps.append(Step(lineno, text, keys, expect))
+            steps.append(Step(lineno, text, keys, expect, interrupt_after))
+            steps[-1].nowait = nowait
+    # A line typed without waiting takes the next one's keys along (and so a chain of them).
+    for i in range(len(steps) - 2, -1, -1):
+        if steps[i].nowait:
+            steps[i].typed += steps[i + 1].typed
+            steps[i + 1].typed = ""
     history = []
     for s in steps:
-        s.command = replay_editing(s.keys, history)
+        s.command, s.refused = replay_editing(s.keys, history)
+        if s.interrupt_after is not None and not s.command:
+            raise ValueError(f"{path}:{s.lineno}: a line interrupted with #^C must run a command")
     return steps
 
 
+def word_start(line, pos):
+    """Where ^W's erasing starts: back over spaces, then over the word before them."""
+    while pos and line[pos - 1] == " ":
+        pos -= 1
+    while pos and line[pos - 1] != " ":
+        pos -= 1
+    return pos
+
+
 def replay_editing(keys, history):
-    """The line the shell must run for these keys, or None when ^C abandons it."""
-    line, back, i = "", 0, 0
+    """(the line the shell must run for these keys, or None when ^C abandons it or it is
+    refused; whether it is refused as too long)."""
+    line, pos, back, too_long, i = "", 0, 0, False, 0
     while i < len(keys):
         c = keys[i]
         i += 1
         if c == "\x03":
-            return None
+            return None, False
         if c == "\x15":
-            line = ""
+            line, pos, too_long = "", 0, False
+        elif c == "\x17":
+            start = word_start(line, pos)
+            line, pos = line[:start] + line[pos:], start
         elif c in "\x7f\x08":
-            line = line[:-1]
+            if pos:
+                line, pos = line[:pos - 1] + line[pos:], pos - 1
+        elif c == "\x01":
+            pos = 0
+        elif c == "\x05":
+            pos = len(line)
         elif c == "\x1b":
-            m = re.match(r"[\[O][\x20-\x3f]*([\x40-\x7e])", keys[i:])
+            m = re.match(r"[\[O]([\x20-\x3f]*)([\x40-\x7e])", keys[i:])
             if not m:
                 i += 1
                 continue
             i += m.end()
-            if m.group(1) == "A" and back < min(len(history), HISTORY):
+            param, final = re.match(r"\d*", m.group(1)).group(), m.group(2)
+            if final == "A" and back < min(len(history), HISTORY):
                 back += 1
-                line = history[-back]
-            elif m.group(1) == "B" and back > 0:
+                line, too_long = history[-back], False
+                pos = len(line)
+            elif final == "B" and back > 0:
                 back -= 1
-                line = history[-back] if back else ""
-        elif " " <= c <= "~" and len(line) < LINE_MAX:
-            line += c
+                line, too_long = (history[-back] if back else ""), False
+                pos = len(line)
+            elif final == "C":
+                pos = min(pos + 1, len(line))
+            elif final == "D":
+                pos = max(pos - 1, 0)
+            elif final == "H" or (final == "~" and param in ("1", "7")):
+                pos = 0
+            elif final == "F" or (final == "~" and param in ("4", "8")):
+                pos = len(line)
+            elif final == "~" and param == "3":
+                line = line[:pos] + line[pos + 1:]
+        elif " " <= c <= "~":
+            if len(line) < LINE_MAX:
+                line, pos = line[:pos] + c + line[pos:], pos + 1
+            else:
+                too_long = True
+    if too_long:
+        return None, True
     if line and (not history or history[-1] != line):
         history.append(line)
-    return line
+    return line, False
 
 
 def split_output(chunk):
@@ -113,7 +208,8 @@ def split_output(chunk):
     lines = chunk.replace("\r", "").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return (lines[0] if lines else ""), lines[1:]
+    # The shell's own output has no time prefix; a kernel message between its lines has.
+    return (lines[0] if lines else ""), [kmsg.strip_time(l) for l in lines[1:]]
 
 
 # ---- what each command must print ----
@@ -281,11 +377,25 @@ def check_netstat(words, out, cfg):
     return None
 
 
+def check_interrupted(words, out):
+    """A command stopped by ^C: it printed "^C" once, and (ping) stopped short of its count."""
+    if out.count("^C") != 1:
+        return f"^C: expected one '^C' line, got {out}"
+    if words[0] == "ping" and len(words) == 3:
+        m = re.match(r"(\d+) sent, (\d+) received$", out[-1])
+        if not m or int(m.group(1)) >= int(words[2]):
+            return f"ping went on after ^C: expected fewer than {words[2]} sent, got {out[-2:]}"
+        seqs = [int(m.group(1)) for l in out for m in [re.search(r"icmp_seq=(\d+) ", l)] if m]
+        if seqs != list(range(1, int(m.group(1)) + 1)):
+            return f"ping's replies {seqs} are not the {m.group(1)} requests it says it sent"
+    return None
+
+
 CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
           "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
           "bench": check_bench, "profile": check_profile, "locks": check_locks,
           "ifconfig": check_ifconfig, "route": check_route, "ping": check_ping, "netstat": check_netstat,
-          **{cmd: check_silent for cmd in ("mkdir", "rmdir", "rm", "mv", "ln", "cd")}}
+          **{cmd: check_silent for cmd in ("touch", "mkdir", "rmdir", "rm", "mv", "ln", "cd")}}
 
 
 def judge(step, chunk, cfg):
@@ -293,6 +403,12 @@ def judge(step, chunk, cfg):
     echo, out = split_output(chunk)
     if any("Kernel panic" in l for l in out):
         return "kernel panic"
+    if step.refused:
+        return None if out == [REFUSED] else f"a line too long: expected [{REFUSED!r}], got {out}"
+    if step.interrupt_after is not None:
+        why = check_interrupted(step.command.split(), out)
+        if why:
+            return why
     if step.command is None:
         ok = echo.endswith("^C") and not out
         return None if ok else f"^C should end the echoed line and print nothing more: {echo!r}, {out}"
@@ -312,6 +428,8 @@ def judge(step, chunk, cfg):
         return None
     if any(re.match(r"\S+: usage: ", l) for l in out):
         return f"unexpected usage error: {out}"
+    if step.interrupt_after is not None:
+        return None  # what it prints stopped short: check_interrupted() judged it
     check = CHECKS.get(words[0])
     return check(words, out, cfg) if check else None
 
@@ -347,7 +465,7 @@ def init_output(chunk, prompt):
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return lines[1:]
+    return [kmsg.strip_time(l) for l in lines[1:]]
 
 
 def judge_init(step, out):

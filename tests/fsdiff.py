@@ -201,7 +201,8 @@ def dirs_remove(dirs, name):
         dirs.remove(name)  # os.walk does not go into symlinks, but say so
 
 
-def grace_tree(sh, top):
+def grace_tree(sh, top, skip=()):
+    """Every file under top as Grace's shell lists it; the directories in skip not entered."""
     tree, todo = {}, [""]
     while todo:
         rel = todo.pop()
@@ -216,7 +217,8 @@ def grace_tree(sh, top):
                 name, target = name.split(" -> ", 1)
             path = f"{rel}/{name}" if rel else name
             if typ == "d":
-                todo.append(path)
+                if path not in skip:
+                    todo.append(path)
                 tree[path] = ("d", nlink, None)
             elif typ == "l":
                 tree[path] = ("l", nlink, target)

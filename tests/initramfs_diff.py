@@ -61,17 +61,21 @@ def host_tree(top):
             for p, v in tree.items()}
 
 
-# What the kernel makes at boot whatever the archive holds (fs/chrdev.c): /dev and its
-# nodes, as devtmpfs mounted there gives them on Linux. Not the unpacker's: left out of
-# the comparison unless the archive has them too.
-KERNEL_DEV = ("dev", "dev/console", "dev/tty", "dev/null", "dev/zero")
+# What the kernel makes at boot whatever the archive holds (fs/chrdev.c): /dev and
+# everything in it, as devtmpfs mounted there gives it on Linux. Not the unpacker's: left
+# out of the comparison unless the archive has it too.
+KERNEL_DEV = "dev"
+# And /proc (fs/proc_self.c), as procfs mounted there: not entered (its self/exe names
+# the program of whoever reads it, and the shell runs none), left out like /dev.
+KERNEL_PROC = "proc"
 
 
 def grace_tree(sh, want):
-    tree = fsdiff.grace_tree(sh, "")
-    for p in KERNEL_DEV:
-        if p not in want:
-            tree.pop(p, None)
+    tree = fsdiff.grace_tree(sh, "", skip=(KERNEL_PROC,))
+    for p in list(tree):
+        kernels = p in (KERNEL_DEV, KERNEL_PROC) or p.startswith(KERNEL_DEV + "/")
+        if kernels and p not in want:
+            del tree[p]
     out = {}
     for p, v in tree.items():
         lines = sh.run(f"stat /{p}")

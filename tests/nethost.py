@@ -24,6 +24,8 @@ import socket
 import struct
 import time
 
+import kmsg
+
 GUEST_MAC = bytes.fromhex("525400000102")
 GUEST_IP = bytes([10, 0, 3, 15])
 PEER_MAC = bytes.fromhex("020000000302")
@@ -143,7 +145,7 @@ def counters(con, deadline):
             raise RuntimeError(f"no prompt after {cmd}: {seen[-200:]!r}")
         dev = cmd.split()[1] if " " in cmd else ""
         for line in chunk.replace("\r", "").split("\n"):
-            words = line.split()
+            words = kmsg.strip_time(line).split()
             if not words:
                 continue
             if words[0] == "drop":

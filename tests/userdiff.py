@@ -5,7 +5,8 @@ and the two must print the same bytes and end the same way.
 The host runs the very same binary: natively when it is of the host's arch
 (x86_64 on a PC), else under qemu-user (qemu-riscv64), with the environment
 Grace gives a program (kernel/proc/run.c), the argv[0] typed at the prompt,
-umask 022 and RLIMIT_STACK's 8 MiB, and no core file. Its end becomes the line
+umask 022, RLIMIT_STACK's 8 MiB, RLIMIT_NOFILE's 1024 (the limits Grace
+reports, tests/user/sysinfo.c), and no core file. Its end becomes the line
 Grace's shell prints, `run: exited with status N` or `run: killed by signal N
 (NAME)`. On Grace's side the output is what the console shows between the
 echoed command and the prompt, with the console's \\r\\n read as \\n.
@@ -17,7 +18,7 @@ it is run, one line a command typed after `run `:
      * run: /bin/hello one two three
 
 so adding a program is adding its file: the Makefile builds every
-tests/user/*.c but elf_min.c, null_syscall.c and open_close.c (linked into the kernel), and the
+tests/user/*.c but elf_min.c, null_syscall.c, open_close.c and memscale.c (linked into the kernel), and the
 runner packs each into /bin of the initramfs it boots and runs each header's commands.
 
 A shell script of tests/user (*.sh) is a test the same way, its header lines
@@ -32,8 +33,9 @@ The initramfs has Debian's static busybox in /bin with a link for each applet
 the same busybox binary with the script from tests/user: only where there is a
 busybox for the arch (x86_64), and skipped elsewhere.
 
-A program whose header says `fuzz:` instead is run on Grace only, and judged
-by what it leaves behind rather than against Linux (survive_check):
+A program whose header says `fuzz:` instead (or `alone:`, for one that is not a
+fuzzer but has no Linux to compare with) is run on Grace only, and judged by
+what it leaves behind rather than against Linux (survive_check):
 
      * fuzz: fuzzer_leaves_the_kernel_alive_and_its_memory_where_it_was
      * run: /bin/fuzz
@@ -43,7 +45,8 @@ Each command runs once to warm the caches it fills (slabs, dentries of the
 names it looks up), then `df`, `uptime` and `mem` are read until they hold
 still, the command runs again, and the same figures must come back to what
 they were: open files, inodes, dentries, threads, objects in use per slab
-cache, and free memory with the slabs' pages counted in (a cache may keep an
+cache (the route cache emptied first: it ages entries out on its own clock),
+and free memory with the slabs' pages counted in (a cache may keep an
 emptied slab). Its output must be exactly the `prints:` line.
 """
 import difflib
@@ -60,11 +63,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROMPT = "grace> "
 # tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever) and
-# null_syscall.c and open_close.c the benchmarks' (-nostdlib): linked into the test image.
-NOT_USER_PROGRAMS = ("elf_min", "null_syscall", "open_close")
+# null_syscall.c, open_close.c and memscale.c the benchmarks': linked into the test image.
+NOT_USER_PROGRAMS = ("elf_min", "null_syscall", "open_close", "memscale")
 # What kernel/proc/run.c gives every program it starts, in its order.
 ENV = (("HOME", "/"), ("TERM", "linux"), ("PATH", "/bin:/sbin:/usr/bin"))
 STACK_LIMIT = 8 << 20       # RLIMIT_STACK's default on Linux, Grace's EXEC_STACK_SIZE
+NOFILE_LIMIT = 1024         # RLIMIT_NOFILE's soft default on Linux, Grace's FD_MAX
 UMASK = 0o022               # proc_spawn()'s, Linux's default
 HOST_TIMEOUT_S = 60
 # One command at Grace's prompt, most of a minute: a program that hangs costs this
@@ -77,7 +81,7 @@ DIFF_LINES_MAX = 60         # of one command's diff, printed
 # still reaches the console, and fails the comparison.
 BOOT_ARG = "quiet"
 HEADER_TEST = re.compile(r"^(?: \*|#) userdiff: (\w+)$", re.M)
-HEADER_FUZZ = re.compile(r"^ \* fuzz: (\w+)$", re.M)
+HEADER_FUZZ = re.compile(r"^ \* (?:fuzz|alone): (\w+)$", re.M)
 HEADER_RUN = re.compile(r"^(?: \*|#) run: (.+)$", re.M)
 HEADER_PRINTS = re.compile(r"^ \* prints: (.+)$", re.M)
 # Debian's busybox-static (scripts/install-deps), and the ELF machine it must be built
@@ -186,6 +190,7 @@ def host_limits():
     os.umask(UMASK)
     resource.setrlimit(resource.RLIMIT_STACK, (STACK_LIMIT, STACK_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE_LIMIT, NOFILE_LIMIT))
 
 
 def host_command(arch, binary, argv):
@@ -353,6 +358,10 @@ def figures(con, deadline):
     """{what: number} of the kernel now: df's counts, uptime's threads, mem's free memory
     with the slabs' pages, and each slab cache's objects in use."""
     out = {}
+    # The route cache drops an entry once it has been idle for a few seconds, on its own
+    # clock: emptied before each reading, its count is what programs still hold, not how
+    # recently they sent.
+    shell(con, deadline, "rtcache flush")
     df = shell(con, deadline, "df")
     out.update((f"df {k}", int(v)) for k, v in DF_COUNTS.findall(df))
     threads = UPTIME_THREADS.search(shell(con, deadline, "uptime"))

@@ -8,7 +8,10 @@
  * real hardware synchronises them at reset.
  *
  * Either way the reference is read with the TSC just before and after it, so every
- * sample is bracketed, over 10 ms; three runs, take the median. The HPET is one
+ * sample is bracketed, over 10 ms; three runs, take the median. A run whose first or
+ * last bracket is wide (the host stopped the vCPU between the reads, for as long)
+ * is run again, up to a bound: under a busy host, a median of three disturbed runs
+ * was seen 7% off. The HPET is one
  * memory read per sample where the PIT is three port accesses (latch, two bytes),
  * so its brackets are narrower; and PCs have been dropping the PIT (or gating it
  * off in low-power states) since the HPET came.
@@ -43,6 +46,8 @@
 #define CALIBRATE_NS (10 * NSEC_PER_MSEC)
 #define CALIBRATE_PIT_TICKS 11932 /* 10 ms of PIT */
 #define CALIBRATE_RUNS 3
+#define CALIBRATE_TRIES 15	     /* runs with wide brackets retried, at most 150 ms in all */
+#define CALIBRATE_BRACKETS_MAX 200   /* both brackets together under 1/200 of the run */
 #define CALIBRATE_MAX_POLLS 10000000 /* a PIT that does not count must not hang boot */
 #define NS_SHIFT 32		     /* ns = tsc delta * ns_mult >> NS_SHIFT */
 #define TSC_SHIFT 24		     /* tsc delta = ns * tsc_mult >> TSC_SHIFT */
@@ -67,8 +72,20 @@ u16 pit_read_ch2(void)
 	return (u16)(hi << 8 | lo);
 }
 
-/* TSC ticks per second from one run against the PIT, or 0 if it did not count. */
-static u64 tsc_calibrate_pit_once(void)
+/*
+ * Whether the brackets [t0, t1] and [a, b] around a run's first and last reading
+ * of the reference are narrow enough for the run's rate to be good to 0.5%.
+ */
+static bool brackets_tight(u64 t0, u64 t1, u64 a, u64 b)
+{
+	return (t1 - t0) + (b - a) <= (b - t0) / CALIBRATE_BRACKETS_MAX;
+}
+
+/*
+ * TSC ticks per second from one run against the PIT, or 0 if it did not count;
+ * *loose says the host disturbed the run.
+ */
+static u64 tsc_calibrate_pit_once(bool *loose)
 {
 	pit_ch2_start();
 	u64 t0 = rdtsc();
@@ -83,14 +100,15 @@ static u64 tsc_calibrate_pit_once(void)
 		if ((u16)(c0 - c) >= CALIBRATE_PIT_TICKS) {
 			/* Midpoints of the brackets around the two latches. */
 			u64 tsc = (a + b) / 2 - (t0 + t1) / 2;
+			*loose = !brackets_tight(t0, t1, a, b);
 			return tsc * PIT_HZ / (u64)(c0 - c);
 		}
 	}
 	return 0;
 }
 
-/* TSC ticks per second from one run against the HPET at regs, counting every period_fs. */
-static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
+/* The same against the HPET at regs, counting every period_fs. */
+static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs, bool *loose)
 {
 	/* The low 32 bits suffice: even a 1 GHz counter wraps only after 4 s, not in a run. */
 	u32 want = (u32)(CALIBRATE_NS * FS_PER_NS / period_fs);
@@ -108,6 +126,7 @@ static u64 tsc_calibrate_hpet_once(uintptr_t regs, u64 period_fs)
 			u64 ns = (u64)ticks * period_fs / FS_PER_NS;
 			if (!ns || tsc > ~0ull / NSEC_PER_SEC)
 				return 0;
+			*loose = !brackets_tight(t0, t1, a, b);
 			return tsc * NSEC_PER_SEC / ns;
 		}
 	}
@@ -118,6 +137,38 @@ static u64 median3(const u64 r[3])
 {
 	/* One run disturbed by the host scheduler does not matter. */
 	return MAX(MIN(r[0], r[1]), MIN(MAX(r[0], r[1]), r[2]));
+}
+
+/* The runs of one calibration: CALIBRATE_RUNS tight ones wanted, loose ones kept in case. */
+struct calibration {
+	u64 tight[CALIBRATE_RUNS], loose[CALIBRATE_RUNS];
+	unsigned nr_tight, nr_loose, tries;
+	bool dead; /* a run saw the reference not count: no use trying again */
+};
+
+/* Whether to run once more, given the last run's rate (0: not counting) and looseness. */
+static bool calibration_add(struct calibration *cal, u64 hz, bool loose)
+{
+	cal->tries++;
+	if (!hz)
+		cal->dead = true;
+	else if (!loose)
+		cal->tight[cal->nr_tight++] = hz;
+	else if (cal->nr_loose < CALIBRATE_RUNS)
+		cal->loose[cal->nr_loose++] = hz;
+	return !cal->dead && cal->nr_tight < CALIBRATE_RUNS && cal->tries < CALIBRATE_TRIES;
+}
+
+/* The median of the tight runs, of the loose ones if none was tight; 0 if the clock is dead. */
+static u64 calibration_result(const struct calibration *cal)
+{
+	const u64 *r = cal->nr_tight ? cal->tight : cal->loose;
+	unsigned n = cal->nr_tight ? cal->nr_tight : cal->nr_loose;
+	if (cal->dead || !n)
+		return 0;
+	if (n < CALIBRATE_RUNS)
+		return r[n - 1]; /* the last, of one or two: no median to take */
+	return median3(r);
 }
 
 /* The TSC rate against the HPET, or 0 when there is none or it does not count. */
@@ -142,10 +193,11 @@ static u64 tsc_calibrate_hpet(void)
 	if (!(config & HPET_CONFIG_ENABLE))
 		mmio_write64(regs + HPET_CONFIG, config | HPET_CONFIG_ENABLE);
 
-	u64 runs[CALIBRATE_RUNS];
-	for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
-		runs[i] = tsc_calibrate_hpet_once(regs, period_fs);
-	u64 hz = median3(runs);
+	struct calibration cal = {0};
+	bool loose = false;
+	while (calibration_add(&cal, tsc_calibrate_hpet_once(regs, period_fs, &loose), loose))
+		;
+	u64 hz = calibration_result(&cal);
 	if (!hz)
 		pr_err("time: the HPET does not count\n");
 	return hz;
@@ -153,10 +205,11 @@ static u64 tsc_calibrate_hpet(void)
 
 u64 tsc_calibrate_pit(void)
 {
-	u64 runs[CALIBRATE_RUNS];
-	for (unsigned i = 0; i < CALIBRATE_RUNS; i++)
-		runs[i] = tsc_calibrate_pit_once();
-	return median3(runs);
+	struct calibration cal = {0};
+	bool loose = false;
+	while (calibration_add(&cal, tsc_calibrate_pit_once(&loose), loose))
+		;
+	return calibration_result(&cal);
 }
 
 void tsc_calibrate(void)

@@ -258,28 +258,6 @@ static void virtio_net_read_mac(struct virtio_net *vn)
 	mac[ETH_ALEN - 1] = (u8)(nr_virtio_net + 1);
 }
 
-/* "a.b.c.d/len" (len 1..32) into *addr and *mask, network order: 0 or -EINVAL. */
-static int virtio_net_parse_prefix(const char *s, u32 *addr, u32 *mask)
-{
-	char buf[INET_ADDRSTRLEN];
-	const char *slash = strchr(s, '/');
-	unsigned len = 0, digits = 0;
-
-	if (!slash || (size_t)(slash - s) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = '\0';
-	for (const char *p = slash + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || ++digits > 2)
-			return -EINVAL;
-		len = len * 10 + (unsigned)(*p - '0');
-	}
-	if (!digits || !len || len > 32 || inet_parse_addr(buf, addr))
-		return -EINVAL;
-	*mask = htonl(len == 32 ? 0xffffffffu : ~(0xffffffffu >> len));
-	return 0;
-}
-
 static int virtio_net_probe(struct virtio_device *vdev)
 {
 	char name[IFNAMSIZ];
@@ -340,7 +318,7 @@ static int virtio_net_probe(struct virtio_device *vdev)
 		if (!v)
 			return 0;
 		gateway = 0;
-		if (virtio_net_parse_prefix(v, &addr, &mask)) {
+		if (inet_parse_prefix(v, &addr, &mask)) {
 			pr_warn("virtio-net: bad %s=%s (want a.b.c.d/len); no IPv4 address\n",
 				dev->name, v);
 			return 0;

@@ -8,6 +8,10 @@
  * (8 data bits, no parity, one stop bit): a board whose firmware never used this
  * UART leaves the divisor unset. Otherwise the firmware's setting stays, whatever
  * rate it chose, as on the PC, where the BIOS programmed COM1.
+ *
+ * When the console's ring is full, the receive interrupt is masked (IER) and what
+ * comes next waits in the FIFO; the reader unmasks it (console_input.c). A FIFO that
+ * overflowed meanwhile says so in LSR, and the console counts it.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
@@ -33,6 +37,7 @@
 #define LCR_8N1 0x03	      /* 8 data bits, no parity, 1 stop bit */
 #define LCR_DLAB 0x80	      /* registers 0 and 1 are the divisor latch */
 #define LSR_DATA_READY 0x01
+#define LSR_OVERRUN 0x02 /* input was lost: a byte came with the FIFO full; clears on read */
 #define LSR_THR_EMPTY 0x20
 
 /* Give up on a stuck transmitter rather than hang printk forever. */
@@ -42,6 +47,7 @@ static struct {
 	uintptr_t base; /* virtual address, or I/O port */
 	bool pio;
 	u32 shift, width;
+	u32 overrun; /* LSR said so while output polled it: the receive interrupt reports it */
 } uart;
 
 static u8 uart_read(unsigned reg)
@@ -69,9 +75,18 @@ static void uart_write(unsigned reg, u8 v)
 		mmio_write8(addr, v);
 }
 
+/* LSR, noting an overrun: reading it clears the bit, so whoever reads it must. */
+static u8 uart_read_lsr(void)
+{
+	u8 lsr = uart_read(UART_LSR);
+	if (lsr & LSR_OVERRUN)
+		WRITE_ONCE(uart.overrun, 1);
+	return lsr;
+}
+
 static void uart_putc(char c)
 {
-	for (int i = 0; i < UART_TX_SPIN_LIMIT && !(uart_read(UART_LSR) & LSR_THR_EMPTY); i++)
+	for (int i = 0; i < UART_TX_SPIN_LIMIT && !(uart_read_lsr() & LSR_THR_EMPTY); i++)
 		cpu_relax();
 	uart_write(UART_THR, (u8)c);
 }
@@ -83,8 +98,17 @@ static void uart_console_write(const char *s, size_t n)
 
 static void uart_rx_interrupt(void *arg)
 {
-	while (uart_read(UART_LSR) & LSR_DATA_READY)
+	/* While the ring is full the interrupt is masked and the rest waits in the FIFO. */
+	while (!console_input_held() && (uart_read_lsr() & LSR_DATA_READY))
 		console_input((char)uart_read(UART_RBR));
+	if (READ_ONCE(uart.overrun) && xchg(&uart.overrun, 0))
+		console_input_overrun();
+}
+
+/* Flow control (console_input.c): mask or unmask the receive interrupt. */
+static void uart_rx_enable(bool on)
+{
+	uart_write(UART_IER, on ? IER_RX_AVAILABLE : 0);
 }
 
 static const struct console uart_console = {"ns16550", uart_console_write};
@@ -146,8 +170,10 @@ static bool ns16550_init(const struct console_desc *d)
 
 static void ns16550_enable_input(const struct console_desc *d)
 {
-	if (irq_register(d->irq, uart_rx_interrupt, NULL) == 0)
-		uart_write(UART_IER, IER_RX_AVAILABLE);
+	if (irq_register(d->irq, uart_rx_interrupt, NULL) != 0)
+		return;
+	console_input_flow_control(uart_rx_enable);
+	uart_rx_enable(true);
 }
 
 const struct uart_driver ns16550_driver = {ns16550_init, ns16550_enable_input};

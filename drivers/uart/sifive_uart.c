@@ -5,6 +5,9 @@
  * bit 31 says the receive FIFO was empty. The receive watermark interrupt fires
  * while the receive FIFO holds more than rxctrl's count: with a count of 0, as
  * soon as one byte is there. The baud rate is the input clock / (div + 1).
+ * When the console's ring is full, the interrupt is disabled (ie) and what comes
+ * next waits in the receive FIFO until the reader enables it again
+ * (console_input.c); this UART cannot tell whether its FIFO overflowed meanwhile.
  */
 #include <grace/arch.h>
 #include <grace/boot_info.h>
@@ -52,12 +55,19 @@ static void sifive_console_write(const char *s, size_t n)
 static void sifive_rx_interrupt(void *arg)
 {
 	(void)arg;
-	for (;;) {
+	/* While the ring is full the interrupt is off and the rest waits in the FIFO. */
+	while (!console_input_held()) {
 		u32 v = mmio_read32(regs + SIFIVE_RXDATA);
 		if (v & DATA_FIFO_FULL_OR_EMPTY)
 			return;
 		console_input((char)(v & 0xff));
 	}
+}
+
+/* Flow control (console_input.c): turn the receive interrupt off or on. */
+static void sifive_rx_enable(bool on)
+{
+	mmio_write32(regs + SIFIVE_IE, on ? IE_RX_WATERMARK : 0);
 }
 
 static const struct console sifive_console = {"sifive-uart", sifive_console_write};
@@ -82,7 +92,8 @@ static void sifive_uart_enable_input(const struct console_desc *d)
 	if (irq_register(d->irq, sifive_rx_interrupt, NULL) != 0)
 		return;
 	mmio_write32(regs + SIFIVE_RXCTRL, CTRL_ENABLE);
-	mmio_write32(regs + SIFIVE_IE, IE_RX_WATERMARK);
+	console_input_flow_control(sifive_rx_enable);
+	sifive_rx_enable(true);
 }
 
 const struct uart_driver sifive_uart_driver = {sifive_uart_init, sifive_uart_enable_input};

@@ -97,6 +97,12 @@ struct mm {
 	struct vma_table *vmat;	    /* under vma_lock, read under RCU; NULL until the first map */
 	seqcount_t vma_seq;	    /* written under vma_lock: around every change of vmat */
 	struct mm_rss *rss;	    /* [boot_info.nr_cpus]; set at create */
+	/*
+	 * Forks of this mm in progress (mm/fork.c): a copy-on-write fault waits for
+	 * them, since CPUs may still write through entries a fork has write-protected
+	 * until its shootdown.
+	 */
+	atomic_t forking;
 
 	rwlock_t vma_lock __cacheline_aligned; /* serializes the writers of vmat and its VMAs */
 
@@ -117,6 +123,12 @@ const char *ptlock_mode_name(enum ptlock_mode mode);
 /* "vma_lookup=rcu|locked" on the command line; VMA_LOOKUP_RCU without it. */
 enum vma_lookup mm_default_vma_lookup(void);
 const char *vma_lookup_name(enum vma_lookup mode);
+/*
+ * Make ptlock and lookup the defaults that later mm_create() calls (an exec among
+ * them) use, over the command line's: how a benchmark runs user programs in each
+ * design in one boot.
+ */
+void mm_set_default_modes(enum ptlock_mode ptlock, enum vma_lookup lookup);
 
 /*
  * A new, empty address space; NULL when out of memory (or a mode out of range).

@@ -45,6 +45,18 @@ void bench_report(const char *name, unsigned cpus, const char *fmt, ...) __print
  */
 void bench_error(const char *name, const char *fmt, ...) __printf(2, 3);
 
+/*
+ * The CPU counts a benchmark steps through: 1, 2, 4, ... and then every CPU
+ * online, a power of two or not; the count after k, or 0 after online:
+ *   for (unsigned k = 1; k; k = bench_cpus_next(k, online))
+ */
+static inline unsigned bench_cpus_next(unsigned k, unsigned online)
+{
+	if (k >= online)
+		return 0;
+	return k * 2 > online ? online : k * 2;
+}
+
 void bench_phase_begin(const char *phase, unsigned cpus);
 void bench_phase_end(u64 ops);
 

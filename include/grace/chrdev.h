@@ -22,6 +22,8 @@
 #define DEV_ZERO MKDEV(1, 5)
 #define DEV_TTY MKDEV(5, 0)
 #define DEV_CONSOLE MKDEV(5, 1)
+/* Grace's own, from the range devices.txt keeps for local use: the profiler's phases. */
+#define DEV_BENCH_MARK MKDEV(240, 0)
 
 struct file;
 
@@ -49,6 +51,9 @@ void tty_set_foreground(int pgrp);
 bool tty_input_signal(char c);
 /* At boot, before the console takes input. */
 void tty_init(void);
+
+/* /dev/bench_mark: a program's phase marks for the QEMU profiler (kernel/bench.c). */
+extern const struct file_ops bench_mark_ops;
 
 /* Make /dev and its nodes (console, tty, null, zero); at boot, after the root is mounted. */
 void chrdev_init(void);

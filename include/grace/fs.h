@@ -48,6 +48,7 @@
 
 /* File types in st_mode, with Linux's values. */
 #define S_IFMT 0170000
+#define S_IFSOCK 0140000
 #define S_IFLNK 0120000
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
@@ -57,6 +58,8 @@
 #define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
 #define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
 #define S_ISCHR(m) (((m)&S_IFMT) == S_IFCHR)
+#define S_ISFIFO(m) (((m)&S_IFMT) == S_IFIFO)
+#define S_ISSOCK(m) (((m)&S_IFMT) == S_IFSOCK)
 
 struct stat {
 	u64 st_ino;
@@ -153,11 +156,41 @@ void poll_notify(void);
 /* A pipe: fds[0] its read end, fds[1] its write end. 0, -EMFILE or -ENOMEM. */
 int sys_pipe(int fds[2]);
 /*
+ * A file no name reaches, with calls of its own (a socket's, grace/socket.h):
+ * a new inode of mode (type and permission bits), ops for its calls and priv
+ * for them (file_private()), flags as open()'s (the access mode, O_NONBLOCK),
+ * installed at the lowest free descriptor. The fd, or -EMFILE or -ENOMEM, and
+ * then nothing was made: ops->release is not called and priv is the caller's.
+ */
+struct file_ops;
+int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags);
+/*
+ * fd's open file if its calls are ops, with a reference for file_put(): NULL
+ * with *err -EBADF (no such descriptor) or -ENOTSOCK (another kind of file,
+ * the error the socket calls give for it).
+ */
+struct file *file_get_ops(int fd, const struct file_ops *ops, int *err);
+void file_put(struct file *f);
+void *file_private(const struct file *f);
+/* The open() flags of f as F_GETFL reads them (O_NONBLOCK among them). */
+int file_flags(const struct file *f);
+
+/*
  * The absolute path of the directory fd has open, into buf: its length, -EBADF,
  * -ENOTDIR (not a directory) or -ERANGE. What the *at() calls resolve a relative
  * path against.
  */
 long sys_fd_dir_path(int fd, char *buf, size_t size);
+/* The same for any file fd has open that has a name: -ENOENT for one that has none (a pipe). */
+long sys_fd_path(int fd, char *buf, size_t size);
+/*
+ * From now on /proc/self/exe names path (absolute, kmalloc'd; taken over and
+ * freed with the descriptors) in the calling thread's process: what execve
+ * calls once the process is the new program's, with no other thread left.
+ */
+void fs_set_exe(char *path);
+/* Make /proc/self/exe at boot, after the initramfs. */
+void proc_self_init(void);
 /* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
 long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
 int sys_dup2(int oldfd, int newfd);
@@ -197,13 +230,30 @@ enum inode_free_mode inode_get_free_mode(void);
 const char *inode_free_mode_name(enum inode_free_mode mode);
 
 /*
+ * How a closed file's struct file is freed: typesafe (SLAB_TYPESAFE_BY_RCU: at
+ * once, into this CPU's slab array, where the next open finds it; fget() takes its
+ * reference only from a non-zero count and then checks that the slot still holds
+ * the file, as Linux 6.12's file_ref_get() and fget do) or rcu (call_rcu: the
+ * memory waits a grace period, and each grace period's batch of frees overflows
+ * the CPU's slab array into the node's shared lists). Boot argument
+ * file_free=typesafe|rcu.
+ */
+enum file_free_mode {
+	FILE_FREE_TYPESAFE,
+	FILE_FREE_RCU,
+};
+void file_set_free_mode(enum file_free_mode mode);
+enum file_free_mode file_get_free_mode(void);
+const char *file_free_mode_name(enum file_free_mode mode);
+
+/*
  * The caches' counts, summed over the CPUs' counters: exact when nothing runs
  * (dentries and inodes freed after a grace period count until they are freed:
  * rcu_barrier() first for a settled figure).
  */
 struct vfs_counts {
 	long dentries;		/* allocated */
-	long dentries_unused;	/* on the LRU: no reference, kept for lookups */
+	long dentries_unused;	/* on the LRU: no reference when put there, kept for lookups */
 	long dentries_negative; /* of those allocated: names known not to exist */
 	long inodes;		/* allocated */
 	long inodes_unused;	/* no reference and no dentry (freed soon) */
@@ -225,6 +275,11 @@ void fs_task_exit(struct task *t);
  * sharing each open file, and its current directory, as fork() does. 0 or -ENOMEM.
  */
 int fs_task_fork(struct task *child);
+/*
+ * Share the calling thread's descriptor table and current directory with child
+ * (not yet running), as clone() with CLONE_FILES | CLONE_FS does: 0 or -ENOMEM.
+ */
+int fs_task_share(struct task *child);
 
 /* Mount the root ramfs. Called once at boot, before any thread uses a path. */
 void vfs_init(void);

@@ -95,12 +95,16 @@ void inet_rcv(struct sk_buff *skb);
 
 /*
  * Give dev the address addr/mask (network order), add the on-link route to its
- * subnet and, if gateway is not 0, a default route through gateway. 0 or -errno
- * (-EINVAL for a zero address or a mask that is not a prefix, -EEXIST, -ENOMEM).
+ * subnet and, if gateway is not 0, a default route through gateway; an address
+ * the device had goes, with its subnet's on-link route through dev, and the route
+ * cache is flushed. 0 or -errno (-EINVAL for a zero address or a mask that is not
+ * a prefix, -EEXIST, -ENOMEM). Thread context.
  */
 int inet_add_device(struct net_device *dev, u32 addr, u32 mask, u32 gateway);
 /* Is addr (network order) one a device of ours has? */
 bool inet_addr_is_local(u32 addr);
+/* "a.b.c.d/n" (n in 1..32) into *addr and *mask, network order: 0 or -EINVAL. */
+int inet_parse_prefix(const char *s, u32 *addr, u32 *mask);
 /* Dotted quad "a.b.c.d" (each 0-255, decimal) into *addr, network order: 0 or -EINVAL. */
 int inet_parse_addr(const char *s, u32 *addr);
 #define INET_ADDRSTRLEN 16
@@ -175,15 +179,47 @@ struct udp_sock;
 struct udp_sock *udp_socket(void);
 /* Bind to port (host order; 0: an ephemeral one) on any address. */
 int udp_bind(struct udp_sock *s, u16 port);
+/*
+ * Bind to addr (network order; 0: any) and port, as bind() does: -EADDRNOTAVAIL
+ * for an address that is not this host's, -EINVAL if s has a port already,
+ * -EADDRINUSE. Another socket's port is refused whatever its address (one
+ * socket per port, where Linux lets two addresses share one).
+ */
+int udp_bind_addr(struct udp_sock *s, u32 addr, u16 port);
 u16 udp_port(const struct udp_sock *s);
+/* An ephemeral port if s has none (what a send or connect does first): 0 or -EADDRINUSE. */
+int udp_autobind(struct udp_sock *s);
+/*
+ * connect(): s sends to daddr:dport by default and takes datagrams only from
+ * there, from the source address the route gives (unless bound to one); an
+ * unbound s gets an ephemeral port first. 0.0.0.0 is this host. 0, -EAGAIN (no
+ * port free), -ENETUNREACH, -EACCES (the broadcast address).
+ */
+int udp_connect(struct udp_sock *s, u32 daddr, u16 dport);
+/* connect() to AF_UNSPEC: no peer, and the address and port bind() did not fix are let go. */
+void udp_disconnect(struct udp_sock *s);
+/* s's own address and port (peer false) or its peer's: 0, or -ENOTCONN for no peer. */
+int udp_getname(struct udp_sock *s, bool peer, u32 *addr, u16 *port);
 /* Send len bytes to daddr:dport (host-order port). The bytes sent, or -errno. */
 long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport);
+/* Send to the peer connect() gave: the bytes sent, -EDESTADDRREQ if none, or -errno. */
+long udp_send(struct udp_sock *s, const void *buf, size_t len);
 /*
  * Receive one datagram, waiting up to timeout_ns (0: not at all; UINT64_MAX: for ever): its
  * length (cut to len), or -EAGAIN. *saddr and *sport, if not NULL, say who sent it.
  */
 long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport,
 		  u64 timeout_ns);
+/*
+ * The first datagram waiting, without waiting: up to len bytes of it into buf,
+ * its sender into *saddr and *sport; its whole length, or -EAGAIN if none is
+ * queued. peek leaves it queued (MSG_PEEK).
+ */
+long udp_recv_one(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, bool peek);
+/* Sleep until a datagram waits on s: 0, or -ERESTARTSYS when a signal comes first. */
+int udp_wait_rcv(struct udp_sock *s);
+/* fn is called (in the receive softirq) after each datagram queued on s: poll's wake-up. */
+void udp_set_data_ready(struct udp_sock *s, void (*fn)(void));
 void udp_close(struct udp_sock *s);
 #define UDP_RCVQ_MAX 64 /* datagrams a socket queues before it drops */
 /* Datagrams waiting on s now. */

@@ -17,7 +17,10 @@ const char *ksym_format(char *buf, size_t size, uintptr_t addr);
 /* Address of a text symbol by exact name, 0 if absent. */
 uintptr_t ksym_address(const char *name);
 
-/* Print "  [<pc>] func+0xoff/0xsize" for pc and each caller found through the frame pointers. */
+/*
+ * Print "  [<ffffffff80201234>] func+0xoff/0xsize" (Linux's form) for pc and for each return
+ * address found through the frame pointers, that one named by the call before it.
+ */
 void backtrace_print(uintptr_t pc, uintptr_t fp);
 /* Backtrace of the caller. */
 void dump_stack(void);

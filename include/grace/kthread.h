@@ -32,6 +32,13 @@ int kthread_stop(struct task *p);
 int kthread_join(struct task *p);
 /* Drop the handle without waiting. */
 void kthread_detach(struct task *p);
+/*
+ * Keep p's struct and stack (not the thread itself) from being freed until the
+ * matching task_put(): for a caller that found p alive under a lock that its
+ * exit takes, and must use it after dropping that lock. Not in interrupts.
+ */
+void task_get(struct task *p);
+void task_put(struct task *p);
 void __noreturn kthread_exit(int code);
 
 /* Threads that exist now (every CPU's idle thread included). */

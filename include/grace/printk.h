@@ -4,8 +4,10 @@
  * A level prefix ("<3>" = KERN_ERR) may start the format; lines below the console
  * level are kept in the log buffer only. KERN_ERR and worse are always printed,
  * starting with "error: " (the test runner fails a boot on such a line unless the
- * running test announced it with test_expect_message()). KTAP lines use printk_raw(): no prefix at
- * all.
+ * running test announced it with test_expect_message(), when they start with "expected: " instead).
+ * KTAP lines use printk_raw(): no level prefix. Every line but the console shell's
+ * command output starts with the seconds since boot, "[    0.123456] ", unless the boot
+ * argument printk.time=0 turns that off.
  */
 #ifndef GRACE_PRINTK_H
 #define GRACE_PRINTK_H
@@ -22,7 +24,7 @@
 
 int printk(const char *fmt, ...) __printf(1, 2);
 int vprintk(const char *fmt, va_list ap);
-/* Exactly the text given, at the start of a line, no level or CPU prefix (KTAP, bench:). */
+/* The text at the start of a line, no level or CPU prefix (KTAP, bench:); the time as printk's. */
 int printk_raw(const char *fmt, ...) __printf(1, 2);
 
 #define pr_err(fmt, ...) printk(KERN_ERR fmt, ##__VA_ARGS__)
@@ -35,6 +37,9 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
 /* Like snprintf, but returns what it wrote (never more than size - 1): safe for len += ... */
 int scnprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+
+/* Read the boot arguments printk obeys (printk.time); called once the command line is parsed. */
+void printk_setup(void);
 
 /* Console: the UART from boot_info. Called by kernel_main; replays what was logged before. */
 void console_init(void);

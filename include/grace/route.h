@@ -46,6 +46,8 @@ struct rtable {
 int fib_add(u32 prefix, unsigned len, u32 gateway, struct net_device *dev);
 /* 0, -EINVAL as fib_add, -ENOENT for no such route. Thread context. */
 int fib_del(u32 prefix, unsigned len);
+/* The same, but only the on-link route through dev (an address's own route); else -ENOENT. */
+int fib_del_dev(u32 prefix, unsigned len, struct net_device *dev);
 /*
  * The longest match for daddr: 0 with *gateway (the next hop: daddr when on-link)
  * and *dev set, or -ENETUNREACH. Any context.

@@ -32,6 +32,7 @@
 struct mm;
 struct fs_context;
 struct process;
+struct thread;
 
 enum task_state {
 	TASK_RUNNING,  /* on a run queue, or running */
@@ -82,6 +83,7 @@ struct task {
 	struct fs_context
 	    *fs; /* descriptors and current directory (grace/fs.h), made on first use */
 	struct process *proc;	/* the user process it is a thread of (grace/process.h), or NULL */
+	struct thread *thread;	/* and its thread of that process */
 	struct regs *user_regs; /* its user registers' trap frame, during a system call */
 	u32 sigpending;		/* a signal it does not block is pending: interruptible waits end */
 	bool syscall_restart;	/* its last system call returned -ERESTARTSYS */

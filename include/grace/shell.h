@@ -57,6 +57,20 @@ void shell_init(void);
 /* Start the shell thread on cpu; it prints the first prompt. */
 void shell_start(unsigned cpu);
 
+/*
+ * Has ^C been typed since the running command started? A command that can run long
+ * (one that repeats or waits: ping, test, bench) asks between its steps and stops
+ * early when it has; the first call that answers true prints "^C". False outside a
+ * shell command (a boot's test=, a kernel thread).
+ */
+bool shell_interrupted(void);
+
+/*
+ * console_input()'s, from the receive interrupt: take c if it is a ^C that comes while a
+ * shell command runs (kernel/shell/interrupt.c); false leaves it to the line editor.
+ */
+bool shell_input_interrupt(char c);
+
 /* Parse "on" or "off" into *on; false (and nothing set) for anything else. */
 bool shell_parse_on_off(const char *word, bool *on);
 

@@ -14,6 +14,8 @@ int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
 char *strchr(const char *s, int c);
 char *strrchr(const char *s, int c);
+/* The first place needle occurs in haystack, or NULL. */
+char *strstr(const char *haystack, const char *needle);
 size_t strlcpy(char *dst, const char *src, size_t size);
 /* Shell-style glob: * and ? only. */
 bool glob_match(const char *pattern, const char *s);

@@ -47,6 +47,14 @@ int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
  */
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot);
 
+/*
+ * madvise(MADV_NOHUGEPAGE) (nohuge) and MADV_HUGEPAGE: later faults in [start,
+ * start + len) map 4 KiB pages only, or 2 MiB ones again where an aligned 2 MiB
+ * fits the VMA. Split and locked as vma_protect(); pages already mapped stay as
+ * they are, as on Linux. The same returns.
+ */
+int vma_set_nohuge(struct mm *mm, uintptr_t start, size_t len, bool nohuge);
+
 /* The VMA containing addr, or NULL. Caller holds mm->vma_lock (either side). */
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);
 

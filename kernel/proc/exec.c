@@ -19,6 +19,7 @@
 #include <grace/arch.h>
 #include <grace/elf.h>
 #include <grace/errno.h>
+#include <grace/futex.h>
 #include <grace/fs.h>
 #include <grace/page_alloc.h>
 #include <grace/process.h>
@@ -58,8 +59,11 @@
 /* The largest image read whole into the buffer elf_load() maps from: one buddy block. */
 #define EXEC_IMAGE_MAX_ORDER 10
 
-/* Read path whole into a block of pages: *order set, the buffer or an error in *err. */
-static void *exec_read_image(const char *path, size_t *len, unsigned *order, int *err)
+/*
+ * Read path whole into a block of pages: *order set, the buffer or an error in
+ * *err; *exe the file's absolute path (kmalloc'd; NULL if it has none or no memory).
+ */
+static void *exec_read_image(const char *path, size_t *len, unsigned *order, char **exe, int *err)
 {
 	struct stat st;
 	int fd = sys_open(path, O_RDONLY, 0);
@@ -94,6 +98,11 @@ static void *exec_read_image(const char *path, size_t *len, unsigned *order, int
 		goto out;
 	}
 	*len = st.st_size;
+	*exe = kmalloc(PATH_MAX);
+	if (*exe && sys_fd_path(fd, *exe, PATH_MAX) < 0) {
+		kfree(*exe);
+		*exe = NULL;
+	}
 out:
 	sys_close(fd);
 	return image;
@@ -230,7 +239,8 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 	struct elf_info info;
 	int err;
 
-	void *image = exec_read_image(path, &len, &order, &err);
+	char *exe = NULL;
+	void *image = exec_read_image(path, &len, &order, &exe, &err);
 	if (!image)
 		return err;
 	err = elf_check(image, len);
@@ -246,11 +256,29 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 	long tramp = err ? 0 : exec_map_trampoline(mm);
 	if (tramp < 0)
 		err = (int)tramp;
+	/* The program is good: from here the other threads go, as on Linux. */
+	if (!err)
+		err = proc_exec_alone();
 	if (err) {
 		if (mm)
 			mm_destroy(mm);
+		kfree(exe);
 		return err;
 	}
+
+	/*
+	 * The thread-id word clone() gave this thread names memory of the old program:
+	 * forgotten, as Linux's exec does, after a last write and wake where another
+	 * process still uses that memory (a vfork parent).
+	 */
+	struct thread *self = current_thread();
+	if (self->clear_child_tid && p->mm_borrowed) {
+		u32 __user *word = (u32 __user *)self->clear_child_tid;
+		u32 zero = 0;
+		if (!copy_to_user(word, &zero, sizeof(zero)))
+			futex_wake(word, 1, FUTEX_BITSET_ANY);
+	}
+	self->clear_child_tid = 0;
 
 	struct mm *old = p->mm;
 	mm_switch(mm);
@@ -258,17 +286,22 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 	if (err) {
 		mm_switch(old);
 		mm_destroy(mm);
+		kfree(exe);
 		return err;
 	}
-	p->mm = mm;
-	if (old)
+	/* A vfork child gives its parent's address space back; any other frees its old one. */
+	if (p->mm_borrowed)
+		proc_vfork_release(p);
+	else if (old)
 		mm_destroy(old);
+	p->mm = mm;
 	p->brk_start = p->brk = info.brk;
 	p->sigreturn_tramp = tramp;
 	signal_exec_reset(p);
 	p->mmap_base = STACK_TOP - EXEC_STACK_SIZE - EXEC_STACK_GAP;
 	const char *name = strrchr(path, '/');
 	strlcpy(p->comm, name ? name + 1 : path, sizeof(p->comm));
+	fs_set_exe(exe); /* what /proc/self/exe names now */
 	*pc = info.entry;
 	return 0;
 }

@@ -1,9 +1,10 @@
-/* What kernel/proc/'s files share: the user stack's place. */
+/* What kernel/proc/'s files share: pids, threads, the user stack's place. */
 #ifndef KERNEL_PROC_INTERNAL_H
 #define KERNEL_PROC_INTERNAL_H
 
 #include <grace/process.h>
 #include <grace/pgtable.h>
+#include <asm/regs.h>
 
 /*
  * The top of a program's stack: the last page of the user half stays unmapped,
@@ -11,9 +12,51 @@
  * stack's end is never valid.
  */
 #define STACK_TOP (USER_VA_END - PAGE_SIZE)
-/* The stack's VMA: RLIMIT_STACK's default, 8 MiB. */
-#define EXEC_STACK_SIZE (8 * MiB)
 /* Between the stack and the highest mmap(): Linux's smallest gap (MIN_GAP, 128 MiB). */
 #define EXEC_STACK_GAP (128 * MiB)
+
+/* pid.c: the next pid or tid; the hashes that find them under RCU. */
+int pid_alloc(void);
+void pid_hash_process(struct process *p);
+void pid_unhash_process(struct process *p);
+void pid_hash_thread(struct thread *t);
+void pid_unhash_thread(struct thread *t);
+/* Under rcu_read_lock(): the process with pid (a zombie too), the live thread with tid; or NULL. */
+struct process *pid_find_process(int pid);
+struct thread *pid_find_thread(int tid);
+
+/* thread.c */
+/* A new thread of p with tid (not yet on p's list): NULL on ENOMEM. */
+struct thread *thread_alloc(struct process *p, int tid);
+/*
+ * Put t, made by thread_alloc() for task, on p's list: false if p is exiting or
+ * the calling thread of p has been told to exit.
+ */
+bool thread_attach(struct thread *t, struct task *task);
+/* Free t, never attached. */
+void thread_free(struct thread *t);
+/* The calling thread makes itself current's user thread (its first act). */
+void thread_start(struct thread *t);
+/*
+ * What a thread made by fork or clone needs until it runs, freed by it: its
+ * thread (NULL: the call failed after the task was made, so it only ends), its
+ * first user registers, its TLS pointer and where to write its tid.
+ */
+struct thread_start {
+	struct thread *thread;
+	struct regs regs;
+	uintptr_t tls, set_ctid; /* set_ctid 0: none */
+	bool settls;
+};
+/* The function of such a thread's task, arg a struct thread_start. */
+int thread_user_start(void *arg);
+
+/* process.c: the last thread's end of the process, wait status status. */
+void __noreturn proc_teardown(int status);
+/*
+ * p, a vfork child, is done with its parent's address space (it exec'd, or is
+ * exiting): it forgets it and wakes the parent. Nothing for any other process.
+ */
+void proc_vfork_release(struct process *p);
 
 #endif

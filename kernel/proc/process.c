@@ -3,16 +3,17 @@
  * collection by whoever waits for them, and the lookups kill and the process
  * groups need. See grace/process.h for the model and the locks.
  *
- * A process's thread is a kernel thread whose function execs the program (or,
- * for fork's child, takes its parent's registers) and enters user mode; it
- * never returns from there. It leaves through proc_exit(), from exit_group() or
- * a fatal signal, which frees what the process holds at once (its address space
- * first, off this CPU), gives its children to init or marks them orphans,
- * sends its parent SIGCHLD, and leaves the struct as a zombie.
+ * A process's first thread is a kernel thread whose function execs the
+ * program (or, for fork's child, takes its parent's registers) and enters user
+ * mode; it never returns from there. The last of its threads to exit
+ * (kernel/proc/thread.c) calls proc_teardown(), which frees what the process
+ * holds at once (its address space first, off this CPU), gives its children to
+ * init or marks them orphans, sends its parent SIGCHLD, and leaves the struct
+ * as a zombie.
  *
- * Pids count up from 1 and are not reused while the kernel runs: 2^31 spawns
- * is far beyond a test run. kill and the process groups find processes by a walk
- * of the list of them under proc_lock: O(processes), which a test run keeps small.
+ * kill of one pid finds it in the pid hash (kernel/proc/pid.c); kill of a
+ * process group and the group and session rules walk the list of processes
+ * under proc_lock: O(processes), which a test run keeps small.
  */
 #include <grace/address_space.h>
 #include <grace/arch.h>
@@ -21,6 +22,7 @@
 #include <grace/fs.h>
 #include <grace/kthread.h>
 #include <grace/printk.h>
+#include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/signal.h>
 #include <grace/slab.h>
@@ -30,7 +32,6 @@
 #include "proc_internal.h"
 
 static DEFINE_SPINLOCK(proc_lock);
-static int next_pid = 1;	     /* under proc_lock */
 static unsigned nr_processes;	     /* under proc_lock */
 static LIST_HEAD(orphan_zombies);    /* under proc_lock: exited, nobody to collect them */
 static LIST_HEAD(all_processes);     /* under proc_lock: every process until it is freed */
@@ -46,49 +47,77 @@ unsigned proc_count(void)
 	return READ_ONCE(nr_processes);
 }
 
-/* A new process named comm with the next pid, counted; NULL on ENOMEM. */
-static struct process *proc_alloc(const char *comm)
+/*
+ * A new process named comm with the next pid, counted, and its first thread
+ * (*first, with the pid as its tid), neither started; NULL on ENOMEM.
+ */
+static struct process *proc_alloc(const char *comm, struct thread **first)
 {
 	struct process *p = kzalloc(sizeof(*p));
 	if (!p)
 		return NULL;
+	p->pid = pid_alloc();
+	*first = thread_alloc(p, p->pid);
+	if (!*first) {
+		kfree(p);
+		return NULL;
+	}
 	list_init(&p->children);
 	list_init(&p->sibling);
+	list_init(&p->threads);
+	hlist_init_node(&p->pid_node);
 	wait_queue_init(&p->child_exit);
 	wait_queue_init(&p->exited);
+	wait_queue_init(&p->thread_exited);
+	mutex_init(&p->brk_lock);
 	p->umask = 022;
 	strlcpy(p->comm, comm, sizeof(p->comm));
 	spin_lock_init(&p->siglock);
-	spin_lock(&proc_lock);
-	p->pid = next_pid++;
 	/* Its own group and session until setpgid, setsid or fork says otherwise. */
 	p->pgid = p->sid = p->pid;
+	spin_lock(&proc_lock);
 	nr_processes++;
 	list_add_tail(&p->all, &all_processes);
 	spin_unlock(&proc_lock);
 	return p;
 }
 
-/* Uncount p and take it off the list (its pid is never reused). */
+/* p's first thread runs from now: kill and wait4 may find it. proc_lock held. */
+static void proc_started_locked(struct process *p)
+{
+	p->started = true;
+	pid_hash_process(p);
+}
+
+/* Uncount p and take it off the list and the hash (its pid is never reused). */
 static void proc_unhash(struct process *p)
 {
 	spin_lock(&proc_lock);
 	nr_processes--;
 	list_del_init(&p->all);
+	pid_unhash_process(p);
 	spin_unlock(&proc_lock);
 }
 
-/* Free a zombie nobody else can reach, once its thread has finished leaving. */
+/* Free a zombie nobody else can reach, once its last thread has finished leaving. */
 static void proc_free(struct process *p)
 {
 	proc_unhash(p); /* first: nothing finds it once its task is gone */
-	kthread_join(p->task);
+	kthread_join(p->exit_task);
+	kfree_rcu(p, rcu); /* a lookup under RCU may still hold it */
+}
+
+/* A process that never started: its first thread never ran. */
+static void proc_free_unstarted(struct process *p, struct thread *first)
+{
+	proc_unhash(p);
+	thread_free(first);
 	kfree(p);
 }
 
 /* What the new thread needs to exec, on the spawner's stack until it is done with it. */
 struct spawn_args {
-	struct process *proc;
+	struct thread *thread;
 	const char *path;
 	char *const *argv, *const *envp;
 	int err;		/* exec's result, for the spawner */
@@ -110,10 +139,10 @@ static int proc_open_console(void)
 static int proc_thread(void *arg)
 {
 	struct spawn_args *sa = arg;
-	struct process *p = sa->proc;
+	struct process *p = sa->thread->proc;
 	uintptr_t pc = 0, sp = 0;
 
-	current->proc = p;
+	thread_start(sa->thread);
 	int err = proc_open_console();
 	if (!err)
 		err = exec_load(p, sa->path, sa->argv, sa->envp, &pc, &sp);
@@ -128,22 +157,23 @@ static int proc_thread(void *arg)
 struct process *proc_spawn(const char *path, char *const argv[], char *const envp[], int *err)
 {
 	const char *name = strrchr(path, '/');
-	struct process *p = proc_alloc(name ? name + 1 : path);
+	struct thread *first;
+	struct process *p = proc_alloc(name ? name + 1 : path, &first);
 	if (!p) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	struct spawn_args sa = {.proc = p, .path = path, .argv = argv, .envp = envp};
+	struct spawn_args sa = {.thread = first, .path = path, .argv = argv, .envp = envp};
 	completion_init(&sa.done);
 	struct task *t = kthread_create(proc_thread, &sa, "%s", p->comm);
 	if (!t) {
 		*err = -ENOMEM;
-		proc_unhash(p);
-		kfree(p);
+		proc_free_unstarted(p, first);
 		return NULL;
 	}
+	thread_attach(first, t);
 	spin_lock(&proc_lock);
-	p->task = t;
+	proc_started_locked(p);
 	spin_unlock(&proc_lock);
 	wake_up_process(t);
 	wait_for_completion(&sa.done);
@@ -167,7 +197,7 @@ static void proc_reparent_children_locked(struct process *p)
 	struct process *c, *tmp;
 	list_for_each_entry_safe(c, tmp, &p->children, sibling) {
 		list_del_init(&c->sibling);
-		c->parent = init;
+		WRITE_ONCE(c->parent, init); /* getppid reads it under RCU alone */
 		c->orphaned = !init;
 		if (init)
 			list_add_tail(&c->sibling, &init->children);
@@ -204,24 +234,23 @@ static void proc_reap_orphans(void)
 	}
 }
 
-void proc_exit(int status)
+void proc_teardown(int status)
 {
 	struct process *p = current->proc;
 	struct mm *mm = p->mm;
 
-	/* The thread-id word libc's join waits on: zeroed while the memory is still there. */
-	if (p->clear_child_tid && mm) {
-		int zero = 0;
-		copy_to_user((void __user *)p->clear_child_tid, &zero, sizeof(zero));
+	/* A vfork child leaves its parent's address space to the parent. */
+	if (p->mm_borrowed) {
+		proc_vfork_release(p);
+		mm = NULL;
 	}
-	/* Off the address space before it goes: nothing may run on freed tables. */
-	mm_switch(NULL);
+	/* No thread runs on it now (thread_exit() left it): nothing may run on freed tables. */
 	if (mm)
 		mm_destroy(mm);
-	fs_task_exit(current);
 	proc_reap_orphans();
 
 	spin_lock(&proc_lock);
+	p->exit_task = current;
 	p->mm = NULL;
 	p->exit_status = status;
 	p->state = PROC_ZOMBIE;
@@ -263,76 +292,86 @@ int proc_wait(struct process *p)
 	return status;
 }
 
-/* Fork's child, in its own thread: into user mode with its parent's registers. */
-static int proc_fork_child(void *arg)
+void proc_vfork_release(struct process *p)
 {
-	struct process *p = arg;
-	if (!p->fork_regs)
-		return 0; /* the fork failed after this thread was made */
-	struct regs regs = *p->fork_regs;
-
-	current->proc = p;
-	kfree(p->fork_regs);
-	p->fork_regs = NULL;
-	mm_switch(p->mm);
-	/* As Linux, a fault here is ignored: the program finds its tid unset. */
-	if (p->set_child_tid)
-		copy_to_user((void __user *)p->set_child_tid, &p->pid, sizeof(int));
-	arch_return_to_user(&regs);
+	if (p->vfork_done)
+		complete(p->vfork_done);
+	p->vfork_done = NULL;
+	p->mm_borrowed = false;
+	p->mm = NULL;
 }
 
-long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear_child_tid)
+long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear_child_tid,
+	       bool share_mm, bool vfork_wait)
 {
+	struct completion vfork_done;
 	struct process *parent = current_process();
+	struct thread *first;
 	int err = -ENOMEM;
-	struct process *p = proc_alloc(parent->comm);
+	struct process *p = proc_alloc(parent->comm, &first);
 	if (!p)
 		return -ENOMEM;
-	p->fork_regs = kmalloc(sizeof(*p->fork_regs));
-	if (!p->fork_regs)
+	struct thread_start *ts = kzalloc(sizeof(*ts));
+	if (!ts)
 		goto fail;
-	*p->fork_regs = *regs;
-	syscall_set_return(p->fork_regs, 0); /* the child's fork() returns 0 */
-	p->mm = mm_fork(parent->mm, &err);
-	if (!p->mm)
+	ts->thread = first;
+	ts->regs = *regs;
+	syscall_set_return(&ts->regs, 0); /* the child's fork() returns 0 */
+	ts->set_ctid = set_child_tid;
+	first->clear_child_tid = clear_child_tid;
+	if (share_mm) {
+		p->mm = parent->mm;
+		p->mm_borrowed = true;
+	} else if (!(p->mm = mm_fork(parent->mm, &err))) {
 		goto fail;
+	}
+	if (vfork_wait) {
+		completion_init(&vfork_done);
+		p->vfork_done = &vfork_done;
+	}
+	mutex_lock(&parent->brk_lock);
 	p->brk_start = parent->brk_start;
 	p->brk = parent->brk;
+	mutex_unlock(&parent->brk_lock);
 	p->mmap_base = parent->mmap_base;
 	p->umask = parent->umask;
 	p->sigreturn_tramp = parent->sigreturn_tramp;
-	signal_fork(p, parent);
-	p->set_child_tid = set_child_tid;
-	p->clear_child_tid = clear_child_tid;
-	struct task *t = kthread_create(proc_fork_child, p, "%s", p->comm);
+	signal_fork(p, first);
+	struct task *t = kthread_create(thread_user_start, ts, "%s", p->comm);
 	if (!t) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	if ((err = fs_task_fork(t))) {
-		/* It must not reach user mode without descriptors: it exits at once. */
-		kfree(p->fork_regs);
-		p->fork_regs = NULL;
+		/* It must not reach user mode without descriptors: it ends unrun. */
+		ts->thread = NULL;
 		kthread_stop(t);
+		ts = NULL; /* freed by the thread */
 		goto fail;
 	}
 	arch_user_fork(t);
+	/* Findable from here, it may be killed and collected before the wake below. */
+	task_get(t);
+	thread_attach(first, t);
 	spin_lock(&proc_lock);
-	p->task = t;
-	p->parent = parent;
+	WRITE_ONCE(p->parent, parent);
 	p->pgid = parent->pgid;
 	p->sid = parent->sid;
 	list_add_tail(&p->sibling, &parent->children);
+	proc_started_locked(p);
 	spin_unlock(&proc_lock);
 	int pid = p->pid;
 	wake_up_process(t);
+	task_put(t);
+	/* p may be gone once it has exec'd or exited: its pid was read before. */
+	if (vfork_wait)
+		wait_for_completion(&vfork_done);
 	return pid;
 fail:
-	if (p->mm)
+	if (p->mm && !p->mm_borrowed)
 		mm_destroy(p->mm);
-	kfree(p->fork_regs);
-	proc_unhash(p);
-	kfree(p);
+	kfree(ts);
+	proc_free_unstarted(p, first);
 	return err;
 }
 
@@ -411,14 +450,16 @@ long proc_wait4(int pid, int *status, unsigned options)
 	return zpid;
 }
 
-/* The live process with pid, or NULL. proc_lock held. */
+/*
+ * The process with pid (a zombie too), or NULL. proc_lock held: it stays
+ * hashed, and so alive, until that is dropped.
+ */
 static struct process *proc_find_locked(int pid)
 {
-	struct process *p;
-	list_for_each_entry(p, &all_processes, all)
-		if (p->pid == pid && p->task)
-			return p;
-	return NULL;
+	rcu_read_lock();
+	struct process *p = pid_find_process(pid);
+	rcu_read_unlock();
+	return p;
 }
 
 int proc_kill(int pid, int sig, int code)
@@ -429,18 +470,25 @@ int proc_kill(int pid, int sig, int code)
 
 	if (sig < 0 || sig > NSIG)
 		return -EINVAL;
-	spin_lock(&proc_lock);
 	if (pid > 0) {
-		p = proc_find_locked(pid);
-		if (p) {
-			found = 1;
-			if (sig)
-				signal_send(p, sig, &info);
+		/* One process: found under RCU, no global lock. */
+		rcu_read_lock();
+		p = pid_find_process(pid);
+		if (!p) {
+			/* A tid names its process too, as on Linux. */
+			struct thread *t = pid_find_thread(pid);
+			p = t ? t->proc : NULL;
 		}
-	} else {
+		if (p && sig)
+			signal_send(p, sig, &info);
+		rcu_read_unlock();
+		return p ? 0 : -ESRCH;
+	}
+	spin_lock(&proc_lock);
+	{
 		int pgid = pid == 0 ? (self ? self->pgid : 0) : -pid;
 		list_for_each_entry(p, &all_processes, all) {
-			if (!p->task)
+			if (!p->started)
 				continue;
 			if (pid == -1 ? (p == self || p == init_process) : p->pgid != pgid)
 				continue;
@@ -453,12 +501,18 @@ int proc_kill(int pid, int sig, int code)
 	return found ? 0 : -ESRCH;
 }
 
+/*
+ * No lock: the parent is read under RCU, as Linux reads real_parent. A parent
+ * that exits hands its children to init (a store under proc_lock) before it can
+ * be collected, and is freed a grace period after that (kfree_rcu), so the
+ * parent seen here is whole until rcu_read_unlock().
+ */
 int proc_getppid(void)
 {
-	spin_lock(&proc_lock);
-	struct process *parent = current_process()->parent;
+	rcu_read_lock();
+	struct process *parent = READ_ONCE(current_process()->parent);
 	int ppid = parent ? parent->pid : 0; /* started by the kernel, as init is */
-	spin_unlock(&proc_lock);
+	rcu_read_unlock();
 	return ppid;
 }
 
@@ -487,7 +541,7 @@ static bool proc_group_in_session_locked(int pgid, int sid)
 {
 	struct process *p;
 	list_for_each_entry(p, &all_processes, all)
-		if (p->pgid == pgid && p->sid == sid && p->task)
+		if (p->pgid == pgid && p->sid == sid && p->started)
 			return true;
 	return false;
 }
@@ -528,7 +582,7 @@ int proc_setsid(void)
 	/* A group leader, or a pid some group already uses, cannot start a session. */
 	bool taken = false;
 	list_for_each_entry(p, &all_processes, all)
-		if (p->pgid == self->pid && p->task)
+		if (p->pgid == self->pid && p->started)
 			taken = true;
 	if (self->pgid == self->pid || taken)
 		ret = -EPERM;

@@ -2,12 +2,16 @@
  * Signals of processes: sending (kill, the kernel's own), the process groups
  * kill and the terminal address, and delivery on the way back to user mode.
  *
- * A process has one thread, so the thread's mask and the process's pending set
- * live side by side in struct process under its siglock. Standard signals do
- * not queue: a second SIGINT while one is pending is the same pending bit, and
- * the siginfo is the latest sender's. task->sigpending says "pending and not
- * blocked" for the thread, so that an interruptible sleep (wait_event_interruptible)
- * can check it in one load; it is recomputed whenever pending or blocked change.
+ * A signal is sent to the process (kill, the terminal, SIGCHLD), for whichever
+ * thread does not block it, or to one thread (a fault, tgkill, SIGPIPE); each
+ * thread has its own mask. All of it is under the process's siglock. Standard
+ * signals do not queue: a second SIGINT while one is pending is the same
+ * pending bit, and the siginfo is the latest sender's. task->sigpending says
+ * "pending and not blocked, or told to exit" for the thread, so that an
+ * interruptible sleep (wait_event_interruptible) can check it in one load; it
+ * is recomputed whenever pending or blocked change. A signal sent to the
+ * process wakes every thread that does not block it (Linux wakes one): the
+ * first to take it runs it, and the others' interrupted calls restart.
  *
  * Delivery takes the lowest pending unblocked signal: ignored ones are dropped,
  * a default action other than ignoring ends the program (job control, stop
@@ -65,75 +69,136 @@ static bool sig_ignored_locked(struct process *p, int sig)
 	return h == SIG_IGN || (h == SIG_DFL && (SIG_DEFAULT_IGNORED & SIGBIT(sig)));
 }
 
-/* Recompute the thread's sigpending; siglock held. */
-static void signal_recalc_locked(struct process *p)
+/* Recompute t's sigpending; its process's siglock held. */
+static void signal_recalc_locked(struct thread *t)
 {
-	WRITE_ONCE(p->task->sigpending, (p->pending & ~p->blocked) != 0);
+	bool ready = ((t->pending | t->proc->pending) & ~t->blocked) || t->exiting;
+	WRITE_ONCE(t->task->sigpending, ready);
+}
+
+/*
+ * Is sig, sent to p (to thread t, or for the process with t its first thread), dropped?
+ * An ignored signal is dropped when sent, unless blocked (it may be unignored
+ * first); so is one init has left at its default action, SIGKILL included, as
+ * Linux protects init. p's siglock held.
+ */
+static bool signal_dropped_locked(struct process *p, struct thread *t, int sig)
+{
+	return p->state == PROC_ZOMBIE || p->group_exit ||
+	       (sig_ignored_locked(p, sig) && !(t->blocked & SIGBIT(sig))) ||
+	       (p->unkillable && p->sigactions[sig - 1].handler == SIG_DFL);
 }
 
 void signal_send(struct process *p, int sig, const struct ksiginfo *info)
 {
-	if (sig <= 0 || sig > NSIG || !p->task)
+	if (sig <= 0 || sig > NSIG)
 		return;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	/*
-	 * An ignored signal is dropped when sent, unless blocked (it may be unignored
-	 * first); so is one init has left at its default action, SIGKILL included, as
-	 * Linux protects init.
+	/* Whether it is ignored while blocked: the first thread's mask says, as Linux's leader's.
 	 */
-	bool drop = p->state == PROC_ZOMBIE ||
-		    (sig_ignored_locked(p, sig) && !(p->blocked & SIGBIT(sig))) ||
-		    (p->unkillable && p->sigactions[sig - 1].handler == SIG_DFL);
+	struct thread *t =
+	    list_empty(&p->threads) ? NULL : list_first_entry(&p->threads, struct thread, node);
+	bool drop = !t || signal_dropped_locked(p, t, sig);
 	if (!drop) {
 		p->pending |= SIGBIT(sig);
 		p->siginfo[sig - 1] = *info;
-		signal_recalc_locked(p);
+		list_for_each_entry(t, &p->threads, node) {
+			signal_recalc_locked(t);
+			/* wake_up_process() orders sigpending's store before its read of the state.
+			 */
+			if (!(t->blocked & SIGBIT(sig)))
+				wake_up_process(t->task);
+		}
 	}
 	spin_unlock_irqrestore(&p->siglock, flags);
-	/* wake_up_process() orders sigpending's store before its read of the state. */
-	if (!drop)
-		wake_up_process(p->task);
 }
 
-void signal_force(struct process *p, int sig, const struct ksiginfo *info)
+void signal_send_thread(struct thread *t, int sig, const struct ksiginfo *info)
 {
+	struct process *p = t->proc;
+	if (sig <= 0 || sig > NSIG)
+		return;
+	unsigned long flags = spin_lock_irqsave(&p->siglock);
+	/* Gone from the list: it exited after the caller found it. */
+	bool drop = list_empty(&t->node) || signal_dropped_locked(p, t, sig);
+	if (!drop) {
+		t->pending |= SIGBIT(sig);
+		t->siginfo[sig - 1] = *info;
+		signal_recalc_locked(t);
+		wake_up_process(t->task);
+	}
+	spin_unlock_irqrestore(&p->siglock, flags);
+}
+
+void signal_force(int sig, const struct ksiginfo *info)
+{
+	struct thread *t = current_thread();
+	struct process *p = t->proc;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
 	struct ksigaction *ka = &p->sigactions[sig - 1];
 	/* Blocked or ignored, it would never end: the default action takes over instead. */
-	if (ka->handler == SIG_IGN || (p->blocked & SIGBIT(sig))) {
+	if (ka->handler == SIG_IGN || (t->blocked & SIGBIT(sig))) {
 		ka->handler = SIG_DFL;
-		p->blocked &= ~SIGBIT(sig);
+		t->blocked &= ~SIGBIT(sig);
 	}
-	p->pending |= SIGBIT(sig);
-	p->siginfo[sig - 1] = *info;
-	signal_recalc_locked(p);
+	t->pending |= SIGBIT(sig);
+	t->siginfo[sig - 1] = *info;
+	signal_recalc_locked(t);
 	spin_unlock_irqrestore(&p->siglock, flags);
 }
 
-bool signal_handled(struct process *p, int sig)
+bool signal_handled(int sig)
 {
+	struct thread *t = current_thread();
+	struct process *p = t->proc;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	bool handled = p->sigactions[sig - 1].handler > SIG_IGN && !(p->blocked & SIGBIT(sig));
+	bool handled = p->sigactions[sig - 1].handler > SIG_IGN && !(t->blocked & SIGBIT(sig));
 	spin_unlock_irqrestore(&p->siglock, flags);
 	return handled;
 }
 
-/* The lowest pending unblocked signal, taken off the pending set with its info; 0 if none. */
-static int signal_dequeue(struct process *p, struct ksiginfo *info, struct ksigaction *ka)
+/*
+ * The lowest signal pending for t and not blocked, its own before the
+ * process's (a fault's signal first, as Linux), taken off its pending set with
+ * its info; 0 if none.
+ */
+static int signal_dequeue(struct thread *t, struct ksiginfo *info, struct ksigaction *ka)
 {
+	struct process *p = t->proc;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	ksigset_t ready = p->pending & ~p->blocked;
+	ksigset_t *set = &t->pending;
+	struct ksiginfo *infos = t->siginfo;
+	if (!(*set & ~t->blocked)) {
+		set = &p->pending;
+		infos = p->siginfo;
+	}
+	ksigset_t ready = *set & ~t->blocked;
 	int sig = ready ? __builtin_ctzll(ready) + 1 : 0;
 	if (sig) {
-		p->pending &= ~SIGBIT(sig);
-		*info = p->siginfo[sig - 1];
+		*set &= ~SIGBIT(sig);
+		*info = infos[sig - 1];
 		*ka = p->sigactions[sig - 1];
 		if (ka->handler > SIG_IGN && (ka->flags & SA_RESETHAND))
 			p->sigactions[sig - 1].handler = SIG_DFL;
 	}
-	signal_recalc_locked(p);
+	if (set == &p->pending) {
+		/* Taken for the process: the other threads it woke need not look for it. */
+		struct thread *o;
+		list_for_each_entry(o, &p->threads, node)
+			signal_recalc_locked(o);
+	}
+	signal_recalc_locked(t);
 	spin_unlock_irqrestore(&p->siglock, flags);
 	return sig;
+}
+
+/* The calling thread has been told to exit (exit_group, a fatal signal, exec)? */
+static bool signal_told_to_exit(struct thread *t)
+{
+	unsigned long flags = spin_lock_irqsave(&t->proc->siglock);
+	bool exiting = t->exiting;
+	spin_unlock_irqrestore(&t->proc->siglock, flags);
+	return exiting;
 }
 
 static void siginfo_to_user(int sig, const struct ksiginfo *k, struct user_siginfo *u)
@@ -151,12 +216,15 @@ static void siginfo_to_user(int sig, const struct ksiginfo *k, struct user_sigin
 
 void signal_deliver(struct regs *regs, long restart)
 {
-	struct process *p = current_process();
+	struct thread *t = current_thread();
+	struct process *p = t->proc;
 	struct ksiginfo info;
 	struct ksigaction ka;
 	int sig;
 
-	while ((sig = signal_dequeue(p, &info, &ka))) {
+	if (signal_told_to_exit(t))
+		thread_exit(0); /* the status is the group's, or exec goes on without it */
+	while ((sig = signal_dequeue(t, &info, &ka))) {
 		if (ka.handler == SIG_IGN ||
 		    (ka.handler == SIG_DFL && (SIG_DEFAULT_IGNORED & SIGBIT(sig))))
 			continue;
@@ -174,46 +242,59 @@ void signal_deliver(struct regs *regs, long restart)
 		siginfo_to_user(sig, &info, &uinfo);
 		/* After rt_sigsuspend, the mask the handler returns to is the one before it. */
 		unsigned long flags = spin_lock_irqsave(&p->siglock);
-		ksigset_t old = p->restore_blocked ? p->saved_blocked : p->blocked;
+		ksigset_t old = t->restore_blocked ? t->saved_blocked : t->blocked;
 		spin_unlock_irqrestore(&p->siglock, flags);
 		if (arch_signal_frame_setup(regs, sig, &ka, &uinfo, old))
 			proc_exit(SIGSEGV); /* no room for the frame: Linux forces SIGSEGV */
 		flags = spin_lock_irqsave(&p->siglock);
-		p->blocked = old | ka.mask | ((ka.flags & SA_NODEFER) ? 0 : SIGBIT(sig));
-		p->blocked &= ~SIG_UNCATCHABLE;
-		p->restore_blocked = false;
-		signal_recalc_locked(p);
+		t->blocked = old | ka.mask | ((ka.flags & SA_NODEFER) ? 0 : SIGBIT(sig));
+		t->blocked &= ~SIG_UNCATCHABLE;
+		t->restore_blocked = false;
+		signal_recalc_locked(t);
 		spin_unlock_irqrestore(&p->siglock, flags);
 		break; /* one frame per return; the next signal is taken on the next one */
 	}
 	/* Interrupted, and no handler ran: the call goes on as if nothing happened. */
 	if (restart == -ERESTARTSYS)
 		arch_syscall_restart(regs);
-	if (p->restore_blocked) {
+	if (t->restore_blocked) {
 		unsigned long flags = spin_lock_irqsave(&p->siglock);
-		p->blocked = p->saved_blocked;
-		p->restore_blocked = false;
-		signal_recalc_locked(p);
+		t->blocked = t->saved_blocked;
+		t->restore_blocked = false;
+		signal_recalc_locked(t);
 		spin_unlock_irqrestore(&p->siglock, flags);
 	}
 }
 
-void signal_restore_after_handler(struct process *p, ksigset_t old)
+void signal_restore_after_handler(ksigset_t old)
 {
-	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	p->saved_blocked = old;
-	p->restore_blocked = true;
-	spin_unlock_irqrestore(&p->siglock, flags);
+	struct thread *t = current_thread();
+	unsigned long flags = spin_lock_irqsave(&t->proc->siglock);
+	t->saved_blocked = old;
+	t->restore_blocked = true;
+	spin_unlock_irqrestore(&t->proc->siglock, flags);
+}
+
+/* Is a signal pending for t and not blocked (sigpending recomputed, not as last set)? */
+static bool signal_ready(struct thread *t)
+{
+	unsigned long flags = spin_lock_irqsave(&t->proc->siglock);
+	signal_recalc_locked(t);
+	bool ready = READ_ONCE(t->task->sigpending);
+	spin_unlock_irqrestore(&t->proc->siglock, flags);
+	return ready;
 }
 
 int signal_suspend(ksigset_t mask)
 {
-	struct process *p = current_process();
-	signal_restore_after_handler(p, signal_blocked(p));
-	signal_set_blocked(p, mask);
+	signal_restore_after_handler(signal_blocked());
+	signal_set_blocked(mask);
 	/* Nothing wakes it but a signal: the queue is its own and no one wakes it. */
 	static DEFINE_WAIT_QUEUE_HEAD(suspend_wq);
-	wait_event_interruptible(suspend_wq, false);
+	/* A signal for the process that another thread took first leaves it asleep. */
+	do
+		wait_event_interruptible(suspend_wq, false);
+	while (!signal_ready(current_thread()));
 	return -EINTR;
 }
 
@@ -229,35 +310,38 @@ void signal_exec_reset(struct process *p)
 	spin_unlock_irqrestore(&p->siglock, flags);
 }
 
-/* Copy the parent's dispositions and mask into a new child (nothing pending). */
-void signal_fork(struct process *child, struct process *parent)
+void signal_fork(struct process *child, struct thread *first)
 {
+	struct thread *self = current_thread();
+	struct process *parent = self->proc;
 	unsigned long flags = spin_lock_irqsave(&parent->siglock);
 	memcpy(child->sigactions, parent->sigactions, sizeof(child->sigactions));
-	child->blocked = parent->blocked;
+	first->blocked = self->blocked;
 	spin_unlock_irqrestore(&parent->siglock, flags);
 }
 
 /* The mask and pending set, as rt_sigprocmask and rt_sigpending see them. */
-ksigset_t signal_blocked(struct process *p)
+ksigset_t signal_blocked(void)
 {
-	return READ_ONCE(p->blocked);
+	return READ_ONCE(current_thread()->blocked);
 }
 
-ksigset_t signal_pending_set(struct process *p)
+ksigset_t signal_pending_set(void)
 {
-	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	ksigset_t s = p->pending & p->blocked;
-	spin_unlock_irqrestore(&p->siglock, flags);
+	struct thread *t = current_thread();
+	unsigned long flags = spin_lock_irqsave(&t->proc->siglock);
+	ksigset_t s = (t->pending | t->proc->pending) & t->blocked;
+	spin_unlock_irqrestore(&t->proc->siglock, flags);
 	return s;
 }
 
-void signal_set_blocked(struct process *p, ksigset_t mask)
+void signal_set_blocked(ksigset_t mask)
 {
-	unsigned long flags = spin_lock_irqsave(&p->siglock);
-	p->blocked = mask & ~SIG_UNCATCHABLE;
-	signal_recalc_locked(p);
-	spin_unlock_irqrestore(&p->siglock, flags);
+	struct thread *t = current_thread();
+	unsigned long flags = spin_lock_irqsave(&t->proc->siglock);
+	t->blocked = mask & ~SIG_UNCATCHABLE;
+	signal_recalc_locked(t);
+	spin_unlock_irqrestore(&t->proc->siglock, flags);
 }
 
 int signal_action(struct process *p, int sig, const struct ksigaction *act, struct ksigaction *old)
@@ -270,10 +354,15 @@ int signal_action(struct process *p, int sig, const struct ksigaction *act, stru
 	if (act) {
 		p->sigactions[sig - 1] = *act;
 		p->sigactions[sig - 1].mask &= ~SIG_UNCATCHABLE;
-		/* POSIX: setting a pending signal to be ignored discards it. */
-		if (sig_ignored_locked(p, sig))
+		/* POSIX: setting a pending signal to be ignored discards it, in every thread. */
+		if (sig_ignored_locked(p, sig)) {
+			struct thread *t;
 			p->pending &= ~SIGBIT(sig);
-		signal_recalc_locked(p);
+			list_for_each_entry(t, &p->threads, node) {
+				t->pending &= ~SIGBIT(sig);
+				signal_recalc_locked(t);
+			}
+		}
 	}
 	spin_unlock_irqrestore(&p->siglock, flags);
 	return 0;

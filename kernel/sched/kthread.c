@@ -51,7 +51,12 @@ static void task_free(struct task *p)
 	kmem_cache_free(task_cache, p);
 }
 
-static void task_put(struct task *p)
+void task_get(struct task *p)
+{
+	atomic_inc(&p->refs);
+}
+
+void task_put(struct task *p)
 {
 	if (atomic_dec_return(&p->refs) == 0)
 		task_free(p);

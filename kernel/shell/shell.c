@@ -18,6 +18,8 @@
 
 #define SHELL_MAX_ARGS 16
 #define SHELL_PROMPT "grace> "
+/* help's first column, a command and its arguments: most fit; a wider one is printed whole. */
+#define HELP_WORDS_COLUMNS 28
 
 extern const struct shell_cmd __shell_cmds_start[], __shell_cmds_end[];
 
@@ -97,19 +99,24 @@ static void shell_run_line(char *line)
 		printk("shell: %s: unknown command ('help' lists them)\n", argv[0]);
 		return;
 	}
-	if (cmd->fn(argc, argv) == SHELL_USAGE)
+	shell_command_begin();
+	int ret = cmd->fn(argc, argv);
+	shell_command_end();
+	if (ret == SHELL_USAGE)
 		printk("%s: usage: %s%s%s\n", cmd->name, cmd->name, *cmd->usage ? " " : "",
 		       cmd->usage);
 }
 
+/* The shell thread's only; not on its stack, which is 16 KiB (KERNEL_STACK_SIZE). */
+static char shell_line[SHELL_LINE_MAX + 1];
+
 static int shell_thread(void *arg)
 {
-	char line[SHELL_LINE_MAX];
 	(void)arg;
 	for (;;) {
 		console_print(SHELL_PROMPT, sizeof(SHELL_PROMPT) - 1);
-		if (shell_read_line(line) > 0)
-			shell_run_line(line);
+		if (shell_read_line(shell_line) > 0)
+			shell_run_line(shell_line);
 	}
 	return 0;
 }
@@ -151,13 +158,19 @@ SHELL_CMD(help, "[command]", "list the commands, or show one's usage")
 				next = c;
 		if (!next)
 			break;
-		char words[48];
-		snprintf(words, sizeof(words), "%s %s", next->name, next->usage);
-		printk("  %-28s %s\n", words, next->help);
+		/* Name and usage in one column, the help in the next; a usage too wide for
+		 * its column is printed whole, and the help goes under its column. */
+		int words = (int)(strlen(next->name) + 1 + strlen(next->usage));
+		if (words <= HELP_WORDS_COLUMNS)
+			printk("  %s %s%*s %s\n", next->name, next->usage,
+			       HELP_WORDS_COLUMNS - words, "", next->help);
+		else
+			printk("  %s %s\n  %*s %s\n", next->name, next->usage, HELP_WORDS_COLUMNS,
+			       "", next->help);
 		last = next;
 	}
-	printk(
-	    "Line editing: Backspace, ^U erases the line, ^C abandons it, Up/Down recall lines.\n");
+	printk("Line editing: arrows, Home/End (^A/^E), Backspace, Delete, ^W a word, ^U the line; "
+	       "^C abandons a line or stops a command.\n");
 	printk("Boot arguments are listed in README.md; 'cmdline' shows this boot's.\n");
 	return 0;
 }

@@ -68,7 +68,7 @@ bool syscall_implemented(unsigned nr)
 void user_signal_force(int sig, int code, uintptr_t addr)
 {
 	struct ksiginfo info = {.code = code, .addr = addr};
-	signal_force(current_process(), sig, &info);
+	signal_force(sig, &info);
 }
 
 void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
@@ -80,9 +80,9 @@ void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 	bool mapped = vma_lookup(p->mm, addr, &v);
 	/* Linux's show_signal_msg() line (its x86 error code left out), when no handler will run.
 	 */
-	if (!signal_handled(p, SIGSEGV))
-		pr_info("%s[%d]: segfault at %lx ip %016lx sp %016lx (%s)\n", p->comm, p->pid,
-			(unsigned long)addr, (unsigned long)regs_pc(regs),
+	if (!signal_handled(SIGSEGV))
+		pr_info("%s[%d]: segfault at %lx ip %016lx sp %016lx (%s)\n", p->comm,
+			current_thread()->tid, (unsigned long)addr, (unsigned long)regs_pc(regs),
 			(unsigned long)regs_user_sp(regs),
 			access == FAULT_EXEC	? "exec"
 			: access == FAULT_WRITE ? "write"
@@ -96,9 +96,9 @@ void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 void user_exception(struct regs *regs, int sig, const char *what)
 {
 	struct process *p = current_process();
-	if (!signal_handled(p, sig))
-		pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, p->pid, what,
-			(unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs),
+	if (!signal_handled(sig))
+		pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, current_thread()->tid,
+			what, (unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs),
 			signal_name(sig));
 	user_signal_force(sig, SI_CODE_FAULT, regs_pc(regs));
 }

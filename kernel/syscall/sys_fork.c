@@ -1,14 +1,15 @@
 /*
- * fork, clone, execve and wait4. clone makes processes only: a new process
- * with its own copy-on-write address space (kernel/proc/process.c, mm/fork.c).
- * Threads, clone with CLONE_VM and without CLONE_VFORK, are -ENOSYS, which
- * static glibc reports as a failed pthread_create. vfork, and clone with
- * CLONE_VM | CLONE_VFORK (posix_spawn's way), run as fork: the child has its
- * own copy of the memory instead of borrowing its parent's, and the parent does
- * not wait for it to exec. A program that only execs or exits in the child sees
- * no difference, but one that reports through the borrowed memory does: glibc's
- * posix_spawn of a missing file returns 0 here (the child exits 127) where
- * Linux returns ENOENT.
+ * fork, clone, execve and wait4. clone makes a new process with its own
+ * copy-on-write address space (kernel/proc/process.c, mm/fork.c), or with
+ * CLONE_THREAD a thread of the caller's (kernel/proc/thread.c), which must
+ * share everything a thread shares on Linux: memory, handlers, descriptors
+ * and current directory (CLONE_VM | CLONE_SIGHAND | CLONE_FILES | CLONE_FS,
+ * as pthread_create asks; Grace keeps descriptors and directory together, so
+ * one without the other is -EINVAL). CLONE_VM without CLONE_THREAD or
+ * CLONE_VFORK, a process sharing its parent's memory, is -ENOSYS. vfork, and
+ * clone with CLONE_VM | CLONE_VFORK (posix_spawn's way), make a child that
+ * runs on its parent's memory while the parent sleeps, until the child execs
+ * or exits, as on Linux.
  */
 #include <grace/arch.h>
 #include <grace/errno.h>
@@ -25,7 +26,13 @@
 
 #define CSIGNAL 0x000000ff
 #define CLONE_VM 0x00000100
+#define CLONE_FS 0x00000200
+#define CLONE_FILES 0x00000400
+#define CLONE_SIGHAND 0x00000800
 #define CLONE_VFORK 0x00004000
+#define CLONE_THREAD 0x00010000
+#define CLONE_SYSVSEM 0x00040000
+#define CLONE_SETTLS 0x00080000
 #define CLONE_PARENT_SETTID 0x00100000
 #define CLONE_CHILD_CLEARTID 0x00200000
 #define CLONE_DETACHED 0x00400000
@@ -35,20 +42,49 @@
 #define CLONE_PROCESS_FLAGS                                                                        \
 	(CSIGNAL | CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID |           \
 	 CLONE_DETACHED | CLONE_CHILD_SETTID)
+/* What a thread shares, all of which it must; and what else it may ask for. */
+#define CLONE_THREAD_SHARES (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD)
+#define CLONE_THREAD_FLAGS                                                                         \
+	(CLONE_THREAD_SHARES | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |                \
+	 CLONE_CHILD_CLEARTID | CLONE_DETACHED | CLONE_CHILD_SETTID)
 
 /* The argument order differs: x86_64 (flags, sp, ptid, ctid, tls), riscv64 (flags, sp, ptid, tls,
  * ctid). */
 #if defined(__x86_64__)
 #define CLONE_ARG_CTID 3
+#define CLONE_ARG_TLS 4
 #else
 #define CLONE_ARG_CTID 4
+#define CLONE_ARG_TLS 3
 #endif
+
+static long clone_thread(unsigned long flags, unsigned long sp, unsigned long ptid,
+			 unsigned long ctid, unsigned long tls)
+{
+	/* Linux's checks (kernel/fork.c): a thread shares handlers, which need shared memory. */
+	if (!(flags & CLONE_SIGHAND) || !(flags & CLONE_VM))
+		return -EINVAL;
+	if ((flags & CLONE_THREAD_SHARES) != CLONE_THREAD_SHARES ||
+	    (flags & ~(unsigned long)CLONE_THREAD_FLAGS))
+		return -EINVAL; /* CSIGNAL too: a thread's end signals nobody */
+#ifdef __x86_64__
+	if ((flags & CLONE_SETTLS) && tls >= USER_VA_END)
+		return -EPERM; /* x86_64's FS base write refuses it (riscv64's tp takes any value)
+				*/
+#endif
+	struct regs regs = *current->user_regs;
+	if (sp)
+		regs_set_user_sp(&regs, sp);
+	return proc_clone_thread(&regs, flags & CLONE_SETTLS, tls,
+				 (flags & CLONE_PARENT_SETTID) ? ptid : 0, ctid,
+				 flags & CLONE_CHILD_SETTID, flags & CLONE_CHILD_CLEARTID);
+}
 
 static long clone_process(unsigned long flags, unsigned long sp, unsigned long ptid,
 			  unsigned long ctid)
 {
 	if ((flags & CLONE_VM) && !(flags & CLONE_VFORK))
-		return -ENOSYS; /* a thread */
+		return -ENOSYS; /* a process sharing its parent's memory */
 	if (flags & ~(unsigned long)CLONE_PROCESS_FLAGS)
 		return -EINVAL;
 	if ((flags & CSIGNAL) && (flags & CSIGNAL) != SIGCHLD)
@@ -57,7 +93,8 @@ static long clone_process(unsigned long flags, unsigned long sp, unsigned long p
 	if (sp)
 		regs_set_user_sp(&regs, sp);
 	long pid = proc_fork(&regs, (flags & CLONE_CHILD_SETTID) ? ctid : 0,
-			     (flags & CLONE_CHILD_CLEARTID) ? ctid : 0);
+			     (flags & CLONE_CHILD_CLEARTID) ? ctid : 0, flags & CLONE_VM,
+			     flags & CLONE_VFORK);
 	if (pid > 0 && (flags & CLONE_PARENT_SETTID)) {
 		int v = (int)pid;
 		copy_to_user((void __user *)ptid, &v, sizeof(v)); /* a fault is ignored, as Linux */
@@ -68,12 +105,19 @@ static long clone_process(unsigned long flags, unsigned long sp, unsigned long p
 USER_CALL(clone)
 {
 	unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
+	if (a0 & CLONE_THREAD)
+		return clone_thread(a0, a1, a2, args[CLONE_ARG_CTID], args[CLONE_ARG_TLS]);
 	return clone_process(a0, a1, a2, args[CLONE_ARG_CTID]);
 }
 
 USER_CALL(fork)
 {
 	return clone_process(SIGCHLD, 0, 0, 0);
+}
+
+USER_CALL(vfork)
+{
+	return clone_process(CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0);
 }
 
 /*

@@ -1,9 +1,9 @@
 /*
  * The memory calls of the user ABI over the VMA layer (grace/vma.h): anonymous
- * mmap, munmap, mprotect, brk and madvise(MADV_DONTNEED). Every mapping is
- * anonymous and private to the process (threads will share it by sharing the
- * mm), so MAP_SHARED and MAP_PRIVATE map alike. A file mapping is -ENODEV,
- * as Linux answers for a file that cannot be mapped.
+ * mmap, munmap, mprotect, brk and madvise (MADV_DONTNEED, MADV_HUGEPAGE,
+ * MADV_NOHUGEPAGE). Every mapping is anonymous and private to the process (its
+ * threads share it by sharing the mm), so MAP_SHARED and MAP_PRIVATE map alike. A file mapping is
+ * -ENODEV, as Linux answers for a file that cannot be mapped.
  */
 #include <grace/errno.h>
 #include <grace/process.h>
@@ -22,6 +22,8 @@
 #define MAP_STACK 0x20000
 #define MAP_FIXED_NOREPLACE 0x100000
 #define MADV_DONTNEED 4
+#define MADV_HUGEPAGE 14
+#define MADV_NOHUGEPAGE 15
 #define MAP_FAILED_TRIES 8 /* a gap taken by another thread between search and map */
 
 static unsigned user_prot(unsigned long prot)
@@ -109,6 +111,9 @@ USER_CALL(madvise)
 
 	if (!IS_ALIGNED(start, PAGE_SIZE) || end < start)
 		return -EINVAL;
+	if (a2 == MADV_HUGEPAGE || a2 == MADV_NOHUGEPAGE)
+		return start < end ? vma_set_nohuge(mm, start, end - start, a2 == MADV_NOHUGEPAGE)
+				   : 0;
 	if (a2 != MADV_DONTNEED)
 		return 0; /* advice the kernel may ignore */
 	/*
@@ -132,12 +137,10 @@ USER_CALL(madvise)
 	return 0;
 }
 
-USER_CALL(brk)
+/* The break moved to want, or where it stays for anything Linux would not do. brk_lock held. */
+static uintptr_t brk_move_locked(struct process *p, uintptr_t want)
 {
-	struct process *p = current_process();
-	uintptr_t want = a0, old_end = ALIGN_UP(p->brk, PAGE_SIZE);
-
-	/* Linux returns the current break for anything it will not do. */
+	uintptr_t old_end = ALIGN_UP(p->brk, PAGE_SIZE);
 	if (want < p->brk_start)
 		return p->brk;
 	uintptr_t new_end = ALIGN_UP(want, PAGE_SIZE);
@@ -150,4 +153,13 @@ USER_CALL(brk)
 	}
 	p->brk = want;
 	return want;
+}
+
+USER_CALL(brk)
+{
+	struct process *p = current_process();
+	mutex_lock(&p->brk_lock); /* threads of one process move one break */
+	uintptr_t brk = brk_move_locked(p, a0);
+	mutex_unlock(&p->brk_lock);
+	return brk;
 }

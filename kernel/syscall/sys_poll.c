@@ -52,19 +52,18 @@ USER_CALL(ppoll)
 			return -EINVAL;
 		timeout_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	}
-	struct process *p = current_process();
-	ksigset_t old = signal_blocked(p), mask;
+	ksigset_t old = signal_blocked(), mask;
 	if (a3) {
 		if (a4 != sizeof(mask))
 			return -EINVAL;
 		if (copy_from_user(&mask, (const void __user *)a3, sizeof(mask)))
 			return -EFAULT;
-		signal_set_blocked(p, mask);
+		signal_set_blocked(mask);
 	}
 	long n = poll_user(a0, a1, timeout_ns);
 	if (a3 && n == -EINTR)
-		signal_restore_after_handler(p, old);
+		signal_restore_after_handler(old);
 	else if (a3)
-		signal_set_blocked(p, old);
+		signal_set_blocked(old);
 	return n;
 }

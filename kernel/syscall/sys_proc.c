@@ -15,8 +15,8 @@
 
 USER_CALL(exit)
 {
-	/* One thread per process: the thread's exit is the process's. */
-	proc_exit(((int)a0 & 0xff) << 8);
+	/* This thread only; the process's end if it is the last. */
+	thread_exit(((int)a0 & 0xff) << 8);
 }
 
 USER_CALL(exit_group)
@@ -31,7 +31,7 @@ USER_CALL(getpid)
 
 USER_CALL(gettid)
 {
-	return current_process()->pid;
+	return current_thread()->tid;
 }
 
 USER_CALL(getppid)
@@ -46,8 +46,8 @@ USER_CALL(getuid)
 
 USER_CALL(set_tid_address)
 {
-	current_process()->clear_child_tid = a0; /* zeroed at exit */
-	return current_process()->pid;
+	current_thread()->clear_child_tid = a0; /* zeroed and woken at exit */
+	return current_thread()->tid;
 }
 
 USER_CALL(sched_yield)

@@ -1,12 +1,13 @@
 /*
- * sched_getaffinity and sched_setaffinity: the CPUs a process's thread may run
- * on, as a bitmap of CPU ids, for binding workers to CPUs as the seed
- * benchmarks do. The bitmap is nr_cpu_ids bits (every CPU described, rounded up
- * to whole longs); as on Linux, a shorter user buffer is -EINVAL for get, and
- * bits past the CPUs that exist are ignored for set.
+ * sched_getaffinity and sched_setaffinity: the CPUs a thread may run on (named
+ * by its tid: pthread_setaffinity_np names another thread of the caller's), as
+ * a bitmap of CPU ids, for binding workers to CPUs as the seed benchmarks do. The bitmap is
+ * nr_cpu_ids bits (every CPU described, rounded up to whole longs); as on Linux, a shorter user
+ * buffer is -EINVAL for get, and bits past the CPUs that exist are ignored for set.
  */
 #include <grace/boot_info.h>
 #include <grace/errno.h>
+#include <grace/kthread.h>
 #include <grace/process.h>
 #include <grace/sched.h>
 #include <grace/string.h>
@@ -19,13 +20,14 @@ static size_t affinity_bytes(void)
 	return ALIGN_UP(boot_info.nr_cpus, BITS_PER_LONG) / 8;
 }
 
-/* The thread of process pid (0: the caller's), or NULL. */
-static struct task *affinity_task(int pid)
+/* The task of thread tid (0: the caller), held (task_put() when done); or NULL. */
+static struct task *affinity_task(int tid)
 {
-	struct process *self = current_process();
-	if (pid == 0 || pid == self->pid)
+	if (tid == 0) {
+		task_get(current);
 		return current;
-	return NULL; /* another process's: its task may go at any time; not supported */
+	}
+	return thread_task_get(tid);
 }
 
 USER_CALL(sched_getaffinity)
@@ -37,6 +39,7 @@ USER_CALL(sched_getaffinity)
 	if (!t)
 		return (int)a0 < 0 ? -EINVAL : -ESRCH;
 	struct cpumask m = t->allowed;
+	task_put(t);
 	cpumask_and(&m, &m, &cpu_online_mask);
 	return copy_to_user((void __user *)a2, m.bits, n) ? -EFAULT : (long)n;
 }
@@ -52,7 +55,7 @@ USER_CALL(sched_setaffinity)
 	if (!t)
 		return (int)a0 < 0 ? -EINVAL : -ESRCH;
 	cpumask_and(&m, &m, &cpu_online_mask);
-	if (cpumask_empty(&m))
-		return -EINVAL;
-	return set_cpus_allowed(t, &m);
+	int err = cpumask_empty(&m) ? -EINVAL : set_cpus_allowed(t, &m);
+	task_put(t);
+	return err;
 }

@@ -47,8 +47,7 @@ USER_CALL(rt_sigaction)
 
 USER_CALL(rt_sigprocmask)
 {
-	struct process *p = current_process();
-	ksigset_t set, old = signal_blocked(p);
+	ksigset_t set, old = signal_blocked();
 
 	if (a3 != sizeof(ksigset_t))
 		return -EINVAL;
@@ -71,7 +70,7 @@ USER_CALL(rt_sigprocmask)
 	if (a2 && copy_to_user((void __user *)a2, &old, sizeof(old)))
 		return -EFAULT;
 	if (a1)
-		signal_set_blocked(p, set);
+		signal_set_blocked(set);
 	return 0;
 }
 
@@ -79,7 +78,7 @@ USER_CALL(rt_sigpending)
 {
 	if (a1 != sizeof(ksigset_t))
 		return -EINVAL;
-	ksigset_t set = signal_pending_set(current_process());
+	ksigset_t set = signal_pending_set();
 	return copy_to_user((void __user *)a0, &set, sizeof(set)) ? -EFAULT : 0;
 }
 
@@ -95,7 +94,7 @@ USER_CALL(rt_sigsuspend)
 
 USER_CALL(pause)
 {
-	return signal_suspend(signal_blocked(current_process()));
+	return signal_suspend(signal_blocked());
 }
 
 USER_CALL(rt_sigreturn)
@@ -106,7 +105,7 @@ USER_CALL(rt_sigreturn)
 		user_signal_force(SIGSEGV, SI_KERNEL, 0); /* a frame the handler broke, as Linux */
 		return syscall_get_return(regs);
 	}
-	signal_set_blocked(current_process(), mask);
+	signal_set_blocked(mask);
 	/* The restored registers stand: the "result" is what the result register holds. */
 	return syscall_get_return(regs);
 }
@@ -116,21 +115,16 @@ USER_CALL(kill)
 	return proc_kill((int)a0, (int)a1, SI_USER);
 }
 
-/* One thread per process: a thread id is its process's pid. */
 USER_CALL(tkill)
 {
-	if ((int)a0 <= 0)
-		return -EINVAL;
-	return proc_kill((int)a0, (int)a1, SI_TKILL);
+	return proc_tgkill(0, (int)a0, (int)a1);
 }
 
 USER_CALL(tgkill)
 {
-	if ((int)a0 <= 0 || (int)a1 <= 0)
+	if ((int)a0 <= 0)
 		return -EINVAL;
-	if (a0 != a1)
-		return -ESRCH;
-	return proc_kill((int)a1, (int)a2, SI_TKILL);
+	return proc_tgkill((int)a0, (int)a1, (int)a2);
 }
 
 USER_CALL(setpgid)

@@ -95,8 +95,8 @@ static int sleep_until(u64 deadline)
 	return 0;
 }
 
-/* A user timespec in ns, saturating: a sleep longer than 584 years is a sleep forever. */
-static int timespec_in(unsigned long uts, u64 *ns)
+/* A user timespec in ns (syscall_internal.h). */
+int timespec_from_user(unsigned long uts, u64 *ns)
 {
 	struct timespec ts;
 	if (copy_from_user(&ts, (const void __user *)uts, sizeof(ts)))
@@ -132,7 +132,7 @@ static long sleep_relative(u64 now, u64 ns, unsigned long urem)
 USER_CALL(nanosleep)
 {
 	u64 ns;
-	int err = timespec_in(a0, &ns);
+	int err = timespec_from_user(a0, &ns);
 	if (err)
 		return err;
 	return sleep_relative(arch_clock_ns(), ns, a1);
@@ -146,7 +146,7 @@ USER_CALL(clock_nanosleep)
 		return err;
 	if (a0 == CLOCK_PROCESS_CPUTIME_ID || a0 == CLOCK_THREAD_CPUTIME_ID)
 		return -EINVAL; /* Linux: -EINVAL for the thread clock, and the process one here */
-	if ((err = timespec_in(a2, &ns)))
+	if ((err = timespec_from_user(a2, &ns)))
 		return err;
 	if (a1 & TIMER_ABSTIME)
 		return sleep_until(ns);

@@ -19,6 +19,12 @@ extern const syscall_fn syscall_table[NR_SYSCALLS];
  */
 void user_signal_force(int sig, int code, uintptr_t addr);
 
+/*
+ * A user struct timespec at uts in ns (saturating: 584 years is for ever):
+ * 0, -EFAULT, or -EINVAL for a negative time or tv_nsec past a second.
+ */
+int timespec_from_user(unsigned long uts, u64 *ns);
+
 #define USER_CALL(name)                                                                            \
 	long user_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,   \
 			 unsigned long a4, unsigned long a5)
@@ -35,6 +41,7 @@ USER_CALL(close);
 USER_CALL(lseek);
 USER_CALL(fstat);
 USER_CALL(newfstatat);
+USER_CALL(statx);
 USER_CALL(getdents64);
 USER_CALL(ioctl);
 USER_CALL(dup);
@@ -75,6 +82,8 @@ USER_CALL(mmap);
 USER_CALL(munmap);
 USER_CALL(mprotect);
 USER_CALL(madvise);
+/* sys_futex.c */
+USER_CALL(futex);
 /* sys_proc.c */
 USER_CALL(exit);
 USER_CALL(exit_group);
@@ -111,8 +120,25 @@ USER_CALL(getsid);
 /* sys_fork.c */
 USER_CALL(clone);
 USER_CALL(fork);
+USER_CALL(vfork);
 USER_CALL(execve);
 USER_CALL(wait4);
+/* sys_socket.c */
+USER_CALL(socket);
+USER_CALL(bind);
+USER_CALL(connect);
+USER_CALL(sendto);
+USER_CALL(recvfrom);
+USER_CALL(getsockname);
+USER_CALL(getpeername);
+USER_CALL(listen);
+USER_CALL(accept);
+USER_CALL(accept4);
+/* sys_resource.c */
+USER_CALL(getrlimit);
+USER_CALL(setrlimit);
+USER_CALL(prlimit64);
+USER_CALL(sysinfo);
 /* sys_time.c */
 USER_CALL(clock_gettime);
 USER_CALL(gettimeofday);

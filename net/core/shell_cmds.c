@@ -51,6 +51,13 @@ SHELL_CMD(qdisc, "<dev> [pfifo limit=<n> | tbf rate=<bytes/s> burst=<bytes> limi
 			len += n;
 		}
 		int err = qdisc_set_root(dev, spec);
+		if (err == -EINVAL) {
+			printk(
+			    "qdisc: %s: bad spec '%s' (want pfifo limit=<n> | tbf rate=<bytes/s> "
+			    "burst=<bytes> limit=<n>)\n",
+			    dev->name, spec);
+			return 1;
+		}
 		if (err) {
 			printk("qdisc: %s: %s\n", dev->name, errno_name(err));
 			return 1;

@@ -8,12 +8,19 @@
  * publishes it by raising the count with a release that pairs with the
  * reader's acquire. A device that is given a new address rewrites its entry in
  * place with WRITE_ONCE, which a reader sees as the old address or the new one.
+ *
+ * A new address replaces the device's old one with its on-link route, as Linux
+ * removes an address's prefix route with the address: inet_config_mutex keeps
+ * two changes (a driver's probe, the shell's ifconfig) from mixing their routes.
+ * Lock order: inet_config_mutex, then fib's mutex, then inet_addr_lock.
  */
 #include <grace/errno.h>
 #include <grace/inet.h>
+#include <grace/mutex.h>
 #include <grace/printk.h>
 #include <grace/route.h>
 #include <grace/spinlock.h>
+#include <grace/string.h>
 
 #include "ip.h"
 
@@ -28,6 +35,7 @@ struct inet_ifaddr {
 static struct inet_ifaddr inet_addrs[INET_MAX_ADDRS];
 static unsigned inet_nr_addrs;		/* entries published: store-release under the lock */
 static DEFINE_SPINLOCK(inet_addr_lock); /* serialises the writers */
+static DEFINE_MUTEX(inet_config_mutex); /* serialises address changes with their routes */
 
 struct net_device *inet_loopback_dev;
 
@@ -84,17 +92,45 @@ int inet_add_device(struct net_device *dev, u32 addr, u32 mask, u32 gateway)
 
 	if (!dev || !addr || len < 0)
 		return -EINVAL;
+	mutex_lock(&inet_config_mutex);
+	u32 old_addr = READ_ONCE(dev->ipv4_addr), old_mask = READ_ONCE(dev->ipv4_mask);
 	err = inet_set_addr(dev, addr);
 	if (err)
-		return err;
+		goto out;
 	WRITE_ONCE(dev->ipv4_mask, mask);
 	WRITE_ONCE(dev->ipv4_addr, addr);
+	/* The old subnet's on-link route goes with the old address (unless another took it). */
+	if (old_addr)
+		fib_del_dev(old_addr & old_mask, (unsigned)inet_mask_len(old_mask), dev);
 	err = fib_add(addr & mask, (unsigned)len, 0, dev);
 	if (!err && gateway)
 		err = fib_add(0, 0, gateway, dev);
-	/* Cached routes were looked up without this device's routes. */
+	/* Cached routes were looked up without this device's routes, or with its old ones. */
 	rt_cache_flush();
+out:
+	mutex_unlock(&inet_config_mutex);
 	return err;
+}
+
+int inet_parse_prefix(const char *s, u32 *addr, u32 *mask)
+{
+	char buf[INET_ADDRSTRLEN];
+	const char *slash = strchr(s, '/');
+	unsigned len = 0, digits = 0;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	for (const char *p = slash + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || ++digits > 2)
+			return -EINVAL;
+		len = len * 10 + (unsigned)(*p - '0');
+	}
+	if (!digits || !len || len > 32 || inet_parse_addr(buf, addr))
+		return -EINVAL;
+	*mask = htonl(len == 32 ? 0xffffffffu : ~(0xffffffffu >> len));
+	return 0;
 }
 
 int inet_parse_addr(const char *s, u32 *addr)

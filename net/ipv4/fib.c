@@ -110,7 +110,8 @@ int fib_add(u32 prefix, unsigned len, u32 gateway, struct net_device *dev)
 	return 0;
 }
 
-int fib_del(u32 prefix, unsigned len)
+/* Delete prefix/len; only if it is on-link through dev when dev is not NULL. */
+static int fib_del_match(u32 prefix, unsigned len, struct net_device *dev)
 {
 	int err = fib_check(prefix, len);
 	if (err)
@@ -118,7 +119,7 @@ int fib_del(u32 prefix, unsigned len)
 	mutex_lock(&fib_mutex);
 	struct fib_table *old = rcu_dereference_protected(fib_current);
 	int at = fib_find_locked(old, prefix, len);
-	if (at < 0) {
+	if (at < 0 || (dev && (old->e[at].dev != dev || old->e[at].gateway))) {
 		mutex_unlock(&fib_mutex);
 		return -ENOENT;
 	}
@@ -132,6 +133,16 @@ int fib_del(u32 prefix, unsigned len)
 	fib_replace_locked(t);
 	mutex_unlock(&fib_mutex);
 	return 0;
+}
+
+int fib_del(u32 prefix, unsigned len)
+{
+	return fib_del_match(prefix, len, NULL);
+}
+
+int fib_del_dev(u32 prefix, unsigned len, struct net_device *dev)
+{
+	return fib_del_match(prefix, len, dev);
 }
 
 int fib_lookup_oif(u32 daddr, u32 oif, u32 *nexthop, struct net_device **dev)

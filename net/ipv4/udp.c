@@ -17,11 +17,18 @@
  *
  * The receive path takes a socket's rcvq.lock and, after it, wakes the
  * socket's wait queue (its lock); nothing takes udp_lock with either held.
+ *
+ * A socket may name a local address (bind, or the source connect() chose) and
+ * a peer (connect): the receive path then takes only datagrams to that address
+ * and from that peer, as Linux's socket lookup scores them. Both are written
+ * under udp_lock and read once by the receive path, which may see the old
+ * value or the new one for a datagram that crosses a connect.
  */
 #include <grace/errno.h>
 #include <grace/inet.h>
 #include <grace/printk.h>
 #include <grace/race_point.h>
+#include <grace/sched.h>
 #include <grace/rculist.h>
 #include <grace/slab.h>
 #include <grace/spinlock.h>
@@ -36,9 +43,18 @@
 #define UDP_EPHEMERAL_LOW 49152
 #define UDP_EPHEMERAL_HIGH 65535
 
+/* What bind() fixed, which a disconnect (connect to AF_UNSPEC) keeps. */
+#define UDP_LOCK_ADDR (1u << 0)
+#define UDP_LOCK_PORT (1u << 1)
+
 struct udp_sock {
-	struct hlist_node node;	   /* in udp_hash, under udp_lock; receivers walk it under RCU */
-	u16 port;		   /* host order, 0 until bound; written under udp_lock */
+	struct hlist_node node; /* in udp_hash, under udp_lock; receivers walk it under RCU */
+	u16 port;		/* host order, 0 until bound; written under udp_lock */
+	u8 user_locks;		/* UDP_LOCK_*, under udp_lock */
+	bool connected;		/* under udp_lock */
+	u32 addr;		/* local address (network order), 0: any; written under udp_lock */
+	u64 peer;		/* udp_peer_pack() of connect()'s peer, 0: none; under udp_lock */
+	void (*data_ready)(void);  /* called once a datagram is queued; set before binding */
 	struct sk_buff_head rcvq;  /* datagrams, data at the payload; its own lock */
 	struct wait_queue_head wq; /* readers waiting for rcvq */
 	u64 drops;		   /* queue full, under rcvq.lock */
@@ -49,6 +65,12 @@ static struct kmem_cache *udp_sock_cache; /* set once, by udp_init() */
 static struct hlist_head udp_hash[UDP_HASH_SIZE];
 static DEFINE_SPINLOCK(udp_lock);
 static u16 udp_next_ephemeral = UDP_EPHEMERAL_LOW; /* under udp_lock */
+
+/* The peer in one word, so that the receive path reads address and port together. */
+static u64 udp_peer_pack(u32 addr, u16 port)
+{
+	return (u64)addr << 16 | port;
+}
 
 static struct hlist_head *udp_bucket(u16 port)
 {
@@ -88,7 +110,7 @@ struct udp_sock *udp_socket(void)
 static int udp_bind_locked(struct udp_sock *s, u16 port)
 {
 	BUG_ON(!spin_is_locked(&udp_lock));
-	if (s->port)
+	if (s->port || s->connected)
 		return -EINVAL;
 	if (!port) {
 		unsigned range = UDP_EPHEMERAL_HIGH - UDP_EPHEMERAL_LOW + 1;
@@ -111,9 +133,130 @@ static int udp_bind_locked(struct udp_sock *s, u16 port)
 
 int udp_bind(struct udp_sock *s, u16 port)
 {
+	return udp_bind_addr(s, 0, port);
+}
+
+/* 127.0.0.0/8: the first byte of the address as it lies in memory. */
+static bool udp_addr_is_loopback(u32 addr)
+{
+	return ((const u8 *)&addr)[0] == 127;
+}
+
+int udp_bind_addr(struct udp_sock *s, u32 addr, u16 port)
+{
 	int err;
+
+	/* Linux's inet_bind(): any address a device of ours has, and all of 127/8 (lo's route). */
+	if (addr && !udp_addr_is_loopback(addr) && !inet_addr_is_local(addr))
+		return -EADDRNOTAVAIL;
 	spin_lock(&udp_lock);
 	err = udp_bind_locked(s, port);
+	if (!err) {
+		WRITE_ONCE(s->addr, addr);
+		s->user_locks = (addr ? UDP_LOCK_ADDR : 0) | (port ? UDP_LOCK_PORT : 0);
+	}
+	spin_unlock(&udp_lock);
+	return err;
+}
+
+/* Leaves s's address as it is: a socket bound to an address alone keeps it. */
+int udp_autobind(struct udp_sock *s)
+{
+	int err = 0;
+
+	spin_lock(&udp_lock);
+	if (!s->port)
+		err = udp_bind_locked(s, 0);
+	spin_unlock(&udp_lock);
+	return err;
+}
+
+void udp_set_data_ready(struct udp_sock *s, void (*fn)(void))
+{
+	s->data_ready = fn;
+}
+
+/*
+ * The route to daddr and the source address a datagram from s takes: its own
+ * address if it has one, else the route's. A 0.0.0.0 destination is this host,
+ * as Linux routes it; the limited broadcast needs SO_BROADCAST, which no socket
+ * here has (-EACCES, as Linux).
+ */
+static int udp_route(struct udp_sock *s, u32 *daddr, struct net_device **dev, u32 *gateway,
+		     u32 *saddr)
+{
+	u32 local = READ_ONCE(s->addr);
+	int err;
+
+	if (!*daddr)
+		*daddr = IPV4(127, 0, 0, 1);
+	if (*daddr == 0xffffffff)
+		return -EACCES;
+	err = ip_route_dev(*daddr, 0, dev, gateway, saddr);
+	if (err)
+		return err;
+	/* Linux's __mkroute_output(): a loopback source leaves by loopback or not at all. */
+	if (local && udp_addr_is_loopback(local) && !((*dev)->flags & IFF_LOOPBACK))
+		return -EINVAL;
+	if (local)
+		*saddr = local;
+	return 0;
+}
+
+int udp_connect(struct udp_sock *s, u32 daddr, u16 dport)
+{
+	struct net_device *dev;
+	u32 gateway, saddr;
+	int err;
+
+	/* Linux's inet_dgram_connect() binds first, and a failure is -EAGAIN. */
+	if (udp_autobind(s))
+		return -EAGAIN;
+	err = udp_route(s, &daddr, &dev, &gateway, &saddr);
+	if (err)
+		return err;
+	spin_lock(&udp_lock);
+	if (!s->addr)
+		WRITE_ONCE(s->addr, saddr); /* receive on the address it sends from */
+	WRITE_ONCE(s->peer, udp_peer_pack(daddr, dport));
+	s->connected = true;
+	spin_unlock(&udp_lock);
+	return 0;
+}
+
+void udp_disconnect(struct udp_sock *s)
+{
+	spin_lock(&udp_lock);
+	s->connected = false;
+	WRITE_ONCE(s->peer, 0);
+	if (!(s->user_locks & UDP_LOCK_ADDR))
+		WRITE_ONCE(s->addr, 0);
+	/*
+	 * A port connect() chose is given back, as Linux's udp_disconnect() does. A
+	 * receiver still on the node may follow it into another bucket once it is
+	 * hashed again; every socket there has another port, so it finds none.
+	 */
+	if (!(s->user_locks & UDP_LOCK_PORT) && s->port) {
+		hlist_del_init_rcu(&s->node);
+		WRITE_ONCE(s->port, 0);
+	}
+	spin_unlock(&udp_lock);
+}
+
+int udp_getname(struct udp_sock *s, bool peer, u32 *addr, u16 *port)
+{
+	int err = 0;
+
+	spin_lock(&udp_lock);
+	if (!peer) {
+		*addr = s->addr;
+		*port = s->port;
+	} else if (!s->connected || !(u16)s->peer) {
+		err = -ENOTCONN; /* Linux: no peer port is no peer */
+	} else {
+		*addr = (u32)(s->peer >> 16);
+		*port = (u16)s->peer;
+	}
 	spin_unlock(&udp_lock);
 	return err;
 }
@@ -159,8 +302,8 @@ long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 
 	if (!dport || (!buf && len))
 		return -EINVAL;
 	if (!READ_ONCE(s->port)) { /* an unbound socket sends from an ephemeral port, as Linux */
-		err = udp_bind(s, 0);
-		if (err && err != -EINVAL) /* -EINVAL: another thread bound it meanwhile */
+		err = udp_autobind(s);
+		if (err)
 			return err;
 	}
 	if (len > SKB_BUF_SIZE - SKB_HEADROOM - sizeof(*uh)) {
@@ -168,7 +311,7 @@ long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 
 		inet_drop_count(DROP_TX_OVERSIZE);
 		return -EMSGSIZE;
 	}
-	err = ip_route_dev(daddr, 0, &dev, &gateway, &saddr);
+	err = udp_route(s, &daddr, &dev, &gateway, &saddr);
 	if (err)
 		return err;
 	skb = skb_alloc();
@@ -192,28 +335,96 @@ long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 
 	return err ? err : (long)len;
 }
 
-long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, u64 timeout_ns)
+long udp_send(struct udp_sock *s, const void *buf, size_t len)
 {
-	struct sk_buff *skb = skb_dequeue(&s->rcvq);
+	u64 peer;
+	bool connected;
+
+	spin_lock(&udp_lock);
+	connected = s->connected;
+	peer = s->peer;
+	spin_unlock(&udp_lock);
+	if (!connected)
+		return -EDESTADDRREQ;
+	return udp_sendto(s, buf, len, (u32)(peer >> 16), (u16)peer);
+}
+
+/* The source of a queued datagram (data at its payload). */
+static void udp_skb_source(const struct sk_buff *skb, u32 *saddr, u16 *sport)
+{
+	*saddr = ((const struct iphdr *)skb_network_header(skb))->saddr;
+	*sport = ntohs(((const struct udphdr *)skb_transport_header(skb))->source);
+}
+
+long udp_recv_one(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, bool peek)
+{
+	struct sk_buff *skb;
 	u32 n;
 
-	if (!skb && timeout_ns) {
-		if (timeout_ns == UINT64_MAX)
-			wait_event(s->wq, (skb = skb_dequeue(&s->rcvq)) != NULL);
-		else
-			wait_event_timeout(s->wq, (skb = skb_dequeue(&s->rcvq)) != NULL,
-					   timeout_ns);
-	}
-	if (!skb)
+	spin_lock(&s->rcvq.lock);
+	skb = peek ? s->rcvq.first : __skb_dequeue(&s->rcvq);
+	if (!skb) {
+		spin_unlock(&s->rcvq.lock);
 		return -EAGAIN;
-	n = skb_len(skb) < len ? skb_len(skb) : (u32)len;
-	memcpy(buf, skb->data, n);
-	if (saddr)
-		*saddr = ((const struct iphdr *)skb_network_header(skb))->saddr;
-	if (sport)
-		*sport = ntohs(((const struct udphdr *)skb_transport_header(skb))->source);
+	}
+	n = skb_len(skb);
+	/* A peek copies under the lock: a reader taking the datagram meanwhile would free it. */
+	if (peek) {
+		memcpy(buf, skb->data, MIN((size_t)n, len));
+		udp_skb_source(skb, saddr, sport);
+		spin_unlock(&s->rcvq.lock);
+		return n;
+	}
+	spin_unlock(&s->rcvq.lock);
+	memcpy(buf, skb->data, MIN((size_t)n, len));
+	udp_skb_source(skb, saddr, sport);
 	kfree_skb(skb);
 	return n;
+}
+
+int udp_wait_rcv(struct udp_sock *s)
+{
+	return wait_event_interruptible(s->wq, udp_rcvq_len(s) != 0);
+}
+
+long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, u64 timeout_ns)
+{
+	u32 from;
+	u16 port;
+	long n = udp_recv_one(s, buf, len, &from, &port, false);
+
+	if (n == -EAGAIN && timeout_ns) {
+		if (timeout_ns == UINT64_MAX)
+			wait_event(s->wq,
+				   (n = udp_recv_one(s, buf, len, &from, &port, false)) != -EAGAIN);
+		else
+			wait_event_timeout(
+			    s->wq, (n = udp_recv_one(s, buf, len, &from, &port, false)) != -EAGAIN,
+			    timeout_ns);
+	}
+	if (n < 0)
+		return n;
+	if (saddr)
+		*saddr = from;
+	if (sport)
+		*sport = port;
+	return MIN((size_t)n, len);
+}
+
+/*
+ * Does s take a datagram from saddr:sport to daddr? Its local address and its
+ * peer, where it has them, must match; 0 matches anything (Linux's scoring in
+ * udp4_lib_lookup, where a mismatch is no socket at all).
+ */
+static bool udp_accepts(const struct udp_sock *s, u32 saddr, u16 sport, u32 daddr)
+{
+	u32 local = READ_ONCE(s->addr);
+	u64 peer = READ_ONCE(s->peer);
+	u32 peer_addr = (u32)(peer >> 16);
+	u16 peer_port = (u16)peer;
+
+	return (!local || local == daddr) && (!peer_addr || peer_addr == saddr) &&
+	       (!peer_port || peer_port == sport);
 }
 
 void udp_rcv(struct sk_buff *skb)
@@ -232,6 +443,8 @@ void udp_rcv(struct sk_buff *skb)
 
 	rcu_read_lock();
 	s = udp_lookup_rcu(ntohs(uh->dest));
+	if (s && !udp_accepts(s, iph->saddr, ntohs(uh->source), iph->daddr))
+		s = NULL;
 	if (!s) {
 		rcu_read_unlock();
 		return inet_drop(skb, DROP_UDP_NO_PORT);
@@ -253,6 +466,8 @@ void udp_rcv(struct sk_buff *skb)
 	spin_unlock(&s->rcvq.lock);
 	inet_stat_inc(INET_RX_UDP);
 	wake_up(&s->wq);
+	if (s->data_ready)
+		s->data_ready();
 	rcu_read_unlock();
 }
 

@@ -121,13 +121,10 @@ int qdisc_set_root(struct net_device *dev, const char *spec)
 
 	if (!dev || !dev->qdisc)
 		return -EINVAL;
+	/* The caller reports a bad spec: the shell on one line, a benchmark as its error. */
 	int err = qdisc_parse_spec(spec, &s);
-	if (err) {
-		pr_warn("qdisc: %s: bad spec '%s' (pfifo limit=<n> | tbf rate=<bytes/s> "
-			"burst=<bytes> limit=<n>)\n",
-			dev->name, spec ? spec : "(null)");
+	if (err)
 		return err;
-	}
 	qdisc_apply_spec(dev->qdisc, &s);
 	return 0;
 }

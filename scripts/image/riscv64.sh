@@ -71,3 +71,4 @@ fi
 } >"$root/extlinux/extlinux.conf"
 
 scripts/image/fat-disk.sh "$root" "$OUT"
+echo "riscv64.sh: $OUT (one FAT partition: /Image, /extlinux/extlinux.conf${DTB:+, /$(basename "$DTB")}; U-Boot's distro boot; dd it to an SD card)"

@@ -9,8 +9,9 @@
 # CMDLINE (kernel command line, /chosen bootargs), QEMUFLAGS (appended last, e.g.
 # "-cpu rv64,sstc=off" or "-machine virt,aclint=on"), GDB (=1: wait for gdb on :1234),
 # TESTS (=1: boot $BUILD/Image-test, the kernel with the selftests and benchmarks),
-# GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded to the guest's
-# echo service, 10.0.2.15:7, through QEMU's user networking), BOOT (opensbi, the
+# GRACE_UDP_ECHO_PORT (the host's 127.0.0.1 UDP port forwarded to the guest's echo
+# service, 10.0.2.15:7, through QEMU's user networking; unset: 5555 if it is free,
+# otherwise a free one, named in the first line printed), BOOT (opensbi, the
 # default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below),
 # DTB (a device tree to boot with instead of QEMU's: given to OpenSBI with -dtb, or
 # to U-Boot on the boot disk; it must describe the machine QEMU builds), INITRD (a cpio
@@ -48,7 +49,6 @@ mem_mib() {
 	esac
 }
 
-ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
 
 # BOOT=uboot boots the way a board whose firmware is U-Boot does: OpenSBI enters
 # S-mode U-Boot where it would enter the kernel, and U-Boot's distro boot, with no
@@ -82,7 +82,7 @@ uboot)
 	# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
 	if [ ! -f "$boot_disk" ] || [ "$IMAGE" -nt "$boot_disk" ] ||
 		{ [ -n "$DTB" ] && [ "$DTB" -nt "$boot_disk" ]; }; then
-		KERNEL=$IMAGE OUT=$boot_disk CMDLINE=$CMDLINE DTB=$DTB scripts/image/riscv64.sh
+		KERNEL=$IMAGE OUT=$boot_disk CMDLINE=$CMDLINE DTB=$DTB scripts/image/riscv64.sh >/dev/null
 	fi
 	DTB=""	# on the disk for U-Boot, which passes it on
 	IMAGE=$uboot_bin	# what -kernel loads and OpenSBI enters
@@ -92,6 +92,18 @@ uboot)
 	echo "riscv64.sh: BOOT is opensbi or uboot, not '$BOOT'" >&2
 	exit 1 ;;
 esac
+
+# The host port of the guest's echo service, chosen late (QEMU binds it moments after;
+# see scripts/qemu/udp-port), and named in the launcher's one line of its own, so a
+# second machine booted beside this one, which gets another port, says where it is.
+gdb_note=""
+[ "$GDB" = 1 ] && gdb_note="; QEMU waits for gdb on localhost:1234"
+if [ "${MACHINE:-virt}" = sifive_u ]; then
+	net_line="no network (sifive_u has no virtio-net)"
+else
+	ECHO_PORT=${GRACE_UDP_ECHO_PORT:-$(scripts/qemu/udp-port 5555)}
+	net_line="UDP echo: host 127.0.0.1:$ECHO_PORT -> guest port 7"
+fi
 
 # The network: a virtio-net device on one of the virt machine's virtio-mmio slots, behind
 # QEMU's user networking (slirp). virtio-mmio is the legacy version 1 unless told
@@ -163,6 +175,7 @@ fi
 	-drive "file=$boot_disk,format=raw,if=none,id=boot,readonly=on" -device virtio-blk-device,drive=boot
 [ "$GDB" = 1 ] && set -- "$@" -s -S
 
+echo "riscv64.sh: ${MACHINE:-virt}, SMP=$SMP, MEM=$MEM${BOOT:+, BOOT=$BOOT}; $net_line$gdb_note"
 # QEMUFLAGS is split into words on purpose: it holds several options.
 # shellcheck disable=SC2086
 exec qemu-system-riscv64 "$@" $QEMUFLAGS

@@ -8,9 +8,12 @@
 # SMP (8), MEM (512M), NUMA (number of nodes; CPUs and memory split evenly),
 # CMDLINE (kernel command line), QEMUFLAGS (appended last), GDB (=1: wait for gdb
 # on :1234), TESTS (=1: boot $BUILD/kernel-test.elf, the kernel with the selftests
-# and benchmarks), GRACE_UDP_ECHO_PORT (5555: the host's 127.0.0.1 UDP port forwarded
-# to the guest's echo service, 10.0.2.15:7, through QEMU's user networking), INITRD (a
-# cpio newc archive, put on the ISO and loaded by GRUB's module2 as the first module).
+# and benchmarks), GRACE_UDP_ECHO_PORT (the host's 127.0.0.1 UDP port forwarded to the
+# guest's echo service, 10.0.2.15:7, through QEMU's user networking; unset: 5555 if it
+# is free, otherwise a free one, named in the first line printed), INITRD (a
+# cpio newc archive, put on the ISO and loaded by GRUB's module2 as the first module),
+# LINUX (a Linux bzImage booted instead of Grace, by QEMU's -kernel with INITRD and
+# CMDLINE: make compare runs Linux on the same machine, CPU, memory and initramfs).
 #
 # QEMU's exit status (isa-debug-exit at port 0xf4; see drivers/power/isa_debug_exit.c):
 #   33  the kernel powered off with success (arch_shutdown(0))
@@ -35,6 +38,7 @@ bios|uefi) firmware=${FIRMWARE:-bios} ;;
 esac
 SMP=${SMP:-8}
 MEM=${MEM:-512M}
+
 if [ "$TESTS" = 1 ]; then
 	KERNEL=$BUILD/kernel-test.elf
 	target=test-image
@@ -43,22 +47,31 @@ else
 	target=all
 fi
 
-if [ ! -f "$KERNEL" ]; then
-	echo "x86_64.sh: $KERNEL not found; run make ARCH=x86_64 $target first" >&2
-	exit 1
-fi
-
-if [ -z "$CMDLINE" ] && [ -z "$INITRD" ]; then
-	iso=${KERNEL%.elf}.iso
+if [ -n "$LINUX" ]; then
+	if [ ! -f "$LINUX" ]; then
+		echo "x86_64.sh: LINUX=$LINUX not found" >&2
+		exit 1
+	fi
+	set -- -kernel "$LINUX" -append "$CMDLINE"
+	[ -z "$INITRD" ] || set -- "$@" -initrd "$INITRD"
 else
-	hash=$(printf '%s %s %s' "$KERNEL" "$CMDLINE" "$INITRD" | sha1sum | cut -c1-16)
-	iso=$BUILD/iso/$hash.iso
-fi
-# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
-if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ] || [ scripts/mkiso.sh -nt "$iso" ] ||
-	{ [ -n "$INITRD" ] && [ "$INITRD" -nt "$iso" ]; }; then
-	mkdir -p "$(dirname "$iso")"
-	scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE" "$INITRD"
+	if [ ! -f "$KERNEL" ]; then
+		echo "x86_64.sh: $KERNEL not found; run make ARCH=x86_64 $target first" >&2
+		exit 1
+	fi
+	if [ -z "$CMDLINE" ] && [ -z "$INITRD" ]; then
+		iso=${KERNEL%.elf}.iso
+	else
+		hash=$(printf '%s %s %s' "$KERNEL" "$CMDLINE" "$INITRD" | sha1sum | cut -c1-16)
+		iso=$BUILD/iso/$hash.iso
+	fi
+	# shellcheck disable=SC3013 # -nt: dash's and bash's test both have it
+	if [ ! -f "$iso" ] || [ "$KERNEL" -nt "$iso" ] || [ scripts/mkiso.sh -nt "$iso" ] ||
+		{ [ -n "$INITRD" ] && [ "$INITRD" -nt "$iso" ]; }; then
+		mkdir -p "$(dirname "$iso")"
+		scripts/mkiso.sh "$KERNEL" "$iso" "$CMDLINE" "$INITRD"
+	fi
+	set -- -cdrom "$iso"
 fi
 
 # MEM in MiB (QEMU's -m: a bare number is MiB), for splitting it between NUMA nodes.
@@ -124,12 +137,19 @@ fi
 gdb_args=""
 [ "$GDB" = 1 ] && gdb_args="-s -S"
 
+# The host port of the guest's echo service, chosen late (QEMU binds it moments after;
+# see scripts/qemu/udp-port), and named in the launcher's one line of its own, so a
+# second machine booted beside this one, which gets another port, says where it is.
+gdb_note=""
+[ "$GDB" = 1 ] && gdb_note="; QEMU waits for gdb on localhost:1234"
+ECHO_PORT=${GRACE_UDP_ECHO_PORT:-$(scripts/qemu/udp-port 5555)}
+echo "x86_64.sh: $machine, $firmware, SMP=$SMP, MEM=$MEM; UDP echo: host 127.0.0.1:$ECHO_PORT -> guest port 7$gdb_note"
+
 # The network: a modern-only virtio-net PCI device (no legacy I/O BAR) behind QEMU's user
 # networking (slirp), the echo service's port forwarded from the host's loopback. No
 # option ROM (romfile=): the firmware boots the ISO, and iPXE would only slow the boot. No IPv6:
 # slirp would send router advertisements every few minutes, traffic in the middle of tests
 # that count pages.
-ECHO_PORT=${GRACE_UDP_ECHO_PORT:-5555}
 net_args="-netdev user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7 \
 	-device virtio-net-pci,netdev=net0,disable-legacy=on,romfile="
 
@@ -142,7 +162,7 @@ exec qemu-system-x86_64 \
 	-machine "$machine" \
 	$cpu_args \
 	$firmware_args \
-	-cdrom "$iso" \
+	"$@" \
 	-serial mon:stdio \
 	-display none \
 	-no-reboot \

@@ -248,9 +248,10 @@ static void gp_latency_worker(void *arg)
 		}
 		sort_u64(gp_samples, n);
 		u64 p50 = gp_samples[n / 2], p99 = gp_samples[(n * 99) / 100];
-		bench_report("rcu", rb.ncpus, "op=gp_latency mode=%s p50_us=%llu p99_us=%llu",
-			     mode ? "expedited" : "normal", (unsigned long long)(p50 / 1000),
-			     (unsigned long long)(p99 / 1000));
+		/* In ns: an expedited grace period at 1 CPU is under a microsecond. */
+		bench_report("rcu", rb.ncpus, "op=gp_latency mode=%s p50_ns=%llu p99_ns=%llu",
+			     mode ? "expedited" : "normal", (unsigned long long)p50,
+			     (unsigned long long)p99);
 	}
 	WRITE_ONCE(rb.stop, 1);
 }
@@ -275,13 +276,11 @@ BENCH(rcu)
 	rb.rwlock = (rwlock_t)RWLOCK_INIT;
 	rb.recs[0] = (struct shared_record){1, 2};
 	rcu_assign_pointer(rb.rec, &rb.recs[0]);
-	for (unsigned k = 1;; k = k * 2 > online && k < online ? online : k * 2) {
+	for (unsigned k = 1; k; k = bench_cpus_next(k, online)) {
 		rcu_bench_call_rcu(k);
 		rcu_bench_gp_latency(k);
 		rcu_bench_read(k, READ_RCU);
 		rcu_bench_read(k, READ_SPINLOCK);
 		rcu_bench_read(k, READ_RWLOCK);
-		if (k >= online)
-			break;
 	}
 }

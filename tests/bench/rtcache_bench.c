@@ -274,8 +274,7 @@ static void rtb_rows(const struct rt_gc_params *rt0, const struct neigh_gc_param
 	for (enum rtb_test t = 0; t < NR_RTB_TESTS; t++)
 		for (unsigned g = 0; g < 2; g++)
 			for (unsigned pz = 0; pz < 2; pz++)
-				for (unsigned k = 1;;
-				     k = k * 2 > online && k < online ? online : k * 2) {
+				for (unsigned k = 1; k; k = bench_cpus_next(k, online)) {
 					for (unsigned m = 0; m < ARRAY_SIZE(modes); m++) {
 						rtb_phase_name(phase, sizeof(phase), t, g, pz,
 							       modes[m], k);
@@ -286,8 +285,6 @@ static void rtb_rows(const struct rt_gc_params *rt0, const struct neigh_gc_param
 						if (rtb_row(t, g, pz, modes[m], k, rt0, n0))
 							return;
 					}
-					if (k >= online)
-						break;
 				}
 	if (!ran)
 		bench_report("rtcache", 0, "rows=0 rtcache_rows=%s", rows);

@@ -256,14 +256,9 @@ BENCH(udp_stream)
 			return;
 		}
 	bool ok = true;
-	/* k = 1, 2, 4, ... and the CPUs online last, a power of two or not. */
-	for (unsigned k = 1; ok; k *= 2) {
-		k = MIN(k, online);
+	for (unsigned k = 1; ok && k; k = bench_cpus_next(k, online))
 		for (enum udp_bench_mode m = MODE_PLAIN; ok && m < NR_MODES; m++)
 			ok = udp_bench_row(dev, k, k, m);
-		if (k == online)
-			break;
-	}
 	for (enum udp_bench_mode m = MODE_PLAIN; ok && m < NR_MODES; m++)
 		ok = udp_bench_row(dev, online, UDP_BENCH_THREADS_PER_CPU * online, m);
 

@@ -8,7 +8,8 @@
  * CPUs online, in both designs (vfs_set_mode() before each phase; the mode in force
  * before the benchmark is put back after it), in one boot:
  *
- *   bench: open_close arch=x86_64 online=8 cpus=4 vfs=global dir=same ops_per_sec=... per_cpu=...
+ *   bench: open_close arch=x86_64 online=8 cpus=4 vfs=global dir=same inode_free=typesafe
+ *          file_free=rcu ops_per_sec=... per_cpu=...
  *
  * open_close: close(open(path, O_RDONLY)) of an existing file; dir=separate: each
  * CPU its own directory, /b-oc/<cpu>/f; dir=same: one directory, each CPU its own
@@ -22,11 +23,11 @@
  * counts every CPU's operations from the common start to the last CPU's last one;
  * per_cpu is that over cpus. Within one CPU count the two modes run back to back, so
  * a drift in the host's speed weighs on both alike. A phase is named
- * vfs=<mode>/dir=<dir>/cpus=<k>, so the profiler reports, say,
- * open_close/vfs=global/dir=same/cpus=4; vfs_rows=<glob>[,<glob>] on the command line
- * runs only the rows whose such name matches (ARGS='vfs_rows=*global*'), and a
- * benchmark none of whose rows match prints one line with rows=0. A failing call
- * prints "bench: error" with its errno's name and ends the benchmark. The
+ * vfs=<mode>/inode_free=<how>/file_free=<how>/dir=<dir>/cpus=<k>, so the profiler
+ * reports, say, open_close/vfs=global/inode_free=typesafe/file_free=rcu/dir=same/cpus=4;
+ * vfs_rows=<glob>[,<glob>] on the command line runs only the rows whose such name matches
+ * (ARGS='vfs_rows=*global*'), and a benchmark none of whose rows match prints one line with rows=0.
+ * A failing call prints "bench: error" with its errno's name and ends the benchmark. The
  * directories and files are made before the first row and removed after the last.
  */
 #include <grace/bench.h>
@@ -47,27 +48,32 @@
  * (docs/testing.md, "Lock torture").
  */
 #define VFS_BENCH_CLOCK_EVERY 16
-#define VFS_BENCH_PATH_MAX 32  /* the longest, /b-st/a/b/c/f63, and room to spare */
-#define VFS_BENCH_NAME_MAX 112 /* <bench>/vfs=<mode>/inode_free=<how>/dir=<dir>/cpus=<k> */
-#define VFS_BENCH_MAX_DIRS 4   /* shared directories of one benchmark */
+#define VFS_BENCH_PATH_MAX 32 /* the longest, /b-st/a/b/c/f63, and room to spare */
+/* <bench>/vfs=<mode>/inode_free=<how>/file_free=<how>/dir=<dir>/cpus=<k> */
+#define VFS_BENCH_NAME_MAX 128
+#define VFS_BENCH_MAX_DIRS 4 /* shared directories of one benchmark */
 #define VFS_BENCH_DIR_MODE 0755
 #define VFS_BENCH_FILE_MODE 0644
 
 enum vfs_bench_dir { DIR_SEPARATE, DIR_SAME, NR_DIRS };
 static const char *const dir_names[NR_DIRS] = {"separate", "same"};
 /*
- * The designs a row runs in: the scalable VFS and the global one, and for
- * creat_unlink, whose unlink frees an inode each time, the scalable one with
- * inodes freed through call_rcu as well (the 2010 thread's +36.8%).
+ * The designs a row runs in: the scalable VFS and the global one (with files freed
+ * through call_rcu, as in 2010); for open_close and creat_unlink, whose close frees
+ * a struct file each time, the scalable one with files freed through call_rcu too;
+ * and for creat_unlink, whose unlink frees an inode each time, the scalable one with
+ * inodes freed through call_rcu (the 2010 thread's +36.8%).
  */
 struct vfs_design {
 	enum vfs_mode vfs;
 	enum inode_free_mode inode_free;
+	enum file_free_mode file_free;
 };
 static const struct vfs_design vfs_bench_designs[] = {
-    {VFS_SCALABLE, INODE_FREE_TYPESAFE},
-    {VFS_SCALABLE, INODE_FREE_CALL_RCU},
-    {VFS_GLOBAL, INODE_FREE_TYPESAFE},
+    {VFS_SCALABLE, INODE_FREE_TYPESAFE, FILE_FREE_TYPESAFE},
+    {VFS_SCALABLE, INODE_FREE_TYPESAFE, FILE_FREE_RCU},
+    {VFS_SCALABLE, INODE_FREE_CALL_RCU, FILE_FREE_TYPESAFE},
+    {VFS_GLOBAL, INODE_FREE_TYPESAFE, FILE_FREE_RCU},
 };
 
 struct vfs_bench_cpu;
@@ -81,6 +87,7 @@ struct vfs_bench_def {
 	const char *file[NR_DIRS];	      /* each CPU's file per layout; NULL: no such row */
 	bool files_made;		      /* the files exist in a phase: made before it */
 	bool frees_inodes; /* each operation frees an inode: both ways are rows */
+	bool frees_files;  /* each operation frees a struct file: both ways are rows */
 };
 
 static struct vfs_bench {
@@ -143,6 +150,7 @@ static const struct vfs_bench_def open_close_def = {
     .cpu_dir = "/b-oc/%u",
     .file = {"/b-oc/%u/f", "/b-oc/same/f%u"},
     .files_made = true,
+    .frees_files = true,
 };
 
 static const struct vfs_bench_def creat_unlink_def = {
@@ -152,6 +160,7 @@ static const struct vfs_bench_def creat_unlink_def = {
     .cpu_dir = "/b-cu/%u",
     .file = {"/b-cu/%u/f", "/b-cu/same/f%u"},
     .frees_inodes = true,
+    .frees_files = true,
 };
 
 static const struct vfs_bench_def stat_def = {
@@ -204,8 +213,9 @@ static void vfs_bench_worker(void *arg)
 static void vfs_bench_phase_name(char *buf, size_t size, const struct vfs_design *d,
 				 enum vfs_bench_dir dir, unsigned k)
 {
-	snprintf(buf, size, "vfs=%s/inode_free=%s/dir=%s/cpus=%u", vfs_mode_name(d->vfs),
-		 inode_free_mode_name(d->inode_free), dir_names[dir], k);
+	snprintf(buf, size, "vfs=%s/inode_free=%s/file_free=%s/dir=%s/cpus=%u",
+		 vfs_mode_name(d->vfs), inode_free_mode_name(d->inode_free),
+		 file_free_mode_name(d->file_free), dir_names[dir], k);
 }
 
 /* One row, one line: 0, or the -errno of the call that failed (reported). */
@@ -217,6 +227,7 @@ static int vfs_bench_phase(const struct vfs_design *d, enum vfs_bench_dir dir, u
 
 	vfs_set_mode(mode);
 	inode_set_free_mode(d->inode_free);
+	file_set_free_mode(d->file_free);
 	vfs_bench_phase_name(vb.phase, sizeof(vb.phase), d, dir, k);
 	for_each_online_cpu(cpu) {
 		struct vfs_bench_cpu *c = &vb.cpu[cpu];
@@ -249,9 +260,11 @@ static int vfs_bench_phase(const struct vfs_design *d, enum vfs_bench_dir dir, u
 		}
 	}
 	u64 ops_per_sec = total * NSEC_PER_SEC / MAX(end - start, 1);
-	bench_report(b->name, k, "vfs=%s dir=%s inode_free=%s ops_per_sec=%llu per_cpu=%llu",
+	bench_report(b->name, k,
+		     "vfs=%s dir=%s inode_free=%s file_free=%s ops_per_sec=%llu per_cpu=%llu",
 		     vfs_mode_name(mode), dir_names[dir], inode_free_mode_name(d->inode_free),
-		     (unsigned long long)ops_per_sec, (unsigned long long)(ops_per_sec / k));
+		     file_free_mode_name(d->file_free), (unsigned long long)ops_per_sec,
+		     (unsigned long long)(ops_per_sec / k));
 	return 0;
 }
 
@@ -275,10 +288,13 @@ static void vfs_bench_rows(void)
 	for (enum vfs_bench_dir dir = DIR_SEPARATE; dir < NR_DIRS; dir++) {
 		if (!vb.def->file[dir])
 			continue;
-		for (unsigned k = 1;; k = k * 2 > online && k < online ? online : k * 2) {
+		for (unsigned k = 1; k; k = bench_cpus_next(k, online)) {
 			for (unsigned m = 0; m < ARRAY_SIZE(vfs_bench_designs); m++) {
 				const struct vfs_design *d = &vfs_bench_designs[m];
 				if (d->inode_free != INODE_FREE_TYPESAFE && !vb.def->frees_inodes)
+					continue;
+				if (d->vfs == VFS_SCALABLE && d->file_free != FILE_FREE_TYPESAFE &&
+				    !vb.def->frees_files)
 					continue;
 				vfs_bench_phase_name(phase, sizeof(phase), d, dir, k);
 				if (!vfs_bench_selected(rows, phase))
@@ -287,8 +303,6 @@ static void vfs_bench_rows(void)
 				if (vfs_bench_phase(d, dir, k))
 					return;
 			}
-			if (k >= online)
-				break;
 		}
 	}
 	if (!ran)
@@ -387,6 +401,7 @@ static void vfs_bench_run(const struct vfs_bench_def *b)
 {
 	enum vfs_mode saved = vfs_get_mode();
 	enum inode_free_mode saved_free = inode_get_free_mode();
+	enum file_free_mode saved_file_free = file_get_free_mode();
 
 	vb.def = b;
 	vb.phase_ns = bench_phase_ns();
@@ -394,6 +409,7 @@ static void vfs_bench_run(const struct vfs_bench_def *b)
 		vfs_bench_rows();
 	vfs_set_mode(saved);
 	inode_set_free_mode(saved_free);
+	file_set_free_mode(saved_file_free);
 	vfs_bench_cleanup();
 }
 

@@ -340,3 +340,35 @@ TEST(dcache, counters_update_own_slot)
 	}
 	dcache_test_settle();
 }
+
+/*
+ * A create makes a negative dentry on the LRU positive and pins it: vfs=scalable
+ * leaves it on the LRU (no global lock), and the shrinker takes it off without
+ * freeing it; vfs=global takes it off at once.
+ */
+static void pin_on_lru(enum vfs_mode mode)
+{
+	struct stat st;
+	enum vfs_mode saved = vfs_get_mode();
+	vfs_set_mode(mode);
+	EXPECT_EQ(sys_stat("/dc-pin", &st), -ENOENT); /* a negative dentry, unused: on the LRU */
+	EXPECT_EQ(make_file("/dc-pin"), 0);
+	struct dentry *d = dentry_of("/dc-pin");
+	ASSERT_TRUE(d != NULL);
+	EXPECT_TRUE(d->d_flags & DCACHE_PINNED);
+	EXPECT_EQ(!!(d->d_flags & DCACHE_LRU), mode == VFS_SCALABLE);
+	dput(d);
+	while (dcache_shrink(~0UL))
+		;
+	EXPECT_FALSE(d->d_flags & DCACHE_LRU);
+	EXPECT_EQ(sys_stat("/dc-pin", &st), 0);
+	EXPECT_EQ(sys_unlink("/dc-pin"), 0);
+	vfs_set_mode(saved);
+	dcache_test_settle();
+}
+
+TEST(dcache, create_leaves_pinned_dentry_on_lru_until_shrink)
+{
+	pin_on_lru(VFS_SCALABLE);
+	pin_on_lru(VFS_GLOBAL);
+}

@@ -447,6 +447,44 @@ TEST(fault, huge_when_aligned)
 	EXPECT_EQ(as_free_bytes(), before);
 }
 
+/*
+ * madvise(MADV_NOHUGEPAGE)'s vma_set_nohuge(): later faults in the range map 4 KiB
+ * pages, even where an aligned 2 MiB fits; the 2 MiB page already there stays;
+ * MADV_HUGEPAGE gives 2 MiB faults back; a range with a hole is -ENOMEM.
+ */
+TEST(fault, nohuge_advice_maps_small_pages)
+{
+	u64 before = as_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t base = as_slot(0);
+	int level;
+
+	mm_switch(mm);
+	ASSERT_EQ(vma_map(mm, base, 3 * HUGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
+	EXPECT_EQ(user_write_u64(base, 1), 0); /* a 2 MiB page, before the advice */
+	EXPECT_EQ(vma_set_nohuge(mm, base, 3 * HUGE_SIZE, true), 0);
+	EXPECT_EQ(user_write_u64(base + HUGE_SIZE, 2), 0);
+	as_pa(mm, base + HUGE_SIZE, &level);
+	EXPECT_EQ(level, PT_LEVEL_PTE);
+	as_pa(mm, base, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+	u64 v = 0;
+	EXPECT_EQ(user_read_u64(base, &v), 0);
+	EXPECT_EQ(v, 1);
+
+	EXPECT_EQ(vma_set_nohuge(mm, base + 2 * HUGE_SIZE, HUGE_SIZE, false), 0);
+	EXPECT_EQ(user_write_u64(base + 2 * HUGE_SIZE, 3), 0);
+	as_pa(mm, base + 2 * HUGE_SIZE, &level);
+	EXPECT_EQ(level, PT_LEVEL_PMD);
+
+	EXPECT_EQ(vma_set_nohuge(mm, base + 2 * HUGE_SIZE, 2 * HUGE_SIZE, true), -ENOMEM);
+	as_expect_rss_matches(mm);
+	mm_switch(NULL);
+	mm_destroy(mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
 /* ---- pages read as zero, even where freed pages were dirty ---- */
 
 static bool range_reads_zero(uintptr_t va, size_t len)

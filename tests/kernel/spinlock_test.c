@@ -317,15 +317,31 @@ TEST(spinlock, backoff_adapts_per_lock)
 	spinlock_backoff = true;
 	spin_delay_set_single(false); /* what this test is about, whatever the boot chose */
 	spin_delay_watch(t.hot);
-	/* Waiting only happens while holder and waiter run at once: retry until it did. */
+	/*
+	 * Waiting only happens while holder and waiter run at once: retry until it did.
+	 * The hot lock's own waits say so; a raised peak alone may be another lock's
+	 * of the same slot (the kernel's locks share the table).
+	 */
 	u64 deadline = arch_clock_ns() + RACE_RETRY_NS;
-	do
-		adapt_round(&t);
-	while (adapt_max_peak(&t) == SPIN_DELAY_MIN && arch_clock_ns() < deadline);
-	spinlock_backoff = saved;
 	u32 tuned, plain;
-	watched_waits_sum(&tuned, &plain);
+	do {
+		adapt_round(&t);
+		watched_waits_sum(&tuned, &plain);
+	} while ((adapt_max_peak(&t) == SPIN_DELAY_MIN || tuned == 0) &&
+		 arch_clock_ns() < deadline);
+	spinlock_backoff = saved;
 	spin_delay_watch(NULL);
+	/*
+	 * No wait at all in that time means holder and waiter never ran at once (a host
+	 * busy with other work): nothing was shown either way. The runner fails a test
+	 * skipped in every configuration, so some boot of the matrix must contend.
+	 */
+	if (tuned == 0 && plain == 0) {
+		spin_delay_set_single(saved_single);
+		spin_delay_reset();
+		test_skip("no CPU waited for the hot lock: the host gave no overlap");
+		return;
+	}
 	EXPECT_GT(tuned, 0); /* the hot lock's waits went through the tuning path */
 	EXPECT_EQ(plain, 0);
 

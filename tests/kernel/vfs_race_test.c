@@ -544,12 +544,21 @@ TEST(vfs_race, ilookup_rechecks_inode_freed_under_it)
 	inode_set_free_mode(saved);
 }
 
-/* Free the inode the walk stands on, and make a new one: the same memory, another bucket. */
+/*
+ * Free the inode the walk stands on, and make a new one: the same memory (each
+ * freed at once to this CPU, each made from it), until its number lies in another
+ * bucket.
+ */
 static void change_reuse(void *arg)
 {
 	struct vfs_race *r = arg;
-	iput(r->reused);
-	r->reused = new_inode(r->sb, S_IFREG | 0644);
+	u32 bucket = inode_hash_index(r->sb, r->ino);
+	for (unsigned i = 0; i < 64; i++) {
+		iput(r->reused);
+		r->reused = new_inode(r->sb, S_IFREG | 0644);
+		if (!r->reused || inode_hash_index(r->sb, r->reused->i_ino) != bucket)
+			return;
+	}
 }
 
 /*
@@ -581,12 +590,6 @@ static void ilookup_reused(const char *dir)
 			iput(n);
 	}
 	ASSERT_TRUE(x != NULL);
-	/* The number the change's new inode gets must lie in another bucket. */
-	while (inode_hash_index(r.sb, atomic64_read(&r.sb->s_next_ino) + 1) == bucket) {
-		struct inode *n = new_inode(r.sb, S_IFREG | 0644);
-		ASSERT_TRUE(n != NULL);
-		iput(n);
-	}
 	r.reused = x;
 
 	struct race race = {.point = "icache.ilookup_rcu",

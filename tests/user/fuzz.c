@@ -22,6 +22,15 @@
  * reach the fuzzer's own code, stack or state. The calls are made with the
  * syscall instruction itself, not through libc, which would keep errno in TLS.
  *
+ * Beside each child's fuzzing thread, a second thread works on the same
+ * address space at once (memory_thread): random mmap, munmap, mprotect and
+ * madvise calls in a region of its own, reads of /dev/zero into it and writes
+ * of it to /dev/null (faults in the kernel's copies), futex calls on its words,
+ * so that faults, unmaps, protections and the fuzzing thread's own memory calls
+ * race in one mm. It names nothing but its region and two descriptors the
+ * fuzzed calls cannot reach, so the strings the fuzzing thread reads, and the
+ * dentries they leave, stay the same every run.
+ *
  * A child killed by SIGPIPE (a write to a pipe whose reader it closed: Linux
  * kills it so too, and Grace has no sigaction yet to ignore it) is replaced by
  * one with the next seed for the calls it had left; every thousand calls a
@@ -34,12 +43,14 @@
  *
  * fuzz: fuzzer_leaves_the_kernel_alive_and_its_memory_where_it_was
  * run: /bin/fuzz
- * prints: fuzz: 100000 system calls with random numbers and arguments, from 4 processes at a time
+ * prints: fuzz: 100000 system calls with random numbers and arguments, 4 processes of 2 threads
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,6 +78,13 @@
 #define REPORT_EVERY 1000
 /* The report pipe's end in each child: an fd argument equal to it is moved off it. */
 #define REPORT_FD 200
+/* The memory thread's /dev/zero and /dev/null, moved off like the report pipe. */
+#define MEMORY_ZERO_FD 201
+#define MEMORY_NULL_FD 202
+/* The memory thread: its region (2 MiB aligned, so that 2 MiB pages come and go
+ * too) and its calls, one for every MEMORY_CALL_EVERY of the fuzzing thread's. */
+#define MEMORY_REGION (8UL << 20)
+#define MEMORY_CALL_EVERY 4
 /* Children killed by SIGPIPE that may be replaced before the run gives up. */
 #define MAX_REPLACEMENTS 64
 /* The scratch buffer is refilled with random bytes this often: it collects what
@@ -231,6 +249,7 @@ static unsigned long first_brk;
 
 /* Structures a call may be given, refilled before it (the kernel writes some of them). */
 static struct timespec zero_ts, short_ts;
+static const struct timespec zero_ts_memory; /* the memory thread's: never written */
 static struct timeval zero_tv;
 static struct iovec iov_a[IOVS], iov_b[IOVS];
 static struct msghdr msg;
@@ -616,14 +635,14 @@ static void fix_args(long *nr, long a[6])
 		a[3] = cap_move(a[3]);
 		break;
 	case SYS_close_range:
-		if ((unsigned)a[0] <= REPORT_FD && (unsigned)a[1] >= REPORT_FD)
+		if ((unsigned)a[0] <= MEMORY_NULL_FD && (unsigned)a[1] >= REPORT_FD)
 			a[1] = REPORT_FD - 1;
 		break;
 	}
-	/* No argument may name the report pipe, as the int a descriptor is read as. */
+	/* No argument may name the report pipe or the memory thread's descriptors. */
 	for (int i = 0; i < 6; i++)
-		if ((unsigned)a[i] == REPORT_FD)
-			a[i]++;
+		if ((unsigned)a[i] >= REPORT_FD && (unsigned)a[i] <= MEMORY_NULL_FD)
+			a[i] = MEMORY_NULL_FD + 1;
 }
 
 /* Random bytes, never '/': a path made of them stays in the child's directory. */
@@ -733,6 +752,83 @@ static void make_dir(const char *dir)
 	fds[nr_fds++] = 0; /* /dev/null, below */
 }
 
+/* ---- the memory thread ---- */
+
+struct memory_thread {
+	uint64_t rng; /* its own sequence: the same calls every run */
+	long calls;
+	char *region;
+};
+
+static uint64_t memory_rnd(struct memory_thread *m)
+{
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return m->rng * 2685821657736338717ULL;
+}
+
+static void *memory_thread(void *arg)
+{
+	struct memory_thread *m = arg;
+	const long pages = MEMORY_REGION / PAGE;
+	for (long i = 0; i < m->calls; i++) {
+		long first = memory_rnd(m) % pages;
+		long len = (1 + memory_rnd(m) % (pages - first)) * PAGE;
+		char *at = m->region + first * PAGE;
+		long prot = memory_rnd(m) % 4 == 0
+				? PROT_NONE
+				: PROT_READ | (memory_rnd(m) % 2 ? PROT_WRITE : 0);
+		static const long advice[] = {MADV_DONTNEED, MADV_NOHUGEPAGE, MADV_HUGEPAGE,
+					      MADV_NORMAL};
+		long a[6] = {(long)at, len, 0, 0, 0, 0}, nr;
+		switch (memory_rnd(m) % 8) {
+		case 0:
+			nr = SYS_mmap;
+			a[2] = prot;
+			a[3] = MAP_PRIVATE | MAP_ANONYMOUS |
+			       (memory_rnd(m) % 2 ? MAP_FIXED : MAP_FIXED_NOREPLACE);
+			a[4] = -1;
+			break;
+		case 1:
+			nr = SYS_munmap;
+			break;
+		case 2:
+			nr = SYS_mprotect;
+			a[2] = prot;
+			break;
+		case 3:
+			nr = SYS_madvise;
+			a[2] = advice[memory_rnd(m) % 4];
+			break;
+		case 4: /* the kernel writes it: faults in, or EFAULT where nothing may be written
+			 */
+			nr = SYS_read;
+			a[0] = MEMORY_ZERO_FD;
+			a[1] = (long)at;
+			a[2] = len;
+			break;
+		case 5: /* the kernel reads it */
+			nr = SYS_write;
+			a[0] = MEMORY_NULL_FD;
+			a[1] = (long)at;
+			a[2] = len;
+			break;
+		case 6: /* a wake, or a wait that cannot sleep: the value is never 1, or no time */
+			nr = SYS_futex;
+			a[1] = memory_rnd(m) % 2 ? FUTEX_WAKE_PRIVATE : FUTEX_WAIT_PRIVATE;
+			a[2] = 1;
+			a[3] = (long)&zero_ts_memory;
+			break;
+		default:
+			nr = SYS_sched_yield;
+			break;
+		}
+		raw_syscall(nr, a);
+	}
+	return NULL;
+}
+
 /* A child's life: set up, make `calls` calls, report each thousand, exit. Never returns. */
 static void child(uint64_t seed, long calls, int report_fd)
 {
@@ -754,6 +850,21 @@ static void child(uint64_t seed, long calls, int report_fd)
 		die("/dev/null");
 	close(null);
 	first_brk = (unsigned long)sbrk(0);
+	/* The memory thread's region and descriptors, out of the fuzzed calls' reach. */
+	char *region = mmap(NULL, MEMORY_REGION * 2, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region == MAP_FAILED)
+		die("mmap");
+	static struct memory_thread memory;
+	memory = (struct memory_thread){
+	    .rng = seed * 0x2545f4914f6cdd1dULL | 1,
+	    .calls = calls / MEMORY_CALL_EVERY,
+	    .region = (char *)(((unsigned long)region + MEMORY_REGION - 1) & ~(MEMORY_REGION - 1))};
+	if (dup2(open("/dev/zero", O_RDONLY), MEMORY_ZERO_FD) < 0 ||
+	    dup2(open("/dev/null", O_WRONLY), MEMORY_NULL_FD) < 0)
+		die("/dev/zero");
+	pthread_t memory_tid;
+	if (pthread_create(&memory_tid, NULL, memory_thread, &memory))
+		die("pthread_create");
 	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
 		if (never[i] >= 0 && never[i] <= FUZZ_NR_MAX)
 			never_called[never[i]] = true;
@@ -779,6 +890,7 @@ static void child(uint64_t seed, long calls, int report_fd)
 		if (done % REFILL_EVERY == 0)
 			refill_scratch();
 	}
+	pthread_join(memory_tid, NULL);
 	long status[6] = {0};
 	raw_syscall(SYS_exit_group, status);
 	__builtin_unreachable();
@@ -928,8 +1040,8 @@ int main(int argc, char **argv)
 	}
 	if (!ok)
 		return 1;
-	printf("fuzz: %ld system calls with random numbers and arguments, from %d processes at a "
-	       "time\n",
+	printf("fuzz: %ld system calls with random numbers and arguments, %d processes of 2 "
+	       "threads\n",
 	       made, FUZZ_CHILDREN);
 	return 0;
 }

@@ -150,9 +150,18 @@ static void memory_mmap(void)
 	memset(p + 2 * PAGE, 0x77, PAGE);
 	ok("madvise MADV_DONTNEED", madvise(p + 2 * PAGE, PAGE, MADV_DONTNEED));
 	printf("the page reads as zeros: %s\n", yes(all_zero(p + 2 * PAGE, PAGE)));
+	/* Advice on huge pages: taken for a mapping, refused for a hole; the bytes stay. */
+	ok("madvise MADV_NOHUGEPAGE", madvise(p, 3 * PAGE, MADV_NOHUGEPAGE));
+	ok("madvise MADV_HUGEPAGE", madvise(p, 3 * PAGE, MADV_HUGEPAGE));
+	p[0] = 0x55;
+	ok("madvise MADV_NOHUGEPAGE of a page", madvise(p + PAGE, PAGE, MADV_NOHUGEPAGE));
+	printf("the first page keeps its byte: %s\n", yes(p[0] == 0x55));
 
 	ok("munmap the 3 pages", munmap(p, 3 * PAGE));
 	ok("munmap them again", munmap(p, 3 * PAGE));
+#ifdef __x86_64__ /* qemu-user, riscv64's oracle, accepts any madvise */
+	ok("madvise MADV_NOHUGEPAGE of a hole", madvise(p, PAGE, MADV_NOHUGEPAGE));
+#endif
 	/* A hint at a free, aligned address is taken. */
 	q = mapped(
 	    "mmap with the freed address as a hint",

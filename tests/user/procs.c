@@ -6,7 +6,10 @@
  * closes, a child's stdout moved onto a pipe with dup2, pipe2's O_CLOEXEC and
  * fcntl's view of the ends; and execve's refusals of what is not a program
  * (made under /tmp, which the host must not mount noexec: Linux would answer
- * EACCES where it answers ENOEXEC).
+ * EACCES where it answers ENOEXEC); /proc/self/exe, read and run; on x86_64,
+ * vfork's child running on its parent's memory while the parent waits, and
+ * posix_spawn's report of a program that is not there, which comes back
+ * through that shared memory.
  * Pids are printed only as how they relate (the child's parent is us).
  *
  * userdiff: processes_and_pipes_behave_as_on_linux
@@ -15,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,12 +228,77 @@ static void procs_execve(void)
 	rmdir(dir);
 }
 
-int main(void)
+/*
+ * Only where the oracle is a Linux kernel: qemu-user, riscv64's oracle, runs
+ * vfork as fork (its child gets a copy of the memory), so there the child's
+ * store and posix_spawn's error would not come back on "Linux".
+ */
+#ifdef __x86_64__
+static void procs_vfork(void)
+{
+	static volatile int seen_by_parent;
+	fflush(stdout);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		seen_by_parent = 42; /* the parent's memory: it is asleep until _exit */
+		_exit(5);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	printf("vfork: the child's store reached the parent: %s\n",
+	       seen_by_parent == 42 ? "yes" : "no");
+	show_status("vfork: the child", status);
+
+	char *argv[] = {"missing", NULL};
+	int err = posix_spawn(&pid, "/no/such/program", NULL, NULL, argv, NULL);
+	printf("posix_spawn of a missing program: %s\n", err ? strerrorname_np(err) : "ok");
+	if (!err)
+		waitpid(pid, &status, 0);
+}
+#endif
+
+/* /proc/self/exe names this program: readlink finds it, and execve runs it again (x86_64). */
+static void procs_self_exe(void)
+{
+	char target[4096];
+	ssize_t n = readlink("/proc/self/exe", target, sizeof(target) - 1);
+	if (n < 0) {
+		printf("readlink /proc/self/exe: %s\n", strerrorname_np(errno));
+		return;
+	}
+	target[n] = 0;
+	const char *base = strrchr(target, '/');
+	printf("readlink /proc/self/exe: absolute %s, names procs: %s\n",
+	       target[0] == '/' ? "yes" : "no", base && !strcmp(base, "/procs") ? "yes" : "no");
+#ifdef __x86_64__ /* qemu-user hands an execve to the host, which cannot run a riscv64 ELF */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *argv[] = {"again", "--self-exe", NULL}, *envp[] = {NULL};
+		execve("/proc/self/exe", argv, envp);
+		printf("execve /proc/self/exe: %s\n", strerrorname_np(errno));
+		_exit(1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	show_status("the program run again through /proc/self/exe", status);
+#endif
+}
+
+int main(int argc, char **argv)
 {
 	/* A terminal's stdout is line-buffered and a pipe's is not: make both the same. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "--self-exe")) {
+		printf("run again as %s\n", argv[0]);
+		return 6;
+	}
 	procs_fork_wait();
 	procs_pipes();
 	procs_execve();
+	procs_self_exe();
+#ifdef __x86_64__
+	procs_vfork();
+#endif
 	return 0;
 }

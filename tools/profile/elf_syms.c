@@ -1,6 +1,9 @@
 /*
  * ELF64 symbol table reader for the profiler: maps the kernel file, finds
- * SHT_SYMTAB and its string table, and keeps defined FUNC and OBJECT symbols.
+ * SHT_SYMTAB and its string table, and keeps defined FUNC and OBJECT symbols, and
+ * the untyped labels of executable sections: assembly entry points (the trap
+ * vector, the context switch) have no .type, and without them their instructions
+ * would be no symbol's.
  * Every offset is checked against the file size; a bad file is an error message.
  */
 #include "elf_syms.h"
@@ -19,8 +22,11 @@ static int by_addr(const void *a, const void *b)
 	const struct sym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Prefer the sized symbol at an address (a function over a local label). */
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+	/* Prefer the sized symbol at an address (a function over a local label), then any
+	 * name the same way every time (_start and _text share one). */
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
 static int fail(char *err, size_t len, const char *path, const char *why)
@@ -70,14 +76,20 @@ int symtab_load(const char *path, struct symtab *out, char *err, size_t errlen)
 		out->n = 0;
 		for (size_t j = 0; j < n; j++) {
 			int type = ELF64_ST_TYPE(s[j].st_info);
-			if ((type != STT_FUNC && type != STT_OBJECT) ||
-			    s[j].st_shndx == SHN_UNDEF || s[j].st_name >= strsh->sh_size)
+			unsigned shndx = s[j].st_shndx;
+			int code_label = type == STT_NOTYPE && shndx < eh->e_shnum &&
+					 (sh[shndx].sh_flags & SHF_EXECINSTR);
+			if ((type != STT_FUNC && type != STT_OBJECT && !code_label) ||
+			    shndx == SHN_UNDEF || s[j].st_name >= strsh->sh_size)
 				continue;
 			const char *name = str + s[j].st_name;
 			if (!memchr(name, '\0', strsh->sh_size - s[j].st_name))
 				continue;
+			/* Mapping symbols ($x, $d) and assembler-local labels (.L) name no code. */
+			if (code_label && (name[0] == '$' || name[0] == '.' || !name[0]))
+				continue;
 			out->syms[out->n++] = (struct sym){s[j].st_value, s[j].st_size,
-							   strdup(name), type == STT_FUNC};
+							   strdup(name), type != STT_OBJECT};
 		}
 		qsort(out->syms, out->n, sizeof(struct sym), by_addr);
 		munmap((void *)base, size);

@@ -12,11 +12,20 @@
  *   - a write by CPU c while any other CPU holds a copy, or to a line last written
  *     by another CPU, is one transfer (the others' copies are invalidated); after
  *     it c is the only holder and the last writer.
+ * Lines are told apart by physical address, so user memory counts as well as
+ * the kernel's: the same user address in two processes is two lines.
  * Two CPUs passing a flag back and forth (each spins reading it, then writes it)
  * cost 4 transfers per round trip under this rule: per hand-over, one read miss
  * by the waiter and one invalidating write.
  * Transfers are charged to the code symbol of the accessing instruction and, when
  * the line belongs to a global or per-CPU variable, to that data symbol.
+ *
+ * An address no symbol covers is charged to a row named after the region it lies
+ * in, as the kernel announces them ("region <kind> <base> <size>", the first match
+ * winning): (firmware), (user), (heap) for the direct map (slab objects, pages),
+ * (vmap) for kernel stacks, (image) for the kernel image between symbols; device
+ * registers (QEMU's I/O memory) are (mmio), and what is in none of these
+ * (unknown). Each table ends with a note on the region rows it shows.
  *
  * Precision: QEMU calls a memory callback after the access, on the vCPU's own
  * thread. With multi-threaded TCG, two vCPUs racing on one line can therefore be
@@ -68,6 +77,42 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = GRACE_QEMU_PLUGIN_VERSION;
 struct tb_part {
 	int sym; /* index into symtab, -1 for outside any symbol */
 	unsigned n;
+	uint64_t pc; /* of the first instruction: its region when sym is -1 */
+};
+
+/*
+ * Rows after the symbols' slots, for addresses no symbol covers. The kernel names
+ * the regions after the bench_mark channel is open (translation comes earlier), so
+ * an address is placed in its region when it is counted, not when translated.
+ */
+enum region_kind {
+	REGION_FIRMWARE,
+	REGION_USER,
+	REGION_HEAP,
+	REGION_VMAP,
+	REGION_IMAGE,
+	REGION_MMIO,
+	REGION_UNKNOWN,
+	NR_REGION_KINDS
+};
+
+static const struct {
+	const char *kind, *row, *note;
+} region_kinds[NR_REGION_KINDS] = {
+    {"firmware", "(firmware)", "reserved below the kernel by the boot: OpenSBI (riscv64)"},
+    {"user", "(user)", "user-mode code and data"},
+    {"heap", "(heap)", "the direct map: slab objects, pages, page tables"},
+    {"vmap", "(vmap)", "vmap space: kernel stacks"},
+    {"image", "(image)", "the kernel image outside any sized symbol"},
+    {"mmio", "(mmio)", "device registers (uncached on hardware, counted as lines here)"},
+    {"unknown", "(unknown)", "in no region the kernel announced"},
+};
+
+#define MAX_REGIONS 64
+
+struct region {
+	uint64_t start, end;
+	enum region_kind kind;
 };
 
 struct tb_info {
@@ -97,6 +142,8 @@ static struct {
 	uint64_t percpu_start;	       /* __percpu_start of the template */
 	uint64_t percpu_base[MAX_VCPUS], percpu_size;
 	int npercpu;
+	struct region regions[MAX_REGIONS]; /* announced before the first window */
+	int nregions;
 
 	volatile int counting;	      /* inside a window */
 	int paused[MAX_VCPUS];	      /* inside a window, this vCPU is not counted */
@@ -104,7 +151,7 @@ static struct {
 	unsigned msg_len[MAX_VCPUS];
 
 	/* Counters, per vCPU so the hot path needs no lock. Reset at each window. */
-	uint64_t *insns[MAX_VCPUS];	/* [nsyms + 1]: per symbol, last = unknown */
+	uint64_t *insns[MAX_VCPUS];	/* [nslots()]: per symbol, then per region kind */
 	uint64_t *xfer_code[MAX_VCPUS]; /* transfers by accessing code symbol */
 	uint64_t *xfer_data[MAX_VCPUS]; /* transfers by data symbol */
 	uint64_t total_insns[MAX_VCPUS], total_xfers[MAX_VCPUS];
@@ -216,9 +263,32 @@ static int data_sym_index(uint64_t addr)
 	return s && !s->is_func && s->size ? (int)(s - P.syms.syms) : -1;
 }
 
-static size_t slot(int sym)
+static size_t nslots(void)
 {
-	return sym < 0 ? P.syms.n : (size_t)sym;
+	return P.syms.n + NR_REGION_KINDS;
+}
+
+static size_t region_slot(uint64_t addr)
+{
+	for (int i = 0; i < P.nregions; i++)
+		if (addr >= P.regions[i].start && addr < P.regions[i].end)
+			return P.syms.n + P.regions[i].kind;
+	return P.syms.n + REGION_UNKNOWN;
+}
+
+static size_t code_slot(const struct tb_part *part)
+{
+	return part->sym < 0 ? region_slot(part->pc) : (size_t)part->sym;
+}
+
+static size_t data_slot(struct qemu_plugin_hwaddr *hw, uint64_t vaddr)
+{
+	int sym = data_sym_index(vaddr);
+	if (sym >= 0)
+		return (size_t)sym;
+	if (hw && qemu_plugin_hwaddr_is_io(hw))
+		return P.syms.n + REGION_MMIO;
+	return region_slot(vaddr);
 }
 
 /* ---- messages from the kernel ---- */
@@ -226,9 +296,9 @@ static size_t slot(int sym)
 static void counters_reset(void)
 {
 	for (int c = 0; c < P.nvcpus; c++) {
-		memset(P.insns[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
-		memset(P.xfer_code[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
-		memset(P.xfer_data[c], 0, (P.syms.n + 1) * sizeof(uint64_t));
+		memset(P.insns[c], 0, nslots() * sizeof(uint64_t));
+		memset(P.xfer_code[c], 0, nslots() * sizeof(uint64_t));
+		memset(P.xfer_data[c], 0, nslots() * sizeof(uint64_t));
 		P.total_insns[c] = P.total_xfers[c] = 0;
 	}
 	if (P.sharing)
@@ -248,13 +318,14 @@ static int by_count(const void *a, const void *b)
 
 static const char *slot_name(size_t i)
 {
-	return i < P.syms.n ? P.syms.syms[i].name : "(unknown)";
+	return i < P.syms.n ? P.syms.syms[i].name : region_kinds[i - P.syms.n].row;
 }
 
 /* Print one table, count symbol share%, sorted, from the per-vCPU arrays. */
 static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t total)
 {
-	size_t n = P.syms.n + 1, nrows = 0;
+	size_t n = nslots(), nrows = 0;
+	int shown[NR_REGION_KINDS] = {0};
 	struct row *rows = calloc(n, sizeof(*rows));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t sum = 0;
@@ -270,6 +341,8 @@ static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t
 			fprintf(f, " %10s%-2d", "cpu", c);
 	fprintf(f, "\n");
 	for (size_t r = 0; r < nrows && r < (size_t)P.top; r++) {
+		if (rows[r].sym >= P.syms.n)
+			shown[rows[r].sym - P.syms.n] = 1;
 		fprintf(f, "%14llu  %-40s %6.2f%%", (unsigned long long)rows[r].count,
 			slot_name(rows[r].sym),
 			total ? 100.0 * (double)rows[r].count / (double)total : 0.0);
@@ -278,7 +351,12 @@ static void table_print(FILE *f, const char *title, uint64_t **per_cpu, uint64_t
 				fprintf(f, " %12llu", (unsigned long long)per_cpu[c][rows[r].sym]);
 		fprintf(f, "\n");
 	}
-	fprintf(f, "%14llu  %-40s %6.2f%%\n\n", (unsigned long long)total, "total", 100.0);
+	fprintf(f, "%14llu  %-40s %6.2f%%\n", (unsigned long long)total, "total", 100.0);
+	/* The region rows say where they are, not what: say it under the table. */
+	for (int k = 0; k < NR_REGION_KINDS; k++)
+		if (shown[k])
+			fprintf(f, "  %s %s\n", region_kinds[k].row, region_kinds[k].note);
+	fprintf(f, "\n");
 	free(rows);
 }
 
@@ -335,6 +413,14 @@ static void message(unsigned cpu, const char *m)
 	} else if (!strcmp(m, "pause") || !strcmp(m, "resume")) {
 		/* Only this vCPU's own thread reads its flag on the hot path. */
 		__atomic_store_n(&P.paused[cpu], m[0] == 'p', __ATOMIC_RELAXED);
+	} else if (sscanf(m, "region %15s %llx %llx", name, &a, &b) == 3) {
+		int k = 0;
+		while (k < REGION_MMIO && strcmp(name, region_kinds[k].kind))
+			k++;
+		if (k < REGION_MMIO && P.nregions < MAX_REGIONS)
+			P.regions[P.nregions++] = (struct region){a, a + b, (enum region_kind)k};
+		else if (k == REGION_MMIO)
+			say("grace_profile: cpu%u sent an unknown region '%s'\n", cpu, name);
 	} else if (sscanf(m, "percpu %llx %llx", &a, &b) == 2) {
 		if (P.npercpu < MAX_VCPUS) {
 			P.percpu_base[P.npercpu++] = a;
@@ -370,20 +456,32 @@ static void on_tb_exec(unsigned cpu, void *ud)
 		return;
 	struct tb_info *tb = ud;
 	for (unsigned i = 0; i < tb->nparts; i++) {
-		P.insns[cpu][slot(tb->parts[i].sym)] += tb->parts[i].n;
+		P.insns[cpu][code_slot(&tb->parts[i])] += tb->parts[i].n;
 		P.total_insns[cpu] += tb->parts[i].n;
 	}
 }
 
+/*
+ * A line is known by its physical address: processes map different pages at
+ * the same user addresses (two programs' stacks are not one line), and one
+ * page may be mapped at two addresses (shared after fork until written).
+ */
+static uint64_t line_addr(struct qemu_plugin_hwaddr *hw, uint64_t vaddr)
+{
+	return hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
+}
+
+/* ud: the tb_part of the accessing instruction. */
 static void on_mem(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
 {
 	if (!__atomic_load_n(&P.counting, __ATOMIC_RELAXED) || cpu >= MAX_VCPUS)
 		return;
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
 	/* Paused: the line table still follows the access (file header), uncounted. */
-	if (line_access(cpu, vaddr, qemu_plugin_mem_is_store(info)) &&
+	if (line_access(cpu, line_addr(hw, vaddr), qemu_plugin_mem_is_store(info)) &&
 	    !__atomic_load_n(&P.paused[cpu], __ATOMIC_RELAXED)) {
-		P.xfer_code[cpu][slot((int)(intptr_t)ud)]++;
-		P.xfer_data[cpu][slot(data_sym_index(vaddr))]++;
+		P.xfer_code[cpu][code_slot(ud)]++;
+		P.xfer_data[cpu][data_slot(hw, vaddr)]++;
 		P.total_xfers[cpu]++;
 	}
 }
@@ -399,14 +497,16 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (info->nparts && info->parts[info->nparts - 1].sym == sym)
 			info->parts[info->nparts - 1].n++;
 		else
-			info->parts[info->nparts++] = (struct tb_part){sym, 1};
+			info->parts[info->nparts++] = (struct tb_part){sym, 1, pc};
+		/* Lives as long as info: parts never move once made. */
+		struct tb_part *part = &info->parts[info->nparts - 1];
 		if (pc >= P.sender && pc < P.sender_end)
 			qemu_plugin_register_vcpu_mem_cb(insn, on_channel_store,
 							 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
 							 NULL);
 		else if (P.sharing)
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_RW, (void *)(intptr_t)sym);
+							 QEMU_PLUGIN_MEM_RW, part);
 	}
 	/* The TB info lives as long as QEMU may run the block: for the whole run. */
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, info);
@@ -491,9 +591,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	for (int c = 0; c < P.nvcpus; c++) {
-		P.insns[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
-		P.xfer_code[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
-		P.xfer_data[c] = calloc(P.syms.n + 1, sizeof(uint64_t));
+		P.insns[c] = calloc(nslots(), sizeof(uint64_t));
+		P.xfer_code[c] = calloc(nslots(), sizeof(uint64_t));
+		P.xfer_data[c] = calloc(nslots(), sizeof(uint64_t));
 	}
 	for (int i = 0; i < LINE_LOCKS; i++)
 		pthread_mutex_init(&P.stripes[i].lock, NULL);

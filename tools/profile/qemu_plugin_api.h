@@ -66,6 +66,11 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+/* Where an access went in the machine's memory (system emulation): NULL if not known. */
+struct qemu_plugin_hwaddr;
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 void qemu_plugin_outs(const char *string);
 
 #endif

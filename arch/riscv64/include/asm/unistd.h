@@ -39,6 +39,7 @@
 #define __NR_exit 93
 #define __NR_exit_group 94
 #define __NR_set_tid_address 96
+#define __NR_futex 98
 #define __NR_nanosleep 101
 #define __NR_clock_gettime 113
 #define __NR_clock_nanosleep 115
@@ -58,6 +59,8 @@
 #define __NR_getsid 156
 #define __NR_setsid 157
 #define __NR_uname 160
+#define __NR_getrlimit 163
+#define __NR_setrlimit 164
 #define __NR_umask 166
 #define __NR_gettimeofday 169
 #define __NR_getpid 172
@@ -67,6 +70,16 @@
 #define __NR_getgid 176
 #define __NR_getegid 177
 #define __NR_gettid 178
+#define __NR_sysinfo 179
+#define __NR_socket 198
+#define __NR_bind 200
+#define __NR_listen 201
+#define __NR_accept 202
+#define __NR_connect 203
+#define __NR_getsockname 204
+#define __NR_getpeername 205
+#define __NR_sendto 206
+#define __NR_recvfrom 207
 #define __NR_brk 214
 #define __NR_munmap 215
 #define __NR_clone 220
@@ -74,9 +87,12 @@
 #define __NR_mmap 222
 #define __NR_mprotect 226
 #define __NR_madvise 233
+#define __NR_accept4 242
 #define __NR_wait4 260
+#define __NR_prlimit64 261
 #define __NR_renameat2 276
 #define __NR_getrandom 278
+#define __NR_statx 291
 
 #define NR_SYSCALLS 512 /* the table's size: every riscv64 number is below it */
 

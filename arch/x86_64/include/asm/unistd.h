@@ -35,6 +35,15 @@
 #define __NR_pause 34
 #define __NR_nanosleep 35
 #define __NR_getpid 39
+#define __NR_socket 41
+#define __NR_connect 42
+#define __NR_accept 43
+#define __NR_sendto 44
+#define __NR_recvfrom 45
+#define __NR_bind 49
+#define __NR_listen 50
+#define __NR_getsockname 51
+#define __NR_getpeername 52
 #define __NR_clone 56
 #define __NR_fork 57
 #define __NR_vfork 58
@@ -57,6 +66,8 @@
 #define __NR_fchmod 91
 #define __NR_umask 95
 #define __NR_gettimeofday 96
+#define __NR_getrlimit 97
+#define __NR_sysinfo 99
 #define __NR_getuid 102
 #define __NR_getgid 104
 #define __NR_geteuid 107
@@ -70,9 +81,11 @@
 #define __NR_rt_sigpending 127
 #define __NR_rt_sigsuspend 130
 #define __NR_arch_prctl 158
+#define __NR_setrlimit 160
 #define __NR_gettid 186
 #define __NR_tkill 200
 #define __NR_time 201
+#define __NR_futex 202
 #define __NR_sched_setaffinity 203
 #define __NR_sched_getaffinity 204
 #define __NR_getdents64 217
@@ -92,10 +105,13 @@
 #define __NR_faccessat 269
 #define __NR_ppoll 271
 #define __NR_utimensat 280
+#define __NR_accept4 288
 #define __NR_dup3 292
 #define __NR_pipe2 293
+#define __NR_prlimit64 302
 #define __NR_renameat2 316
 #define __NR_getrandom 318
+#define __NR_statx 332
 
 #define NR_SYSCALLS 512 /* the table's size: every x86_64 number is below it */
 

@@ -1,0 +1,60 @@
+/*
+ * futex(): the operations libc's threads use (grace/futex.h has the model).
+ * FUTEX_WAIT's timeout is relative; FUTEX_WAIT_BITSET's is an absolute time
+ * of CLOCK_MONOTONIC, or of CLOCK_REALTIME with FUTEX_CLOCK_REALTIME, which
+ * read the same here (kernel/syscall/sys_time.c). The priority-inheritance
+ * operations and FUTEX_WAKE_OP are -ENOSYS: glibc's mutexes, condition
+ * variables, barriers and join use none of them unless asked for PI.
+ */
+#include <grace/arch.h>
+#include <grace/errno.h>
+#include <grace/futex.h>
+#include "syscall_internal.h"
+
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#define FUTEX_CMD_MASK (~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
+
+/* futex(uaddr, op, val, timeout or val2, uaddr2, val3) */
+USER_CALL(futex)
+{
+	u32 __user *uaddr = (u32 __user *)a0, *uaddr2 = (u32 __user *)a4;
+	int op = (int)a1 & FUTEX_CMD_MASK;
+	u32 val = (u32)a2, val3 = (u32)a5;
+	u64 deadline = UINT64_MAX;
+
+	/* Linux takes the real-time clock only where a wait has an absolute time. */
+	if ((a1 & FUTEX_CLOCK_REALTIME) && op != FUTEX_WAIT_BITSET)
+		return -ENOSYS;
+	switch (op) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+		if (a3) {
+			u64 ns;
+			int err = timespec_from_user(a3, &ns);
+			if (err)
+				return err;
+			if (op == FUTEX_WAIT_BITSET)
+				deadline = ns;
+			else if (__builtin_add_overflow(arch_clock_ns(), ns, &deadline))
+				deadline = UINT64_MAX;
+		}
+		return futex_wait(uaddr, val, op == FUTEX_WAIT ? FUTEX_BITSET_ANY : val3, deadline);
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+		return futex_wake(uaddr, (int)val, op == FUTEX_WAKE ? FUTEX_BITSET_ANY : val3);
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+		/* The fourth argument is a count here, not a timeout. */
+		return futex_requeue(uaddr, (int)val, uaddr2, (int)a3, op == FUTEX_CMP_REQUEUE,
+				     val3);
+	default:
+		return -ENOSYS;
+	}
+}
