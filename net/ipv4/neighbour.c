@@ -96,6 +96,8 @@ struct neigh_bucket {
 };
 
 static struct neigh_bucket neigh_hash[NEIGH_HASH_SIZE];
+/* Entries come and go on the gc's schedule: a cache of their own, apart from kmalloc's. */
+static struct kmem_cache *neigh_cache;
 static atomic_t neigh_entries; /* every insert and free: rare next to lookups */
 
 static u64 neigh_gc_interval_ns = NEIGH_GC_INTERVAL_NS_DEFAULT;
@@ -224,7 +226,8 @@ static void neigh_probe_work_fn(struct work *w)
 	spin_unlock(&b->lock);
 	if (free) {
 		neigh_drop_queue(&q, NEIGH_UNRESOLVED_DROPS);
-		kfree(n); /* the workqueue touches no work item after its function returned */
+		/* The workqueue touches no work item after its function returned. */
+		kmem_cache_free(neigh_cache, n);
 	}
 	if (failed)
 		neigh_stat_add(NEIGH_RESOLVE_FAILED, 1);
@@ -275,7 +278,7 @@ static void neigh_gc_pass(bool forced)
 		while (dead) {
 			struct neighbour *next = dead->next;
 			neigh_drop_queue(&dead->q, NEIGH_UNRESOLVED_DROPS);
-			kfree(dead);
+			kmem_cache_free(neigh_cache, dead);
 			dead = next;
 		}
 	}
@@ -306,9 +309,10 @@ static struct neighbour *neigh_find_or_create(struct net_device *dev, u32 ip, bo
 
 	if ((u64)atomic_read(&neigh_entries) >= READ_ONCE(neigh_gc_thresh))
 		neigh_gc_pass(true);
-	fresh = kzalloc(sizeof(*fresh));
+	fresh = kmem_cache_alloc(neigh_cache);
 	if (!fresh)
 		return NULL;
+	memset(fresh, 0, sizeof(*fresh));
 	fresh->dev = dev;
 	fresh->ip = ip;
 	skb_queue_init(&fresh->q);
@@ -317,7 +321,7 @@ static struct neighbour *neigh_find_or_create(struct net_device *dev, u32 ip, bo
 	spin_lock(&b->lock);
 	n = neigh_find_locked(b, dev, ip); /* another CPU's insert of the same key won the race */
 	if (n) {
-		kfree(fresh);
+		kmem_cache_free(neigh_cache, fresh);
 		return n;
 	}
 	fresh->next = b->first;
@@ -498,6 +502,10 @@ int neigh_gc_set_params(const struct neigh_gc_params *p)
 void neigh_init(void)
 {
 	struct neigh_gc_params p;
+	neigh_cache =
+	    kmem_cache_create("neighbour", sizeof(struct neighbour), 0, SLAB_FAILSLAB, NULL);
+	if (!neigh_cache)
+		panic("neigh: cannot create the neighbour cache");
 	for (unsigned i = 0; i < NEIGH_HASH_SIZE; i++) {
 		spin_lock_init_named(&neigh_hash[i].lock, "neigh_hash");
 		neigh_hash[i].first = NULL;

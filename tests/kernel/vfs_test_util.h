@@ -125,7 +125,7 @@ struct vfs_slab_snapshot {
 	} e[VFS_SLAB_CACHES_MAX];
 };
 
-/* The allocated objects of every slab cache into s. */
+/* The allocated objects of every slab cache a VFS call allocates from into s. */
 void vfs_slab_snapshot(struct vfs_slab_snapshot *s);
 /* Each cache has as many objects allocated in after as in before (a new cache: none). */
 bool vfs_slab_expect_same(const struct vfs_slab_snapshot *before,
