@@ -14,12 +14,20 @@
 #include <asm/percpu.h>
 
 #define DEFINE_PER_CPU(type, name) __section(".percpu") __typeof__(type) name
+/*
+ * A variable on cache lines of its own, for one that other CPUs read (a counter
+ * summed over all CPUs): it starts a line, and the linker puts these after every
+ * plain per-CPU variable, so the tail of its last line holds none of them either.
+ * A plain variable there would be written by its CPU while the readers pull the
+ * line: a transfer per read that neither variable's users asked for.
+ */
 #define DEFINE_PER_CPU_ALIGNED(type, name)                                                         \
-	__section(".percpu") __cacheline_aligned __typeof__(type) name
+	__section(".percpu.aligned") __cacheline_aligned __typeof__(type) name
 #define DECLARE_PER_CPU(type, name) extern __typeof__(type) name
 
 extern char __percpu_start[], __percpu_end[];
-extern uintptr_t percpu_offset[]; /* copy of cpu i minus __percpu_start */
+extern char __percpu_aligned_start[]; /* the DEFINE_PER_CPU_ALIGNED variables, to the end */
+extern uintptr_t percpu_offset[];     /* copy of cpu i minus __percpu_start */
 /*
  * The per-CPU header, in section .percpu.first at the start of every copy:
  * percpu_self (offset 0) is the copy's own address; current_task (offset
