@@ -149,6 +149,34 @@ u64 sched_nr_switches(unsigned cpu);
 u64 sched_resched_ipis(unsigned cpu);
 
 /*
+ * Scheduler domains (kernel/sched/topology.c): placement and balancing look
+ * through levels of CPU groups and read a summary line per group; flat, they
+ * read every online CPU's run queue. Boot argument sched_domains=domains|flat.
+ */
+/* Ticks between a busy CPU's periodic balancing passes (100 ms at HZ 100). */
+#define BALANCE_TICKS 10
+#define SCHED_LEVELS 3	   /* a group, its node's groups, the machine's */
+#define SCHED_GROUP_CPUS 8 /* the most CPUs in a group */
+void sched_set_domains(bool on);
+bool sched_domains_enabled(void);
+/* A CPU's balancing since boot: its passes, and the remote lines (queues or summaries) read. */
+struct sched_balance_stats {
+	u64 periodic_passes, periodic_reads; /* pushes from the tick */
+	u64 pull_passes, pull_reads;	     /* pulls by an idle CPU */
+	u64 wide_pulls[SCHED_LEVELS];	     /* idle pulls that looked at level 0, 1, 2 */
+	u64 wide_pushes[SCHED_LEVELS];	     /* periodic passes that looked at level 0, 1, 2 */
+};
+struct sched_balance_stats sched_balance_stats(unsigned cpu);
+/*
+ * cpu's scheduler group (a sched_domains=domains scan's unit) and the groups
+ * [*first, *end) its level spans; false if that level adds nothing to the one below.
+ */
+unsigned sched_cpu_group(unsigned cpu);
+bool sched_level_span(unsigned cpu, unsigned level, unsigned *first, unsigned *end);
+/* The CPUs of group g, into cpus (room for SCHED_GROUP_CPUS); returns their count. */
+unsigned sched_group_cpus(unsigned g, unsigned *cpus);
+
+/*
  * Walk the thread table under its lock (no sleeping in fn). The table holds
  * every kernel thread and each CPU's idle thread.
  */

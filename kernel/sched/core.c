@@ -93,7 +93,7 @@ void enqueue_task(struct rq *rq, struct task *p, bool head)
 		list_add_tail(&p->run_node, &rq->queue);
 	if (!p->on_rq) {
 		p->on_rq = 1;
-		WRITE_ONCE(rq->nr_running, rq->nr_running + 1);
+		rq_set_nr_running(rq, rq->nr_running + 1);
 	}
 }
 
@@ -109,7 +109,7 @@ void move_queued_task(struct rq *from, struct rq *to, struct task *p)
 	lockdep_assert_held(&to->lock);
 	dequeue_task(from, p);
 	p->on_rq = 0;
-	WRITE_ONCE(from->nr_running, from->nr_running - 1);
+	rq_set_nr_running(from, from->nr_running - 1);
 	WRITE_ONCE(p->cpu, to->cpu);
 	enqueue_task(to, p, p->flags & TASK_URGENT);
 }
@@ -266,14 +266,21 @@ static void __schedule(bool preempt)
 			enqueue_task(rq, prev, (prev->flags & TASK_URGENT) && preempt);
 		} else {
 			prev->on_rq = 0;
-			WRITE_ONCE(rq->nr_running, rq->nr_running - 1);
+			rq_set_nr_running(rq, rq->nr_running - 1);
 		}
 	}
 
 	struct task *next = rq->idle;
 	if (!list_empty(&rq->queue)) {
 		next = list_first_entry(&rq->queue, struct task, run_node);
-		dequeue_task(rq, next);
+		if (next == prev && !cpumask_test_cpu(&prev->allowed, rq->cpu))
+			/*
+			 * Alone here and no longer allowed here (set_cpus_allowed on itself):
+			 * switch to idle with prev left queued, and finish_switch moves it.
+			 */
+			next = rq->idle;
+		else
+			dequeue_task(rq, next);
 	}
 	/* A quiescent state even without a switch: no reader runs across schedule(). */
 	rcu_note_context_switch();
@@ -494,6 +501,7 @@ void sched_init(void)
 {
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
 		rq_init(cpu);
+	sched_topology_init(boot_info.nr_cpus);
 	this_rq()->idle->last_switch_ns = arch_clock_ns();
 	/*
 	 * The run queues before sched_ready. Its readers (preempt_schedule(),

@@ -7,6 +7,23 @@
 #include <grace/sched.h>
 #include <grace/spinlock.h>
 
+/* Scheduler domains (topology.c). */
+struct sched_group {
+	u16 cpus[SCHED_GROUP_CPUS];
+	unsigned nr_cpus;
+	unsigned node;
+};
+
+/* The loads of a group's CPUs, a byte each (nr_running up to 255): one line, read by scans. */
+struct sched_group_load {
+	u8 nr_running[SCHED_GROUP_CPUS];
+} __cacheline_aligned;
+
+extern struct sched_group sched_groups[MAX_CPUS];
+extern struct sched_group_load sched_group_loads[MAX_CPUS];
+extern unsigned sched_nr_groups;
+extern bool sched_domains_on;
+
 struct rq {
 	/*
 	 * Protects queue, nr_running, curr, prev and nr_switches, and of the threads
@@ -24,6 +41,11 @@ struct rq {
 	unsigned balance_ticks;	 /* ticks until this CPU's next periodic balance */
 	u64 idle_pull_after;	 /* no idle balance before this clock time; this CPU's */
 	atomic64_t resched_ipis; /* reschedule IPIs sent to this CPU */
+	unsigned group;		 /* its scheduler group (topology.c), fixed at boot */
+	unsigned group_slot;	 /* its byte in the group's load summary */
+	/* This CPU's balancing, written by it alone (balance.c): */
+	u64 pull_after[SCHED_LEVELS];	  /* no idle pull at that level before this time */
+	struct sched_balance_stats stats; /* passes and the lines they read */
 } __cacheline_aligned;
 
 DECLARE_PER_CPU(struct rq, runqueue);
@@ -45,8 +67,6 @@ void double_rq_lock(struct rq *a, struct rq *b);
 void double_rq_unlock(struct rq *a, struct rq *b);
 
 /* kernel/sched/balance.c */
-/* Ticks between a busy CPU's periodic balancing passes (100 ms at HZ 100). */
-#define BALANCE_TICKS 10
 
 /* A CPU found its queue empty: pull a thread from the busiest queue. true if it did. */
 bool idle_balance(struct rq *rq);
@@ -54,6 +74,25 @@ bool idle_balance(struct rq *rq);
 void periodic_balance(struct rq *rq);
 /* Where a thread allowed on allowed, last on prev_cpu, should go on wake-up or creation. */
 unsigned select_cpu(const struct cpumask *allowed, unsigned prev_cpu);
+
+/* kernel/sched/topology.c */
+/* Group the CPUs 0..nr_cpus-1 and read sched_domains=; before any CPU but the boot one runs. */
+void sched_topology_init(unsigned nr_cpus);
+/* Write rq's nr_running into its group's summary. rq lock held. */
+void sched_publish_load(struct rq *rq);
+
+static inline unsigned group_load(unsigned group, unsigned slot)
+{
+	return READ_ONCE(sched_group_loads[group].nr_running[slot]);
+}
+
+/* Every change of nr_running goes through here: rq lock held. */
+static inline void rq_set_nr_running(struct rq *rq, unsigned n)
+{
+	WRITE_ONCE(rq->nr_running, n);
+	if (READ_ONCE(sched_domains_on))
+		sched_publish_load(rq);
+}
 
 /* Mark the current thread dead and switch away for good (kthread_exit). */
 void __noreturn sched_exit_current(void);
