@@ -233,26 +233,28 @@ static int sleeper_thread(void *arg)
 
 /*
  * Its last CPU and all but one of its group busy, the rest of the machine idle:
- * the wake-up must take the group's idle CPU. A flat scan from the last CPU on
- * would take the next group's first, idle CPU: the group's idle one is first in it.
+ * the wake-up must take the group's idle CPU, the next to last. A flat scan from
+ * the last CPU on would take the next group's first, idle CPU; a scan of the group
+ * that misread the loads would take its first, busy one.
  */
 TEST(sched_domains, woken_thread_lands_on_an_idle_cpu_of_its_group)
 {
 	unsigned cpus[SCHED_GROUP_CPUS], n, landed = 0;
 	if (domains_skip())
 		return;
-	if (other_group(cpus, &n) == ~0u) {
-		test_skip("no second group of two CPUs");
+	if (other_group(cpus, &n) == ~0u || n < 3) {
+		test_skip("no second group of three CPUs");
 		return;
 	}
-	unsigned idle_cpu = cpus[0], last = cpus[n - 1];
+	unsigned idle_cpu = cpus[n - 2], last = cpus[n - 1];
 	struct task *b[SCHED_GROUP_CPUS] = {0};
 	busy_reset();
 	wait_queue_init(&sl.wq);
 	sl.ready = sl.round = sl.go = sl.stop = 0;
 	sl.last = last;
-	for (unsigned i = 1; i < n; i++)
-		b[i] = start_busy(cpus[i], NULL);
+	for (unsigned i = 0; i < n; i++)
+		if (cpus[i] != idle_cpu)
+			b[i] = start_busy(cpus[i], NULL);
 	EXPECT_TRUE(wait_until((unsigned)atomic_read(&busy.started) == n - 1));
 	struct task *s = kthread_run(sleeper_thread, NULL, "sleeper");
 	ASSERT_TRUE(s != NULL);
