@@ -24,6 +24,7 @@ static const char *const known_keys[] = {
     "bench_ms",
     "profile",
     "ptlock",
+    "pt_free",
     "sched_domains",
     "pcp_huge",
     "vma_lookup",

@@ -85,7 +85,24 @@ static int cmdline_mode(int *cache, const char *key, const char *const *names, u
 static const char *const ptlock_names[] = {[PTLOCK_SPLIT] = "split", [PTLOCK_MM] = "mm"};
 static const char *const vma_lookup_names[] = {
     [VMA_LOOKUP_RCU] = "rcu", [VMA_LOOKUP_LOCKED] = "locked"};
-static int ptlock_default = -1, vma_lookup_default = -1;
+static const char *const pt_free_names[] = {[PT_FREE_EXIT] = "exit", [PT_FREE_UNMAP] = "unmap"};
+static int ptlock_default = -1, vma_lookup_default = -1, pt_free_default = -1;
+
+const char *pt_free_mode_name(enum pt_free_mode mode)
+{
+	return pt_free_names[mode == PT_FREE_UNMAP];
+}
+
+enum pt_free_mode mm_default_pt_free(void)
+{
+	return cmdline_mode(&pt_free_default, "pt_free", pt_free_names, ARRAY_SIZE(pt_free_names),
+			    "page tables an unmap empties kept until exit, or freed by it");
+}
+
+void mm_set_pt_free(struct mm *mm, enum pt_free_mode mode)
+{
+	mm->pt_free = mode;
+}
 
 const char *ptlock_mode_name(enum ptlock_mode mode)
 {
@@ -164,6 +181,7 @@ struct mm *mm_create_modes(enum ptlock_mode ptlock, enum vma_lookup lookup)
 	mm->root_pa = virt_to_phys(mm->root);
 	mm->ptlock = ptlock;
 	mm->vma_lookup = lookup;
+	mm->pt_free = mm_default_pt_free();
 	mm->vma_seq = (seqcount_t)SEQCOUNT_INIT;
 	mm->vma_lock = (rwlock_t)RWLOCK_INIT;
 	spin_lock_init(&mm->page_table_lock);

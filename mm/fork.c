@@ -158,9 +158,18 @@ static int fork_map_vmas(struct mm *dst, struct mm *src)
 	}
 }
 
+/* A new mm in src's modes. */
+static struct mm *mm_create_like(struct mm *src)
+{
+	struct mm *mm = mm_create_modes(src->ptlock, src->vma_lookup);
+	if (mm)
+		mm_set_pt_free(mm, src->pt_free);
+	return mm;
+}
+
 struct mm *mm_fork(struct mm *src, int *err)
 {
-	struct mm *dst = mm_create_modes(src->ptlock, src->vma_lookup);
+	struct mm *dst = mm_create_like(src);
 	if (!dst) {
 		*err = -ENOMEM;
 		return NULL;
@@ -180,7 +189,7 @@ struct mm *mm_fork(struct mm *src, int *err)
 			/* A VMA changed since the snapshot: another thread mapped or unmapped. */
 			read_unlock(&src->vma_lock);
 			mm_destroy(dst);
-			dst = mm_create_modes(src->ptlock, src->vma_lookup);
+			dst = mm_create_like(src);
 			if (!dst) {
 				*err = -ENOMEM;
 				break;

@@ -263,8 +263,12 @@ static bool clear_table(struct mm *mm, pte_t *table, int level, uintptr_t start,
 			/*
 			 * A table that also maps part of a VMA left in place stays, even empty:
 			 * a fault there holds only its own VMA and may be walking into it.
+			 * With PT_FREE_EXIT an empty PMD or PUD table stays too, until the
+			 * mm goes: the next map there then rewrites no entry of the table
+			 * above, whose line it shares with the neighbouring regions'.
 			 */
 			if (clear_table(mm, child, level - 1, va, next, g) &&
+			    (level - 1 == PT_LEVEL_PTE || mm->pt_free == PT_FREE_UNMAP) &&
 			    !vma_overlaps_locked(mm, span, span + size)) {
 				spinlock_t *ptl = pt_lock_level(mm, table, level);
 				pt_entry_write(e, 0);

@@ -47,6 +47,12 @@ class ReportError(Exception):
     """A log the report refuses: what is wrong with it."""
 
 
+def thp_seed_tables(fields):
+    """The 2013 seed's rows: today's design with its PMD tables kept (rows from before pt_free= name
+    none), the old designs as they are; not today's with tables freed at unmap."""
+    return fields.get("vma") != "rcu" or fields.get("pt_free", "exit") == "exit"
+
+
 def vfs_seed_files(fields):
     """The VFS seed's rows: its two designs, the global one with files freed as in 2010 (rows
     from before file_free= name none); not the scalable VFS with files freed that way."""
@@ -115,7 +121,8 @@ SECTIONS = [
         Figure("udp_stream", "one sender per CPU", {"senders": same_senders}, ["mode"], "mbit_per_sec",
                "mode=backoff", "mode=plain")]),
     ("thp_memscale", "2013: split PMD locks", ["thp_memscale"], [
-        Figure("thp_memscale", f"{p} pages", {"pages": p}, ["ptlock", "vma", "pcp_huge"], "faults_per_sec",
+        Figure("thp_memscale", f"{p} pages", {"pages": p, "pt_free": thp_seed_tables}, ["ptlock", "vma", "pcp_huge"],
+               "faults_per_sec",
                "ptlock=split vma=rcu pcp_huge=batch", "ptlock=mm vma=locked pcp_huge=single",
                compare=("memscale", f"pages={p}"))
         for p in ("huge", "4k")]),

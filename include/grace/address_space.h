@@ -76,6 +76,15 @@ enum vma_lookup {
 };
 
 /*
+ * When the page-table pages above the PTE level that an unmap empties are freed,
+ * fixed when the mm is created. A PTE table always goes with the unmap.
+ */
+enum pt_free_mode {
+	PT_FREE_EXIT,  /* kept until the mm goes: a later fault there installs no table above */
+	PT_FREE_UNMAP, /* by the unmap that empties them, as Linux's free_pgtables() */
+};
+
+/*
  * Per-CPU resident-set counters of one mm, one cache line per CPU: the CPU that
  * maps or unmaps a page counts it in its own slot (so a slot may go negative),
  * and mm_rss() sums them.
@@ -94,6 +103,7 @@ struct mm {
 	phys_addr_t root_pa;
 	enum ptlock_mode ptlock;    /* set at create, read-only afterwards */
 	enum vma_lookup vma_lookup; /* set at create, read-only afterwards */
+	enum pt_free_mode pt_free;  /* set at create (or mm_set_pt_free), read-only afterwards */
 	struct vma_table *vmat;	    /* under vma_lock, read under RCU; NULL until the first map */
 	seqcount_t vma_seq;	    /* written under vma_lock: around every change of vmat */
 	struct mm_rss *rss;	    /* [boot_info.nr_cpus]; set at create */
@@ -123,6 +133,11 @@ const char *ptlock_mode_name(enum ptlock_mode mode);
 /* "vma_lookup=rcu|locked" on the command line; VMA_LOOKUP_RCU without it. */
 enum vma_lookup mm_default_vma_lookup(void);
 const char *vma_lookup_name(enum vma_lookup mode);
+/* "pt_free=exit|unmap" on the command line; PT_FREE_EXIT without it. */
+enum pt_free_mode mm_default_pt_free(void);
+const char *pt_free_mode_name(enum pt_free_mode mode);
+/* Give a new mm, before anything is mapped in it, another pt_free mode. */
+void mm_set_pt_free(struct mm *mm, enum pt_free_mode mode);
 /*
  * Make ptlock and lookup the defaults that later mm_create() calls (an exec among
  * them) use, over the command line's: how a benchmark runs user programs in each

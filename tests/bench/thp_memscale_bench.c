@@ -18,12 +18,15 @@
  * designs, each with 2 MiB pages (one fault per 2 MiB, the thread's THP-on case)
  * and with 4 KiB pages only (one fault per 4 KiB, the will-it-scale page_fault1
  * shape). Today's: split PMD locks, VMAs found under RCU and held by their own
- * lock, 2 MiB blocks from per-CPU lists refilled in batches. The 2013 kernel's:
+ * lock, 2 MiB blocks from per-CPU lists refilled in batches, PMD tables kept from
+ * one cycle to the next (pt_free=exit); with 2 MiB pages, also today's with every
+ * unmap freeing the PMD table it emptied (pt_free=unmap). The 2013 kernel's:
  * split PMD locks, but every fault read-locking the mm's vma_lock and 2 MiB blocks
- * from the zone. The one before: the same with one mm-wide page-table lock.
+ * from the zone. The one before: the same with one mm-wide page-table lock. Both
+ * free tables at unmap, as Linux does.
  *
  *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu pcp_huge=batch
- * pages=huge faults_per_sec=... cycles=... seconds=... unmap_us_per_cycle=...
+ * pt_free=exit pages=huge faults_per_sec=... cycles=... seconds=... unmap_us_per_cycle=...
  *
  * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
  * of the touch windows, seconds; a touch window runs from the barrier release
@@ -31,7 +34,7 @@
  * same for the unmaps (the release after the touches to the last CPU's return
  * from vma_unmap), per cycle. A phase is named by its row's fields joined with
  * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/pcp_huge=batch/
- * pages=huge; thp_rows=<glob>[,<glob>]
+ * pt_free=exit/pages=huge; thp_rows=<glob>[,<glob>]
  * on the command line runs only the rows whose thp_memscale/<phase> matches
  * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
  *
@@ -81,7 +84,7 @@
  * has on its lists what its unmap freed, as in a steady state.
  */
 #define THP_WARMUP_CYCLES 1
-#define THP_NAME_MAX 80 /* "thp_memscale/" and a row's name */
+#define THP_NAME_MAX 96 /* "thp_memscale/" and a row's name */
 
 /*
  * One phase each. The mm is made by thp_mm_create() from the row, and a row's
@@ -91,20 +94,25 @@
 static const struct thp_row {
 	enum ptlock_mode ptlock;
 	enum vma_lookup lookup;
-	bool pcp_batch; /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
-	bool huge;	/* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
+	bool pcp_batch;		   /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
+	enum pt_free_mode pt_free; /* PMD tables an unmap empties kept (exit) or freed (unmap) */
+	bool huge;		   /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
 } thp_rows[] = {
     /*
-     * Today's design; the 2013 kernel's (split PMD locks, VMAs under the mm's lock,
-     * 2 MiB blocks from the zone); the one before it (one mm-wide page-table lock).
+     * Today's design; it again with each unmap freeing the PMD table it emptied, so
+     * that each cycle's first fault installs one in the root table (as Linux's
+     * free_pgtables() does); the 2013 kernel's (split PMD locks, VMAs under the
+     * mm's lock, 2 MiB blocks from the zone); the one before it (one mm-wide
+     * page-table lock).
      */
     /* clang-format off */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, true},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, false},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_UNMAP, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, false},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, false},
     /* clang-format on */
 };
 
@@ -151,8 +159,9 @@ static uintptr_t thp_slot(unsigned cpu)
 
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pages=%s", ptlock_mode_name(row->ptlock),
-		 vma_lookup_name(row->lookup), row->pcp_batch ? "batch" : "single",
+	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pt_free=%s/pages=%s",
+		 ptlock_mode_name(row->ptlock), vma_lookup_name(row->lookup),
+		 row->pcp_batch ? "batch" : "single", pt_free_mode_name(row->pt_free),
 		 row->huge ? "huge" : "4k");
 }
 
@@ -160,7 +169,10 @@ static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 static struct mm *thp_mm_create(const struct thp_row *row)
 {
 	pcp_set_huge_batching(row->pcp_batch);
-	return mm_create_modes(row->ptlock, row->lookup);
+	struct mm *mm = mm_create_modes(row->ptlock, row->lookup);
+	if (mm)
+		mm_set_pt_free(mm, row->pt_free);
+	return mm;
 }
 
 /*
