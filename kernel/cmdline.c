@@ -30,6 +30,7 @@ static const char *const known_keys[] = {
     "vma_lookup",
     "rcu_fanout_leaf",
     "rcu_fanout",
+    "rcu_qs_points",
     "rcu_cpu_stall_timeout",
     "rcu_torture_broken",
     "torture_s",

@@ -22,6 +22,7 @@
  * Lock order: docs/locking.md.
  */
 #include <grace/errno.h>
+#include <grace/rcupdate.h>
 #include <grace/fault.h>
 #include <grace/huge.h>
 #include <grace/pagewalk.h>
@@ -288,6 +289,8 @@ static int fault_resolve(struct mm *mm, uintptr_t addr, unsigned access)
 	int ret;
 
 	fault_stat_inc(faults);
+	/* Faults run preemptible, outside any read-side section: tell RCU, and spare it an IPI. */
+	rcu_quiescent_point();
 	if (!mm || addr >= USER_VA_END || !access ||
 	    (access & ~(FAULT_READ | FAULT_WRITE | FAULT_EXEC))) {
 		fault_stat_inc(efault);

@@ -17,6 +17,7 @@
  * No locks of its own.
  */
 #include <grace/huge.h>
+#include <grace/sched.h>
 #include <grace/numa.h>
 #include <grace/percpu_counter.h>
 #include <grace/preempt.h>
@@ -27,6 +28,22 @@ static DEFINE_PER_CPU(struct huge_stats, huge_stats);
 
 /* Bumped from preemptible fault paths. */
 #define huge_stat_inc(field) pcpu_counter_inc(huge_stats, field)
+
+/*
+ * Zero a 2 MiB block a piece at a time with a preemption point after each, as
+ * Linux's clear_huge_page() does per subpage: under TCG a whole block is about
+ * 300,000 instructions, long enough for a tick or a grace period to come due
+ * (cond_resched() is also an RCU quiescent point).
+ */
+#define HUGE_CLEAR_CHUNK (64 * 1024)
+
+static void huge_clear(void *block)
+{
+	for (size_t off = 0; off < HUGE_SIZE; off += HUGE_CLEAR_CHUNK) {
+		mm_clear_block((char *)block + off, HUGE_CLEAR_CHUNK);
+		cond_resched();
+	}
+}
 
 void *huge_alloc(int node)
 {
@@ -43,7 +60,7 @@ void *huge_alloc(int node)
 	for (unsigned i = 0; i < n; i++) {
 		void *block = alloc_pages_flags(order[i], HUGE_ORDER, ALLOC_STRICT | ALLOC_NOZERO);
 		if (block) {
-			mm_clear_block(block, HUGE_SIZE);
+			huge_clear(block);
 			if (order[i] == node)
 				huge_stat_inc(local);
 			else

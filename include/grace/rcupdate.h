@@ -115,6 +115,15 @@ void __kfree_rcu(struct rcu_head *head, uintptr_t offset);
  *                              length, so its handler may use RCU readers.
  */
 void rcu_note_context_switch(void);
+/*
+ * A quiescent state, if the caller runs preemptible (else nothing): for long
+ * kernel loops (cond_resched()) and page faults, so that a busy CPU with no tick
+ * needs no IPI to end a grace period. Records only, like rcu_note_context_switch().
+ * rcu_qs_points=off on the command line, or rcu_set_qs_points(false), turns it off.
+ */
+void rcu_quiescent_point(void);
+void rcu_set_qs_points(bool on);
+bool rcu_qs_points(void);
 void rcu_idle_enter(void);
 void rcu_idle_exit(void);
 void rcu_sched_tick(bool idle);
@@ -141,6 +150,7 @@ struct rcu_cpu_stats {
 	u64 idle_enters;      /* entries into the idle loop's halt (rcu_idle_enter) */
 	u64 dynticks;	      /* its idle counter: odd while it is idle */
 	u64 ticks;	      /* scheduling-clock ticks reported (rcu_sched_tick) */
+	u64 qs_points;	      /* quiescent points that recorded a state (rcu_quiescent_point) */
 };
 void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out);
 

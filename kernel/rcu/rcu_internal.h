@@ -60,6 +60,7 @@ struct rcu_data {
 	u64 ctxsw;	     /* passes through __schedule() (rcu_note_context_switch) */
 	u64 idle_enters;     /* rcu_idle_enter() calls: times it went idle */
 	u64 ticks;	     /* scheduling-clock ticks (rcu_sched_tick) */
+	u64 qs_points;	     /* quiescent points that recorded a state (rcu_quiescent_point) */
 	u64 exp_qs_seq;	     /* last expedited sequence it answered */
 	u64 exp_want;	     /* the expedited sequence an IPI found a reader in (acked at unlock) */
 	u64 ipis_while_idle; /* RCU's IPIs that found it idle */

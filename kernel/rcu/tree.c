@@ -17,7 +17,12 @@
  *     in the idle loop's halt; the kthread samples it, so an idle CPU is never
  *     woken for a grace period,
  *   - a tick, or an IPI, that interrupted code with preemption enabled (no
- *     read-side section can be open there), or the idle loop.
+ *     read-side section can be open there), or the idle loop,
+ *   - a quiescent point (rcu_quiescent_point, rcu_qs_points=on): code that runs
+ *     preemptible says so, as cond_resched() does on every call and a page fault
+ *     on entry. Recorded like a context switch, so a CPU busy in a long kernel
+ *     loop with no tick (it runs alone) needs no forcing IPI, as long as the loop
+ *     passes a point; rcu_qs_points=off leaves such a CPU to the IPI.
  * The kthread scans the holdouts every RCU_FQS_JIFFIES; once the grace period is
  * RCU_RESCHED_JIFFIES old it IPIs the busy holdouts, whose handler reports at
  * once when it interrupted code outside a read-side section.
@@ -193,6 +198,40 @@ void rcu_note_context_switch(void)
 		smp_mb();
 		WRITE_ONCE(rdp->qs_seq, gp);
 	}
+}
+
+/* rcu_qs_points=on|off: whether rcu_quiescent_point() records anything. */
+static bool qs_points_on = true;
+
+void rcu_set_qs_points(bool on)
+{
+	WRITE_ONCE(qs_points_on, on);
+}
+
+bool rcu_qs_points(void)
+{
+	return READ_ONCE(qs_points_on);
+}
+
+void rcu_quiescent_point(void)
+{
+	/* Preemptible, so no read-side section is open here (readers disable preemption). */
+	if (!READ_ONCE(qs_points_on) || preempt_count() || arch_irqs_disabled())
+		return;
+	/*
+	 * Moved to another CPU since that check is no matter: preemption was on, so no
+	 * reader of ours is open there either, and no other thread's can be while we run.
+	 */
+	preempt_disable();
+	struct rcu_data *rdp = this_cpu_ptr(&rcu_data);
+	u64 gp = READ_ONCE(rcu_state.gp_seq);
+	if ((gp & 1) && rdp->qs_seq != gp) {
+		/* Readers' accesses before qs_seq, as in rcu_note_context_switch(). */
+		smp_mb();
+		WRITE_ONCE(rdp->qs_seq, gp);
+		WRITE_ONCE(rdp->qs_points, rdp->qs_points + 1);
+	}
+	preempt_enable();
 }
 
 void rcu_idle_enter(void)
@@ -560,6 +599,7 @@ void rcu_cpu_stats(unsigned cpu, struct rcu_cpu_stats *out)
 	out->idle_enters = READ_ONCE(rdp->idle_enters);
 	out->dynticks = READ_ONCE(rdp->dynticks);
 	out->ticks = READ_ONCE(rdp->ticks);
+	out->qs_points = READ_ONCE(rdp->qs_points);
 }
 
 void rcu_set_torture_broken(bool on)
@@ -678,6 +718,8 @@ void rcu_init(void)
 	    cmdline_get_uint("rcu_cpu_stall_timeout", RCU_STALL_TIMEOUT_MS_DEFAULT / 1000, 1,
 			     3600) *
 	    1000;
+	static const char *const on_off[] = {"on", "off"};
+	rcu_set_qs_points(cmdline_get_choice("rcu_qs_points", on_off, 2, 0) == 0);
 	const char *b = cmdline_get("rcu_torture_broken");
 	if (b && strcmp(b, "0"))
 		rcu_set_torture_broken(true);

@@ -337,6 +337,7 @@ void yield(void)
 
 void cond_resched(void)
 {
+	rcu_quiescent_point();
 	if (need_resched() && preempt_count() == 0 && !arch_irqs_disabled())
 		schedule();
 }

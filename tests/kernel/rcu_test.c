@@ -549,6 +549,86 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 		EXPECT_GT(eqs, 0);
 }
 
+/* ---- quiescent points ---- */
+
+static u32 point_spinner_stop;
+
+/* A long kernel loop, alone on its CPU (so no tick), with cond_resched() in it. */
+static int point_spinner(void *arg)
+{
+	(void)arg;
+	while (!READ_ONCE(point_spinner_stop)) {
+		for (unsigned i = 0; i < 100; i++)
+			cpu_relax();
+		cond_resched();
+	}
+	return 0;
+}
+
+/* The forcing IPIs sent to cpu, and the grace periods completed, over 10 synchronize_rcu(). */
+static void ten_grace_periods(unsigned cpu, u64 *ipis, u64 *gps, u64 *points)
+{
+	struct rcu_cpu_stats a, b;
+	rcu_cpu_stats(cpu, &a);
+	u64 gp0 = rcu_gp_completed();
+	for (unsigned i = 0; i < 10; i++)
+		synchronize_rcu();
+	rcu_cpu_stats(cpu, &b);
+	*gps = rcu_gp_completed() - gp0;
+	*ipis = b.fqs_ipis - a.fqs_ipis;
+	*points = b.qs_points - a.qs_points;
+}
+
+/*
+ * A CPU busy in a loop that passes cond_resched() ends grace periods from its
+ * quiescent points, with no forcing IPI; with the points off the same loop holds
+ * each grace period until the kthread IPIs it.
+ */
+TEST(rcu, a_busy_cpu_passing_quiescent_points_needs_no_ipi)
+{
+	if (num_online_cpus() < 2) {
+		test_skip("one CPU");
+		return;
+	}
+	unsigned self, busy = 0, cpu;
+	preempt_disable();
+	self = smp_processor_id();
+	preempt_enable();
+	for_each_online_cpu(cpu)
+		if (cpu != self)
+			busy = cpu;
+	struct task *gp = rcu_gp_task();
+	kthread_bind(gp, self); /* off the busy CPU: it must stay alone there */
+	bool was_on = rcu_qs_points();
+	point_spinner_stop = 0;
+	struct task *t = kthread_create(point_spinner, NULL, "rcu_points");
+	ASSERT_TRUE(t != NULL);
+	kthread_bind(t, busy);
+	wake_up_process(t);
+	msleep(5);
+
+	u64 ipis_on, gps_on, points_on, ipis_off, gps_off, points_off;
+	rcu_set_qs_points(true);
+	ten_grace_periods(busy, &ipis_on, &gps_on, &points_on);
+	rcu_set_qs_points(false);
+	ten_grace_periods(busy, &ipis_off, &gps_off, &points_off);
+	rcu_set_qs_points(was_on);
+	WRITE_ONCE(point_spinner_stop, 1);
+	kthread_join(t);
+	set_cpus_allowed(gp, &cpu_online_mask);
+	printk("# rcu: points on: %llu grace periods, %llu points, %llu IPIs to the busy CPU; "
+	       "off: %llu, %llu, %llu\n",
+	       (unsigned long long)gps_on, (unsigned long long)points_on,
+	       (unsigned long long)ipis_on, (unsigned long long)gps_off,
+	       (unsigned long long)points_off, (unsigned long long)ipis_off);
+	EXPECT_GE(gps_on, 10);
+	EXPECT_GE(gps_off, 10);
+	/* A host that stalls the busy vCPU past the IPI delay may force an odd one. */
+	EXPECT_LT(2 * ipis_on, gps_on);
+	EXPECT_EQ(points_off, 0);
+	EXPECT_GE(2 * ipis_off, gps_off);
+}
+
 /* ---- stall warnings ---- */
 
 static u32 holder_inside;
