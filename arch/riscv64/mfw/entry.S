@@ -55,19 +55,19 @@ _start:
 	csrw	scounteren, zero
 
 	/*
-	 * Sstc: menvcfg.STCE sticks only on a hart that has it. A hart older than
-	 * privileged spec 1.12 has no menvcfg: the probe's trap skips the access.
+	 * Sstc: a hart without it traps on stimecmp (QEMU lets menvcfg.STCE be set on
+	 * every rv64 hart, so that bit proves nothing). With it, menvcfg.STCE hands
+	 * stimecmp to S-mode and makes mip.STIP follow it.
 	 */
-	li	s2, 0
+	li	s2, 1
 	lla	t0, probe_trap
 	csrw	mtvec, t0
+	csrr	t1, CSR_STIMECMP	/* no Sstc: probe_trap clears s2 and skips it */
+	beqz	s2, 1f
 	li	t0, 1
 	slli	t0, t0, 63		/* MENVCFG_STCE */
 	csrs	CSR_MENVCFG, t0
-	csrr	t1, CSR_MENVCFG
-	and	t1, t1, t0
-	snez	s2, t1
-
+1:
 	lla	t0, mfw_boot_claimed
 	li	t1, 1
 	amoswap.w.aqrl t1, t1, (t0)
@@ -137,7 +137,7 @@ probe_trap:
 	csrr	t1, mepc
 	addi	t1, t1, 4
 	csrw	mepc, t1
-	li	t1, 0			/* the csrr did not happen: read as no Sstc */
+	li	s2, 0			/* the probed CSR is not there */
 	mret
 
 	.balign 4

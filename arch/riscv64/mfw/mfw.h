@@ -56,7 +56,7 @@ struct mfw_hart {
 	uintptr_t stack_top; /* MFW_HART_STACK_TOP: entry.S's trap stack */
 	uintptr_t scratch;   /* MFW_HART_SCRATCH: the trapped sp */
 	bool present;	     /* described by the tree, with an MSIP and an mtimecmp */
-	bool sstc;	     /* menvcfg.STCE stuck: S-mode has stimecmp */
+	bool sstc;	     /* the hart has stimecmp (Sstc), given to S-mode */
 	u32 hsm_state;	     /* HSM_*; any hart moves it by CAS (sbi.c) */
 	volatile u32 *msip;  /* this hart's ACLINT MSWI (or CLINT) doorbell */
 	volatile u64 *mtimecmp;
