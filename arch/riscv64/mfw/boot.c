@@ -19,7 +19,6 @@
 #define UART_THR 0
 #define UART_LSR 5
 #define UART_LSR_THRE 0x20
-#define TEST_POWEROFF 0x5555
 
 struct mfw_hart mfw_harts[MFW_MAX_HARTS];
 volatile u32 *mfw_test_dev;

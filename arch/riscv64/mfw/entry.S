@@ -113,7 +113,7 @@ secondary:
 	fence	r, rw
 	call	hart_setup
 	mv	a0, s0
-	call	mfw_secondary_main	/* returns only for a hart the tree does not describe */
+	call	mfw_secondary_main	/* never returns: hart_start takes it to S-mode */
 park_forever:
 	csrw	mie, zero
 1:	wfi
