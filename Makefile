@@ -451,7 +451,7 @@ list-benches: test-image
 	$(Q)python3 scripts/list-cases benches $(TEST_KERNEL) README.md
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
-FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/include/asm drivers/* include/grace \
+FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/mfw arch/*/include/asm drivers/* include/grace \
 	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tests/user tools/profile)))
 format-check: | $(DEPS_STAMP)
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)

@@ -59,6 +59,7 @@ static const char *const known_keys[] = {
     "expect_nodes",
     "expect_virtio_mmio",
     "expect_loader",
+    "expect_firmware",
     /* The host runner's UDP listener at the slirp gateway (tests/kernel/virtio_net_test.c). */
     "net_host_port",
 };

@@ -20,3 +20,21 @@ $(BUILD)/Image: $(KERNEL)
 $(BUILD)/Image-test: $(TEST_KERNEL)
 	@$(if $(Q),echo "  OBJCOPY $@")
 	$(Q)$(OBJCOPY) -O binary $< $@
+
+# FIRMWARE=none: Grace's own M-mode firmware (arch/riscv64/mfw/), a blob of its own at
+# RAM start that QEMU's -bios none enters on every hart; the launcher loads the Image
+# beside it, byte for byte the one OpenSBI boots. It reuses the kernel's device-tree
+# reader and string functions, compiled once for both.
+MFW_SRCS := $(wildcard arch/riscv64/mfw/*.c arch/riscv64/mfw/*.S) drivers/fdt/fdt.c lib/string.c
+MFW_OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(MFW_SRCS)))
+MFW_LDSCRIPT := arch/riscv64/mfw/mfw.ld
+ARCH_IMAGES += $(BUILD)/mfw.bin
+ARCH_TEST_IMAGES += $(BUILD)/mfw.bin
+
+$(BUILD)/mfw.elf: $(MFW_OBJS) $(MFW_LDSCRIPT)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(LD) $(LDFLAGS) -T $(MFW_LDSCRIPT) -o $@ $(MFW_OBJS)
+
+$(BUILD)/mfw.bin: $(BUILD)/mfw.elf
+	@$(if $(Q),echo "  OBJCOPY $@")
+	$(Q)$(OBJCOPY) -O binary $< $@

@@ -6,26 +6,6 @@
 #include <grace/errno.h>
 #include "sbi.h"
 
-#define SBI_ERR_FAILED -1
-#define SBI_ERR_NOT_SUPPORTED -2
-#define SBI_ERR_INVALID_PARAM -3
-#define SBI_ERR_DENIED -4
-#define SBI_ERR_INVALID_ADDRESS -5
-#define SBI_ERR_ALREADY_AVAILABLE -6
-#define SBI_ERR_ALREADY_STARTED -7
-#define SBI_ERR_ALREADY_STOPPED -8
-
-#define SBI_BASE_GET_IMPL_ID 1
-#define SBI_BASE_PROBE_EXTENSION 3
-#define SBI_HSM_HART_START 0
-#define SBI_HSM_HART_GET_STATUS 2
-#define SBI_SRST_SHUTDOWN 0
-#define SBI_SRST_COLD_REBOOT 1
-#define SBI_SRST_REASON_NONE 0
-#define SBI_SRST_REASON_FAILURE 1
-/* A hart_mask_base of -1 means "every hart", mask ignored (SBI v0.2 and later). */
-#define SBI_ALL_HARTS (~0UL)
-
 static bool has_time, has_ipi, has_rfence, has_hsm, has_srst;
 
 struct sbiret sbi_ecall(unsigned long ext, unsigned long fid, unsigned long a0, unsigned long a1,

@@ -19,6 +19,41 @@
 #define SBI_EXT_SRST 0x53525354	  /* "SRST" */
 
 #define SBI_SUCCESS 0
+#define SBI_ERR_FAILED -1
+#define SBI_ERR_NOT_SUPPORTED -2
+#define SBI_ERR_INVALID_PARAM -3
+#define SBI_ERR_DENIED -4
+#define SBI_ERR_INVALID_ADDRESS -5
+#define SBI_ERR_ALREADY_AVAILABLE -6
+#define SBI_ERR_ALREADY_STARTED -7
+#define SBI_ERR_ALREADY_STOPPED -8
+
+/* Function ids, per extension. */
+#define SBI_BASE_GET_SPEC_VERSION 0
+#define SBI_BASE_GET_IMPL_ID 1
+#define SBI_BASE_GET_IMPL_VERSION 2
+#define SBI_BASE_PROBE_EXTENSION 3
+#define SBI_BASE_GET_MVENDORID 4
+#define SBI_BASE_GET_MARCHID 5
+#define SBI_BASE_GET_MIMPID 6
+#define SBI_TIME_SET_TIMER 0
+#define SBI_IPI_SEND_IPI 0
+#define SBI_RFENCE_FENCE_I 0
+#define SBI_RFENCE_SFENCE_VMA 1
+#define SBI_RFENCE_SFENCE_VMA_ASID 2
+#define SBI_HSM_HART_START 0
+#define SBI_HSM_HART_STOP 1
+#define SBI_HSM_HART_GET_STATUS 2
+#define SBI_HSM_STATE_STARTED 0
+#define SBI_HSM_STATE_STOPPED 1
+#define SBI_HSM_STATE_START_PENDING 2
+#define SBI_SRST_SHUTDOWN 0
+#define SBI_SRST_COLD_REBOOT 1
+#define SBI_SRST_WARM_REBOOT 2
+#define SBI_SRST_REASON_NONE 0
+#define SBI_SRST_REASON_FAILURE 1
+/* A hart_mask_base of -1 means "every hart", mask ignored (SBI v0.2 and later). */
+#define SBI_ALL_HARTS (~0UL)
 
 struct sbiret {
 	long error;
@@ -43,6 +78,11 @@ bool sbi_has(unsigned long ext);
 #define SBI_IMPL_XVISOR 2
 #define SBI_IMPL_KVM 3
 #define SBI_IMPL_XEN 7
+/*
+ * Grace's own M-mode firmware (arch/riscv64/mfw/, FIRMWARE=none): "GRAC" in ASCII. Not a
+ * registered id; the SBI spec's list ends in the low tens, so it cannot collide with one.
+ */
+#define SBI_IMPL_GRACE 0x47524143
 long sbi_impl_id(void);
 
 void sbi_set_timer(u64 stime);

@@ -15,7 +15,9 @@
 # default: OpenSBI enters the kernel; uboot: through U-Boot's distro boot, below),
 # DTB (a device tree to boot with instead of QEMU's: given to OpenSBI with -dtb, or
 # to U-Boot on the boot disk; it must describe the machine QEMU builds), INITRD (a cpio
-# newc archive: QEMU's -initrd loads it and names it in /chosen linux,initrd-start/end).
+# newc archive: QEMU's -initrd loads it and names it in /chosen linux,initrd-start/end),
+# FIRMWARE (opensbi, the default: QEMU's OpenSBI; none: no OpenSBI, -bios none, and
+# Grace's own M-mode firmware $BUILD/mfw.bin at RAM start, below).
 #
 # QEMU's exit status: 0 after a clean power-off, the kernel's failure code (1 for
 # a failed test, 3 for a panic) through the sifive,test device. The test runner
@@ -93,6 +95,32 @@ uboot)
 	exit 1 ;;
 esac
 
+# FIRMWARE=none: QEMU starts every hart at RAM start in M-mode (-bios none). There -kernel
+# puts $BUILD/mfw.bin, Grace's M-mode firmware (arch/riscv64/mfw/), and a loader device
+# puts the kernel's Image at RAM start + 2 MiB, its header's text_offset, where the
+# firmware enters it in S-mode. The Image is the same file OpenSBI boots; -append and
+# -initrd still reach /chosen, since -kernel is given.
+bios=default
+set --
+case $FIRMWARE in
+"" | opensbi) ;;
+none)
+	if [ "${MACHINE:-virt}" != virt ] || { [ -n "$BOOT" ] && [ "$BOOT" != opensbi ]; }; then
+		echo "riscv64.sh: FIRMWARE=none boots QEMU's virt straight into the kernel: MACHINE=virt, no BOOT=uboot" >&2
+		exit 1
+	fi
+	if [ ! -f "$BUILD/mfw.bin" ]; then
+		echo "riscv64.sh: $BUILD/mfw.bin not found; run make ARCH=riscv64 $target first" >&2
+		exit 1
+	fi
+	bios=none
+	set -- -device "loader,file=$IMAGE,addr=0x80200000"
+	IMAGE=$BUILD/mfw.bin ;;
+*)
+	echo "riscv64.sh: FIRMWARE is opensbi or none, not '$FIRMWARE'" >&2
+	exit 1 ;;
+esac
+
 # The host port of the guest's echo service, chosen late (QEMU binds it moments after;
 # see scripts/qemu/udp-port), and named in the launcher's one line of its own, so a
 # second machine booted beside this one, which gets another port, says where it is.
@@ -111,8 +139,8 @@ fi
 # advertisements every few minutes, traffic in the middle of tests that count pages.
 case ${MACHINE:-virt} in
 virt)
-	set -- -machine virt -bios default -nographic -no-reboot \
-		-smp "$SMP" -m "$MEM" -kernel "$IMAGE" \
+	set -- -machine virt -bios "$bios" -nographic -no-reboot \
+		-smp "$SMP" -m "$MEM" -kernel "$IMAGE" "$@" \
 		-global virtio-mmio.force-legacy=false \
 		-netdev "user,id=net0,ipv6=off,hostfwd=udp:127.0.0.1:$ECHO_PORT-:7" \
 		-device virtio-net-device,netdev=net0 ;;
@@ -175,7 +203,7 @@ fi
 	-drive "file=$boot_disk,format=raw,if=none,id=boot,readonly=on" -device virtio-blk-device,drive=boot
 [ "$GDB" = 1 ] && set -- "$@" -s -S
 
-echo "riscv64.sh: ${MACHINE:-virt}, SMP=$SMP, MEM=$MEM${BOOT:+, BOOT=$BOOT}; $net_line$gdb_note"
+echo "riscv64.sh: ${MACHINE:-virt}, SMP=$SMP, MEM=$MEM${BOOT:+, BOOT=$BOOT}${FIRMWARE:+, FIRMWARE=$FIRMWARE}; $net_line$gdb_note"
 # QEMUFLAGS is split into words on purpose: it holds several options.
 # shellcheck disable=SC2086
 exec qemu-system-riscv64 "$@" $QEMUFLAGS

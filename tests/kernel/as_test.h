@@ -23,11 +23,22 @@
 /*
  * CPU cpu's own slot: 1 GiB aligned, so that two CPUs' slots are mapped by
  * different PMD tables (one PMD table covers 1 GiB) and take different split
- * locks. Slots 1..64 lie below 65 GiB, inside Sv39's 256 GiB user half.
+ * locks. Tests use slots 0..online + 1 (one past the CPUs for shared pages), which
+ * fit Sv39's 256 GiB user half at 1 GiB each up to 254 CPUs. Beyond (512 harts with
+ * FIRMWARE=none) the slots halve until they fit: 256 MiB at 512 CPUs, where four
+ * CPUs share a PMD table; a slot still holds every test's few MiB.
  */
+static inline uintptr_t as_slot_size(void)
+{
+	uintptr_t size = GiB;
+	while ((uintptr_t)(num_online_cpus() + 2) * size > USER_VA_END)
+		size /= 2;
+	return size;
+}
+
 static inline uintptr_t as_slot(unsigned cpu)
 {
-	return (uintptr_t)(cpu + 1) * GiB;
+	return (uintptr_t)(cpu + 1) * as_slot_size();
 }
 
 /*
