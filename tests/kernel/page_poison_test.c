@@ -199,13 +199,15 @@ static pte_t *pte_table_of(struct mm *mm, uintptr_t va)
 }
 
 /*
- * An mm with one 4 KiB page faulted in at a, then unmapped: the unmap frees the
- * page and the tables above it through the TLB gather. Returns the freed PTE
- * table, or NULL (a failure recorded). Call with preemption disabled: the table
- * goes to this CPU's list, emptied first so that no free spills it to the zone.
+ * A new mm with one 4 KiB page faulted in at a, then unmapped: the unmap frees the
+ * page and the tables above it through the TLB gather (pt_free=unmap: with exit, the
+ * PMD table would stay). Returns the freed PTE table, or NULL (a failure recorded).
+ * Call with preemption disabled: the table goes to this CPU's list, emptied first so
+ * that no free spills it to the zone.
  */
 static pte_t *unmap_one_table(struct mm *mm, uintptr_t a)
 {
+	mm_set_pt_free(mm, PT_FREE_UNMAP);
 	if (!EXPECT_EQ(vma_map(mm, a, PAGE_SIZE, RW, 0), 0) ||
 	    !EXPECT_EQ(mm_fault(mm, a, FAULT_WRITE), 0))
 		return NULL;
