@@ -20,13 +20,17 @@
  * shape). Today's: split PMD locks, VMAs found under RCU and held by their own
  * lock, 2 MiB blocks from per-CPU lists refilled in batches, PMD tables kept from
  * one cycle to the next (pt_free=exit); with 2 MiB pages, also today's with every
- * unmap freeing the PMD table it emptied (pt_free=unmap). The 2013 kernel's:
+ * unmap freeing the PMD table it emptied (pt_free=unmap), with cond_resched() and
+ * faults no RCU quiescent state (rcu_qs_points=off: a busy CPU waits for RCU's
+ * IPI), and with the scheduler scanning every run queue (sched_domains=flat).
+ * Those two switches are the machine's for the phase. The 2013 kernel's:
  * split PMD locks, but every fault read-locking the mm's vma_lock and 2 MiB blocks
  * from the zone. The one before: the same with one mm-wide page-table lock. Both
  * free tables at unmap, as Linux does.
  *
  *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu pcp_huge=batch
- * pt_free=exit pages=huge faults_per_sec=... cycles=... seconds=... unmap_us_per_cycle=...
+ * pt_free=exit qs=on sched=domains pages=huge faults_per_sec=... cycles=... seconds=...
+ * unmap_us_per_cycle=...
  *
  * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
  * of the touch windows, seconds; a touch window runs from the barrier release
@@ -34,7 +38,7 @@
  * same for the unmaps (the release after the touches to the last CPU's return
  * from vma_unmap), per cycle. A phase is named by its row's fields joined with
  * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/pcp_huge=batch/
- * pt_free=exit/pages=huge; thp_rows=<glob>[,<glob>]
+ * pt_free=exit/qs=on/sched=domains/pages=huge; thp_rows=<glob>[,<glob>]
  * on the command line runs only the rows whose thp_memscale/<phase> matches
  * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
  *
@@ -54,6 +58,8 @@
 #include <grace/address_space.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
+#include <grace/rcupdate.h>
+#include <grace/sched.h>
 #include <grace/smp.h>
 #include <grace/string.h>
 #include <grace/time.h>
@@ -84,7 +90,7 @@
  * has on its lists what its unmap freed, as in a steady state.
  */
 #define THP_WARMUP_CYCLES 1
-#define THP_NAME_MAX 96 /* "thp_memscale/" and a row's name */
+#define THP_NAME_MAX 128 /* "thp_memscale/" and a row's name */
 
 /*
  * One phase each. The mm is made by thp_mm_create() from the row, and a row's
@@ -96,23 +102,27 @@ static const struct thp_row {
 	enum vma_lookup lookup;
 	bool pcp_batch;		   /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
 	enum pt_free_mode pt_free; /* PMD tables an unmap empties kept (exit) or freed (unmap) */
+	bool qs_points;		   /* RCU quiescent points on (rcu_qs_points=on) */
+	bool domains;		   /* scheduler domains (sched_domains=domains); false: flat */
 	bool huge;		   /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
 } thp_rows[] = {
     /*
      * Today's design; it again with each unmap freeing the PMD table it emptied, so
      * that each cycle's first fault installs one in the root table (as Linux's
-     * free_pgtables() does); the 2013 kernel's (split PMD locks, VMAs under the
-     * mm's lock, 2 MiB blocks from the zone); the one before it (one mm-wide
-     * page-table lock).
+     * free_pgtables() does), with no RCU quiescent points, and with flat scheduler
+     * scans; the 2013 kernel's (split PMD locks, VMAs under the mm's lock, 2 MiB
+     * blocks from the zone); the one before it (one mm-wide page-table lock).
      */
     /* clang-format off */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_UNMAP, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, false},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  false, true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  false, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  false},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  false},
     /* clang-format on */
 };
 
@@ -159,9 +169,10 @@ static uintptr_t thp_slot(unsigned cpu)
 
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pt_free=%s/pages=%s",
+	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pt_free=%s/qs=%s/sched=%s/pages=%s",
 		 ptlock_mode_name(row->ptlock), vma_lookup_name(row->lookup),
 		 row->pcp_batch ? "batch" : "single", pt_free_mode_name(row->pt_free),
+		 row->qs_points ? "on" : "off", row->domains ? "domains" : "flat",
 		 row->huge ? "huge" : "4k");
 }
 
@@ -330,7 +341,12 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns)
 		bench_error("thp_memscale", "phase %s: no memory for an mm", phase);
 		return;
 	}
+	bool qs_points = rcu_qs_points(), domains = sched_domains_enabled();
+	rcu_set_qs_points(row->qs_points);
+	sched_set_domains(row->domains);
 	smp_run_on(cpus, thp_worker, NULL);
+	rcu_set_qs_points(qs_points);
+	sched_set_domains(domains);
 	/* The measured cycles' counts: each CPU's now, less what it took when they began. */
 	struct fault_stats d = {0};
 	u64 remote = 0;
