@@ -31,6 +31,19 @@
 #define HART_KSTACK_TOP 80
 #define HART_SIZE 128
 
+/* struct riscv_resume (hart_stop.S), for assembly; smp.c checks them. */
+#define RESUME_SATP 0
+#define RESUME_STVEC 8
+#define RESUME_SSCRATCH 16
+#define RESUME_SIE 24
+#define RESUME_SSTATUS 32
+#define RESUME_RA 40
+#define RESUME_SP 48
+#define RESUME_GP 56
+#define RESUME_TP 64
+#define RESUME_S(n) (72 + 8 * (n))
+#define RESUME_SIZE 176
+
 /*
  * Trap nesting at which the entry stops trusting sp: a trap while handling a trap
  * is normal (a fault inside an interrupt handler, then die()), a third one means
@@ -57,6 +70,26 @@ struct riscv_hart {
 	u32 hartid;
 	uintptr_t kstack_top; /* the running thread's kernel stack top: traps from user mode */
 } __cacheline_aligned;
+
+/*
+ * What a hart that stops keeps for its return (hart_stop.S): the registers a
+ * firmware's stop and start do not, and token, the caller's. It must be in the
+ * image (static), since the started hart finds it through the image's offset.
+ */
+struct riscv_resume {
+	u64 satp, stvec, sscratch, sie, sstatus;
+	u64 ra, sp, gp, tp, s[12];
+	u64 token;
+};
+
+/*
+ * Stop this hart through SBI HSM, interrupts off; it goes on here once some hart
+ * starts it at riscv_resume_entry with the physical address of a struct
+ * riscv_resume. Returns that struct (r, unless the firmware passed another), or
+ * NULL if the stop failed. The timer and the IPIs are as the caller left them.
+ */
+struct riscv_resume *riscv_hart_stop(struct riscv_resume *r);
+extern char riscv_resume_entry[];
 
 extern struct riscv_hart riscv_harts[];
 extern const u32 riscv_hart_slots;	   /* riscv_harts[]'s length, for head.S */

@@ -7,8 +7,6 @@
 #ifndef RISCV_SBI_H
 #define RISCV_SBI_H
 
-#include <grace/types.h>
-
 #define SBI_EXT_LEGACY_PUTCHAR 0x01
 #define SBI_EXT_LEGACY_SHUTDOWN 0x08
 #define SBI_EXT_BASE 0x10
@@ -54,6 +52,9 @@
 #define SBI_SRST_REASON_FAILURE 1
 /* A hart_mask_base of -1 means "every hart", mask ignored (SBI v0.2 and later). */
 #define SBI_ALL_HARTS (~0UL)
+
+#ifndef __ASSEMBLY__
+#include <grace/types.h>
 
 struct sbiret {
 	long error;
@@ -102,5 +103,7 @@ void sbi_shutdown(bool failure);
 /* Reset the machine (a cold reboot); returns only if the firmware cannot. */
 void sbi_reset(bool failure);
 void sbi_console_putchar(char c);
+
+#endif /* __ASSEMBLY__ */
 
 #endif

@@ -12,6 +12,7 @@
 #include <grace/errno.h>
 #include <grace/page_alloc.h>
 #include <grace/percpu.h>
+#include <grace/timer.h>
 #include "hart.h"
 #include "kernel_pgtable.h"
 #include "riscv.h"
@@ -29,6 +30,17 @@ BUILD_BUG_ON(offsetof(struct riscv_hart, trap_regs) != HART_TRAP_REGS);
 BUILD_BUG_ON(offsetof(struct riscv_hart, hartid) != HART_HARTID);
 BUILD_BUG_ON(offsetof(struct riscv_hart, kstack_top) != HART_KSTACK_TOP);
 BUILD_BUG_ON(sizeof(struct riscv_hart) != HART_SIZE);
+BUILD_BUG_ON(offsetof(struct riscv_resume, satp) != RESUME_SATP);
+BUILD_BUG_ON(offsetof(struct riscv_resume, stvec) != RESUME_STVEC);
+BUILD_BUG_ON(offsetof(struct riscv_resume, sscratch) != RESUME_SSCRATCH);
+BUILD_BUG_ON(offsetof(struct riscv_resume, sie) != RESUME_SIE);
+BUILD_BUG_ON(offsetof(struct riscv_resume, sstatus) != RESUME_SSTATUS);
+BUILD_BUG_ON(offsetof(struct riscv_resume, ra) != RESUME_RA);
+BUILD_BUG_ON(offsetof(struct riscv_resume, sp) != RESUME_SP);
+BUILD_BUG_ON(offsetof(struct riscv_resume, gp) != RESUME_GP);
+BUILD_BUG_ON(offsetof(struct riscv_resume, tp) != RESUME_TP);
+BUILD_BUG_ON(offsetof(struct riscv_resume, s[11]) != RESUME_S(11));
+BUILD_BUG_ON(sizeof(struct riscv_resume) != RESUME_SIZE);
 
 struct riscv_hart riscv_harts[MAX_CPUS];
 const u32 riscv_hart_slots = MAX_CPUS;
@@ -79,4 +91,21 @@ void __noreturn riscv_secondary_main(struct riscv_hart *h)
 {
 	riscv_hart_irqs_init();
 	secondary_main();
+}
+
+struct riscv_resume *riscv_hart_stop_resumable(struct riscv_resume *r);
+
+struct riscv_resume *riscv_hart_stop(struct riscv_resume *r)
+{
+	struct riscv_resume *back = riscv_hart_stop_resumable(r);
+	if (back) {
+		/*
+		 * What was pending is gone: the firmware sends no IPI to a stopped hart
+		 * and clears SSIP and STIP at the start, and without Sstc it disarmed the
+		 * timer. One spurious IPI makes this CPU look at its queues again.
+		 */
+		csr_set(sip, SIP_SSIP);
+		timer_rearm_this_cpu();
+	}
+	return back;
 }

@@ -89,5 +89,7 @@ bool tick_running(void);
 
 /* The IPI handler calls this: reprogram the hardware if another CPU asked to. */
 void timer_ipi(void);
+/* This CPU's hardware lost its deadline (its hart was stopped): arm it again. */
+void timer_rearm_this_cpu(void);
 
 #endif

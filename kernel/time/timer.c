@@ -194,6 +194,14 @@ void timer_ipi(void)
 	spin_unlock_irqrestore(&base->lock, flags);
 }
 
+void timer_rearm_this_cpu(void)
+{
+	struct timer_base *base = this_cpu_ptr(&timer_bases);
+	unsigned long flags = spin_lock_irqsave(&base->lock);
+	arch_timer_arm(base->armed);
+	spin_unlock_irqrestore(&base->lock, flags);
+}
+
 /* ---- the API ---- */
 
 void timer_init(struct timer *t, void (*fn)(struct timer *t))

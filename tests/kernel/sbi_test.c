@@ -16,6 +16,7 @@
 #include <grace/cmdline.h>
 #include <grace/cpumask.h>
 #include <grace/extable.h>
+#include <grace/kthread.h>
 #include <grace/kmap.h>
 #include <grace/page_alloc.h>
 #include <grace/percpu.h>
@@ -30,6 +31,7 @@
 #include <asm/csr.h>
 #include <asm/irq.h>
 #include <asm/memory.h>
+#include <arch/riscv64/hart.h>
 #include <arch/riscv64/riscv.h>
 #include <arch/riscv64/sbi.h>
 
@@ -293,5 +295,99 @@ TEST(sbi, remote_sfence_vma_reaches_every_cpu)
 		free_pages(fence_tables[i], 0);
 	free_pages(t.old_page, 0);
 	free_pages(t.new_page, 0);
+}
+/*
+ * HSM stop and start, many times on one CPU: each start names one of two structs in
+ * turn, and the hart must come back through the one its start named. A firmware that
+ * lets a stopped hart go before it has stored the start's address and argument sends
+ * it back, now and then, with those of the start before: a token behind.
+ */
+#define RESTART_CYCLES 10000
+
+static struct riscv_resume restart_slots[2];
+static struct {
+	u32 arrivals; /* the victim's returns from a stop */
+	u64 token;    /* the token of the struct it came back through */
+	bool stop_failed;
+	bool done; /* the next return is the last */
+} restart;
+
+static int restart_victim(void *arg)
+{
+	for (u32 n = 0;; n++) {
+		unsigned long flags = arch_irq_save();
+		struct riscv_resume *back = riscv_hart_stop(&restart_slots[n & 1]);
+		arch_irq_restore(flags);
+		if (!back) {
+			WRITE_ONCE(restart.stop_failed, true);
+			return 0;
+		}
+		WRITE_ONCE(restart.token, back->token);
+		smp_store_release(&restart.arrivals, READ_ONCE(restart.arrivals) + 1);
+		if (READ_ONCE(restart.done))
+			return 0;
+		cond_resched();
+	}
+}
+
+static long hart_status(u32 hart)
+{
+	return sbi_ecall(SBI_EXT_HSM, SBI_HSM_HART_GET_STATUS, hart, 0, 0, 0).value;
+}
+
+TEST(sbi, a_hart_started_again_and_again_comes_back_with_each_starts_argument)
+{
+	if (!grace_firmware()) {
+		/* head.S's lottery_lost works around that race in OpenSBI 1.1 at boot only. */
+		test_skip(
+		    "OpenSBI 1.1 lets a started hart go before it stores the start's arguments");
+		return;
+	}
+	unsigned self = smp_processor_id(), victim = self;
+	unsigned cpu;
+	for_each_online_cpu(cpu)
+		if (cpu != self && victim == self)
+			victim = cpu;
+	if (victim == self) {
+		test_skip("one CPU");
+		return;
+	}
+	u32 hart = boot_info.cpus[victim].hwid;
+	memset(&restart, 0, sizeof(restart));
+	struct task *t = kthread_create_on_cpu(restart_victim, NULL, victim, "restart");
+	ASSERT_TRUE(t != NULL);
+	wake_up_process(t);
+
+	u32 behind = 0, cycles = 0;
+	bool last = false;
+	while (!last) {
+		u64 start = arch_clock_ns();
+		while (hart_status(hart) != SBI_HSM_STATE_STOPPED &&
+		       !READ_ONCE(restart.stop_failed) &&
+		       arch_clock_ns() - start < SBI_TEST_WAIT_NS)
+			cpu_relax();
+		/* On failure the victim is lost to the machine: there is nothing to clean. */
+		ASSERT_EQ(hart_status(hart), SBI_HSM_STATE_STOPPED);
+		struct riscv_resume *r = &restart_slots[cycles & 1];
+		r->token = cycles;
+		last = cycles + 1 == RESTART_CYCLES || behind;
+		WRITE_ONCE(restart.done, last);
+		ASSERT_EQ(sbi_hart_start(hart, virt_to_phys(riscv_resume_entry), virt_to_phys(r)),
+			  0);
+		while (smp_load_acquire(&restart.arrivals) != cycles + 1 &&
+		       arch_clock_ns() - start < 2 * SBI_TEST_WAIT_NS)
+			cpu_relax();
+		ASSERT_EQ(smp_load_acquire(&restart.arrivals), cycles + 1);
+		if (READ_ONCE(restart.token) != cycles) {
+			printk("# sbi: start %u came back with token %llu\n", cycles,
+			       (unsigned long long)READ_ONCE(restart.token));
+			behind++;
+		}
+		cycles++;
+	}
+	kthread_join(t);
+	EXPECT_EQ(behind, 0);
+	EXPECT_FALSE(READ_ONCE(restart.stop_failed));
+	printk("# sbi: %u stops and starts of CPU %u\n", cycles, victim);
 }
 #endif
