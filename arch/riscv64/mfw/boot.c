@@ -222,6 +222,12 @@ void mfw_boot_main(unsigned long hartid, void *dtb)
 		if (!intc_phandle[id] || !h->msip || !h->mtimecmp)
 			continue;
 		h->present = true;
+		/*
+		 * No deadline until S-mode asks for one, as OpenSBI does. QEMU resets mtime
+		 * and every mtimecmp to 0, so MTIP is pending from the start: masked in
+		 * mie, but to QEMU an interrupt pending all the same.
+		 */
+		*h->mtimecmp = ~0ULL;
 		h->stack_top = (uintptr_t)mfw_stacks[id + 1];
 		h->hsm_state = HSM_STOPPED;
 		n++;
