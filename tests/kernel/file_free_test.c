@@ -17,6 +17,7 @@
  */
 #include <grace/atomic.h>
 #include <grace/fs.h>
+#include <grace/kthread.h>
 #include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/smp.h>
@@ -241,6 +242,7 @@ static struct file_storm {
 	struct fs_context *fs;
 	const char *dir;
 	unsigned ncpus;
+	struct cpumask cpus; /* the ncpus that smp_run_on() runs the storm on */
 	struct file_storm_cpu {
 		int slot[2];
 		struct inode *inode[2];
@@ -267,7 +269,7 @@ static void storm_worker(void *arg)
 		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 		unsigned other = (unsigned)(rng >> 33) % storm.ncpus, w = (rng >> 20) & 1;
 		unsigned cpu = 0;
-		for_each_online_cpu(cpu)
+		for_each_cpu(cpu, &storm.cpus)
 			if (n++ == other)
 				break;
 		n = 0;
@@ -285,13 +287,23 @@ static void storm_worker(void *arg)
 	current->fs = own;
 }
 
+/*
+ * Every CPU's descriptors are in one table of FD_MAX: three each (its two and the one
+ * it opens to replace one), with room for the test's own. Past 256 CPUs, 256 storm.
+ */
+#define FILE_STORM_MAX_CPUS (FD_MAX / 4)
+
 static void fget_storm(const char *dir)
 {
-	storm = (struct file_storm){.dir = dir, .ncpus = num_online_cpus()};
+	storm = (struct file_storm){.dir = dir};
 	storm.fs = fs_current();
 	ASSERT_TRUE(storm.fs != NULL);
+	/* smp_run_on() picks from the CPU it is called on: stay on this one until then. */
+	struct cpumask allowed = current->allowed;
+	kthread_bind(current, smp_processor_id());
+	storm.ncpus = smp_pick_cpus(MIN(num_online_cpus(), FILE_STORM_MAX_CPUS), &storm.cpus);
 	unsigned cpu;
-	for_each_online_cpu(cpu) {
+	for_each_cpu(cpu, &storm.cpus) {
 		struct file_storm_cpu *c = &storm.cpu[cpu];
 		for (unsigned w = 0; w < 2; w++) {
 			snprintf(c->path[w], FILE_TEST_PATH, "%s/c%u-%u", dir, cpu, w);
@@ -304,10 +316,11 @@ static void fget_storm(const char *dir)
 
 	atomic_add(&storm.fs->refs, (int)storm.ncpus);
 	smp_run_on(storm.ncpus, storm_worker, NULL);
+	set_cpus_allowed(current, &allowed);
 	atomic_sub(&storm.fs->refs, (int)storm.ncpus);
 
 	u32 wrong = 0, missing = 0, errors = 0, checked = 0;
-	for_each_online_cpu(cpu) {
+	for_each_cpu(cpu, &storm.cpus) {
 		struct file_storm_cpu *c = &storm.cpu[cpu];
 		wrong += c->wrong;
 		missing += c->missing;
