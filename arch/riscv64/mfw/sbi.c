@@ -117,17 +117,30 @@ static void send_ssip(struct mfw_hart *t, void *arg)
 	doorbell(t);
 }
 
-static void send_fence(struct mfw_hart *t, void *arg)
+/* A fence asked of t: posted to every target first, then waited for, so they run at once. */
+static void fence_post(struct mfw_hart *t, void *arg)
 {
-	struct mfw_hart *self = this_hart();
-	if (t == self) {
+	if (t == this_hart()) {
 		__asm__ __volatile__("fence.i\n\tsfence.vma" : : : "memory");
 		return;
 	}
-	u64 ticket = __atomic_add_fetch(&t->fence_req, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&t->fence_req, 1, __ATOMIC_RELEASE);
 	doorbell(t);
-	/* The fence is done when this returns (SBI spec); serve our own meanwhile. */
-	while ((s64)(smp_load_acquire(&t->fence_done) - ticket) < 0)
+}
+
+static void fence_wait(struct mfw_hart *t, void *arg)
+{
+	struct mfw_hart *self = this_hart();
+	if (t == self)
+		return;
+	/* Ours is at or below what t has been asked by now: once that is done, ours is. */
+	u64 asked = READ_ONCE(t->fence_req);
+	/*
+	 * The fence is done when the call returns (SBI spec); serve our own meanwhile. A
+	 * hart that stopped since has nothing to fence: its start flushes everything.
+	 */
+	while ((s64)(smp_load_acquire(&t->fence_done) - asked) < 0 &&
+	       READ_ONCE(t->hsm_state) == HSM_STARTED)
 		if (csr_read(mip) & MIP_MSIP)
 			ipi_process(self);
 }
@@ -138,7 +151,10 @@ static long sbi_rfence(unsigned long fid, unsigned long mask, unsigned long base
 	    fid != SBI_RFENCE_SFENCE_VMA_ASID)
 		return SBI_ERR_NOT_SUPPORTED;
 	/* fence.i and a whole sfence.vma on each: more than a range asks, never less. */
-	return for_each_target(mask, base, send_fence, NULL);
+	long err = for_each_target(mask, base, fence_post, NULL);
+	if (err == SBI_SUCCESS)
+		for_each_target(mask, base, fence_wait, NULL);
+	return err;
 }
 
 static void set_timer(struct mfw_hart *h, u64 when)
