@@ -7,7 +7,9 @@
  *
  * The fence test makes each CPU's TLB stale on purpose (QEMU's software TLB keeps a
  * translation until a flush), then asks the firmware for one remote sfence.vma: each
- * CPU must then read through the new translation.
+ * CPU must then read through the new translation. The stop-and-start test stops one
+ * CPU through HSM and starts it again (riscv_hart_stop(), hart_stop.S) ten thousand
+ * times, to catch a start whose arguments the hart can miss.
  */
 #ifdef __riscv
 #include <grace/arch.h>
@@ -296,6 +298,7 @@ TEST(sbi, remote_sfence_vma_reaches_every_cpu)
 	free_pages(t.old_page, 0);
 	free_pages(t.new_page, 0);
 }
+
 /*
  * HSM stop and start, many times on one CPU: each start names one of two structs in
  * turn, and the hart must come back through the one its start named. A firmware that
