@@ -460,11 +460,11 @@ static bool vma_covers_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 /*
  * Everything a writer of [start, end) decides before it changes anything: that
  * VMAs cover the range (if it must be covered: -ENOMEM otherwise), room for the
- * VMAs its edges add, and the PTE tables its edges' 2 MiB splits need. 0 with the
- * lock held for writing, or an error with it dropped.
+ * VMAs its edges add (if it splits them), and the PTE tables its edges' 2 MiB
+ * splits need. 0 with the lock held for writing, or an error with it dropped.
  */
 static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool covered,
-				   struct pt_split_tables *st)
+				   bool split_vmas, struct pt_split_tables *st)
 {
 	bool relocked;
 	int err;
@@ -474,7 +474,8 @@ static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end
 			write_unlock(&mm->vma_lock);
 			return -ENOMEM;
 		}
-		err = vma_reserve_locked(mm, vma_edge_splits_locked(mm, start, end), &relocked);
+		unsigned splits = split_vmas ? vma_edge_splits_locked(mm, start, end) : 0;
+		err = vma_reserve_locked(mm, splits, &relocked);
 		if (err)
 			return err;
 		if (relocked)
@@ -559,6 +560,7 @@ static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, u
 /* What vma_edit() does to its range. */
 enum vma_edit_op {
 	VMA_EDIT_UNMAP,
+	VMA_EDIT_DISCARD, /* drop its pages, keep its VMAs as they are */
 	VMA_EDIT_PROTECT, /* give it prot (0: no access, PROT_NONE) */
 	VMA_EDIT_NOHUGE,  /* no 2 MiB pages for its later faults */
 	VMA_EDIT_HUGE,	  /* 2 MiB pages again where they fit */
@@ -572,14 +574,17 @@ static void vma_set_nohuge_locked(struct mm *mm, uintptr_t start, uintptr_t end,
 }
 
 /*
- * Apply op to [start, start + len) (every page must lie in a VMA but to unmap):
- * the VMAs it touches write-locked, its edges made VMA boundaries and the 2 MiB
- * pages they cut split, then the range removed, given prot or its flags changed,
- * in the table and the page tables, and one TLB shootdown once the lock is dropped.
+ * Apply op to [start, start + len) (every page must lie in a VMA but to unmap or
+ * discard): the VMAs it touches write-locked, its edges made VMA boundaries (but
+ * to discard) and the 2 MiB pages they cut split, then the range removed, given
+ * prot or its flags changed, in the table and the page tables, or its pages
+ * dropped from the page tables alone, and one TLB shootdown once the lock is
+ * dropped. Discarding a range with holes drops the pages of the VMAs in it and
+ * returns -ENOMEM.
  */
 static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, enum vma_edit_op op)
 {
-	bool unmap = op == VMA_EDIT_UNMAP;
+	bool unmap = op == VMA_EDIT_UNMAP, discard = op == VMA_EDIT_DISCARD;
 	int err = range_check(start, len);
 	if (err)
 		return err;
@@ -591,24 +596,27 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, e
 	if (vma_spares_alloc(&sp))
 		return -ENOMEM;
 	write_lock(&mm->vma_lock);
-	err = vma_edit_prepare_locked(mm, start, end, !unmap, &st);
+	err = vma_edit_prepare_locked(mm, start, end, !unmap && !discard, !discard, &st);
 	if (err)
 		goto out_unlocked;
+	bool holes = discard && !vma_covers_locked(mm, start, end);
 	vma_write_lock_range(mm, start, end, &lo, &hi);
-	write_seqcount_begin(&mm->vma_seq);
-	vma_split_at_locked(mm, start, &sp.v[0]);
-	vma_split_at_locked(mm, end, &sp.v[1]);
-	if (op == VMA_EDIT_PROTECT)
-		vma_set_prot_locked(mm, start, end, prot);
-	else if (unmap)
-		vma_remove_range_locked(mm, start, end);
-	else
-		vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
-	write_seqcount_end(&mm->vma_seq);
+	if (!discard) {
+		write_seqcount_begin(&mm->vma_seq);
+		vma_split_at_locked(mm, start, &sp.v[0]);
+		vma_split_at_locked(mm, end, &sp.v[1]);
+		if (op == VMA_EDIT_PROTECT)
+			vma_set_prot_locked(mm, start, end, prot);
+		else if (unmap)
+			vma_remove_range_locked(mm, start, end);
+		else
+			vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
+		write_seqcount_end(&mm->vma_seq);
+	}
 	tlb_gather_init(&g, mm);
 	pt_split_edges(mm, start, end, &st, &g);
-	if (unmap)
-		pt_clear_range(mm, start, end, &g);
+	if (unmap || discard)
+		pt_clear_range(mm, start, end, &g); /* a table stays while a VMA overlaps it */
 	else if (op != VMA_EDIT_PROTECT)
 		; /* the pages already there stay as they are, 2 MiB ones too, as on Linux */
 	else if (prot)
@@ -624,11 +632,14 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, e
 	write_unlock(&mm->vma_lock);
 	/*
 	 * Faults may resume now: an unmapped range has no VMA, so they fail, and its old
-	 * pages wait in g; a protected one's faults see the new prot. The shootdown makes
-	 * every CPU drop the old entries before we return; it waits for the slowest CPU's
-	 * answer, which no fault or writer should wait for behind vma_lock.
+	 * pages wait in g; a discarded one's fault in new zeroed pages; a protected one's
+	 * see the new prot. The shootdown makes every CPU drop the old entries before we
+	 * return; it waits for the slowest CPU's answer, which no fault or writer should
+	 * wait for behind vma_lock.
 	 */
 	tlb_finish(&g);
+	if (holes)
+		err = -ENOMEM;
 out_unlocked:
 	vma_spares_free(&sp);
 	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
@@ -656,6 +667,11 @@ void vma_quiesce(void)
 {
 	rcu_barrier();
 	kmem_cache_shrink(vma_cache);
+}
+
+int vma_discard(struct mm *mm, uintptr_t start, size_t len)
+{
+	return vma_edit(mm, start, len, 0, VMA_EDIT_DISCARD);
 }
 
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)

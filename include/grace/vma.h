@@ -34,6 +34,16 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
 
 /*
+ * madvise(MADV_DONTNEED): drop the pages of [start, start + len) and keep its
+ * VMAs, so the next touch faults in zeros and no other mapping can take the
+ * range meanwhile. 2 MiB pages the edges cut are split first; the pages go after
+ * the TLB shootdown. Returns 0, -EINVAL (bad range), or -ENOMEM: out of memory
+ * for a split (nothing changed), or a page of the range in no VMA (the VMAs in
+ * it lost their pages all the same, as on Linux). Call with interrupts enabled.
+ */
+int vma_discard(struct mm *mm, uintptr_t start, size_t len);
+
+/*
  * Give [start, start + len) the protection prot (as vma_map's; 0, PROT_NONE, keeps
  * the pages mapped for the kernel only, since a leaf cannot forbid reading, see
  * grace/pgtable.h: every user access faults and the VMA refuses it, and a later

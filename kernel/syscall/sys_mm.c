@@ -116,25 +116,19 @@ USER_CALL(madvise)
 				   : 0;
 	if (a2 != MADV_DONTNEED)
 		return 0; /* advice the kernel may ignore */
+	if (start == end)
+		return 0;
 	/*
-	 * Drop the pages, keep the mappings: each VMA's part of the range is unmapped
-	 * and mapped again with that VMA's protection, so the next touch faults in
-	 * zeros, as Linux gives. A hole in the range is -ENOMEM, as on Linux, after
-	 * the VMAs before it.
+	 * Drop the pages, keep the mappings, so that the next touch faults in zeros
+	 * and no other thread's mmap can take the range meanwhile. Addresses where no
+	 * VMA may lie are a hole: -ENOMEM, as Linux says for one, after the VMAs in
+	 * the rest of the range lost their pages.
 	 */
-	for (uintptr_t va = start; va < end;) {
-		struct vma v;
-		if (!vma_lookup(mm, va, &v))
-			return -ENOMEM;
-		uintptr_t seg_end = MIN(end, v.end);
-		int err = vma_unmap(mm, va, seg_end - va);
-		if (!err)
-			err = vma_map(mm, va, seg_end - va, v.prot, v.flags & ~VMA_ANON);
-		if (err)
-			return err;
-		va = seg_end;
-	}
-	return 0;
+	uintptr_t lo = MAX(start, VMA_MIN_ADDR), hi = MIN(end, USER_VA_END);
+	if (lo >= hi)
+		return -ENOMEM;
+	int err = vma_discard(mm, lo, hi - lo);
+	return err ? err : lo != start || hi != end ? -ENOMEM : 0;
 }
 
 /* The break moved to want, or where it stays for anything Linux would not do. brk_lock held. */

@@ -162,6 +162,19 @@ static void memory_mmap(void)
 #ifdef __x86_64__ /* qemu-user, riscv64's oracle, accepts any madvise */
 	ok("madvise MADV_NOHUGEPAGE of a hole", madvise(p, PAGE, MADV_NOHUGEPAGE));
 #endif
+#ifdef __x86_64__ /* qemu-user, riscv64's oracle, skips MADV_DONTNEED over a hole */
+	/* MADV_DONTNEED across a hole: the pages on both sides go all the same. */
+	unsigned char *h = mapped("mmap 3 more pages", mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
+							    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	if (h != MAP_FAILED) {
+		memset(h, 0x66, 3 * PAGE);
+		ok("munmap their middle page", munmap(h + PAGE, PAGE));
+		ok("madvise MADV_DONTNEED across the hole", madvise(h, 3 * PAGE, MADV_DONTNEED));
+		printf("the pages before and after it read as zeros: %s, %s\n",
+		       yes(all_zero(h, PAGE)), yes(all_zero(h + 2 * PAGE, PAGE)));
+		munmap(h, 3 * PAGE);
+	}
+#endif
 	/* A hint at a free, aligned address is taken. */
 	q = mapped(
 	    "mmap with the freed address as a hint",
