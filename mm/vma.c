@@ -460,11 +460,12 @@ static bool vma_covers_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 /*
  * Everything a writer of [start, end) decides before it changes anything: that
  * VMAs cover the range (if it must be covered: -ENOMEM otherwise), room for the
- * VMAs its edges add (if it splits them), and the PTE tables its edges' 2 MiB
- * splits need. 0 with the lock held for writing, or an error with it dropped.
+ * VMAs its edges add (if it splits them) and for `inserts` more, and the PTE
+ * tables its edges' 2 MiB splits need. 0 with the lock held for writing, or an
+ * error with it dropped.
  */
 static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool covered,
-				   bool split_vmas, struct pt_split_tables *st)
+				   bool split_vmas, unsigned inserts, struct pt_split_tables *st)
 {
 	bool relocked;
 	int err;
@@ -475,7 +476,7 @@ static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end
 			return -ENOMEM;
 		}
 		unsigned splits = split_vmas ? vma_edge_splits_locked(mm, start, end) : 0;
-		err = vma_reserve_locked(mm, splits, &relocked);
+		err = vma_reserve_locked(mm, splits + inserts, &relocked);
 		if (err)
 			return err;
 		if (relocked)
@@ -560,6 +561,7 @@ static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, u
 /* What vma_edit() does to its range. */
 enum vma_edit_op {
 	VMA_EDIT_UNMAP,
+	VMA_EDIT_REPLACE, /* unmap it and map a new VMA there, in one step */
 	VMA_EDIT_DISCARD, /* drop its pages, keep its VMAs as they are */
 	VMA_EDIT_PROTECT, /* give it prot (0: no access, PROT_NONE) */
 	VMA_EDIT_NOHUGE,  /* no 2 MiB pages for its later faults */
@@ -574,29 +576,47 @@ static void vma_set_nohuge_locked(struct mm *mm, uintptr_t start, uintptr_t end,
 }
 
 /*
- * Apply op to [start, start + len) (every page must lie in a VMA but to unmap or
- * discard): the VMAs it touches write-locked, its edges made VMA boundaries (but
- * to discard) and the 2 MiB pages they cut split, then the range removed, given
- * prot or its flags changed, in the table and the page tables, or its pages
- * dropped from the page tables alone, and one TLB shootdown once the lock is
- * dropped. Discarding a range with holes drops the pages of the VMAs in it and
- * returns -ENOMEM.
+ * Apply op to [start, start + len) (every page must lie in a VMA but to unmap,
+ * replace or discard): the VMAs it touches write-locked, its edges made VMA
+ * boundaries (but to discard) and the 2 MiB pages they cut split, then the range
+ * removed (and a VMA of prot and flags put in its place), given prot or its flags
+ * changed, in the table and the page tables, or its pages dropped from the page
+ * tables alone, and one TLB shootdown once the lock is dropped. Discarding a
+ * range with holes drops the pages of the VMAs in it and returns -ENOMEM.
  */
-static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, enum vma_edit_op op)
+static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned flags,
+		    enum vma_edit_op op)
 {
-	bool unmap = op == VMA_EDIT_UNMAP, discard = op == VMA_EDIT_DISCARD;
+	bool replace = op == VMA_EDIT_REPLACE, discard = op == VMA_EDIT_DISCARD;
+	bool unmap = op == VMA_EDIT_UNMAP || replace;
 	int err = range_check(start, len);
 	if (err)
 		return err;
 	uintptr_t end = start + len, lo, hi;
 	struct pt_split_tables st = {.nr = 0};
 	struct vma_spares sp;
+	struct vma *fresh = NULL;
 	struct tlb_gather g;
 
-	if (vma_spares_alloc(&sp))
-		return -ENOMEM;
+	if (replace) {
+		if ((prot & ~VMA_PROT_ALL) || (flags & ~VMA_FLAGS_ALL))
+			return -EINVAL;
+		fresh = kmem_cache_alloc(vma_cache);
+		if (!fresh)
+			return -ENOMEM;
+		/* Write-locked until the old pages are gone: no fault may map into it before. */
+		*fresh = (struct vma){.start = start,
+				      .end = end,
+				      .prot = prot,
+				      .flags = flags | VMA_ANON,
+				      .lock = VMA_LOCK_WRITER};
+	}
+	if (vma_spares_alloc(&sp)) {
+		err = -ENOMEM;
+		goto out_fresh;
+	}
 	write_lock(&mm->vma_lock);
-	err = vma_edit_prepare_locked(mm, start, end, !unmap && !discard, !discard, &st);
+	err = vma_edit_prepare_locked(mm, start, end, !unmap && !discard, !discard, replace, &st);
 	if (err)
 		goto out_unlocked;
 	bool holes = discard && !vma_covers_locked(mm, start, end);
@@ -611,6 +631,10 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, e
 			vma_remove_range_locked(mm, start, end);
 		else
 			vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
+		if (replace) {
+			table_insert(mm->vmat, vma_search_locked(mm, start), fresh);
+			fresh = NULL;
+		}
 		write_seqcount_end(&mm->vma_seq);
 	}
 	tlb_gather_init(&g, mm);
@@ -632,10 +656,10 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, e
 	write_unlock(&mm->vma_lock);
 	/*
 	 * Faults may resume now: an unmapped range has no VMA, so they fail, and its old
-	 * pages wait in g; a discarded one's fault in new zeroed pages; a protected one's
-	 * see the new prot. The shootdown makes every CPU drop the old entries before we
-	 * return; it waits for the slowest CPU's answer, which no fault or writer should
-	 * wait for behind vma_lock.
+	 * pages wait in g; a discarded or replaced one's fault in zeroed pages; a
+	 * protected one's see the new prot. The shootdown makes every CPU drop the old
+	 * entries before we return; it waits for the slowest CPU's answer, which no
+	 * fault or writer should wait for behind vma_lock.
 	 */
 	tlb_finish(&g);
 	if (holes)
@@ -643,12 +667,15 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, e
 out_unlocked:
 	vma_spares_free(&sp);
 	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
+out_fresh:
+	if (fresh)
+		kmem_cache_free(vma_cache, fresh);
 	return err;
 }
 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len)
 {
-	return vma_edit(mm, start, len, 0, VMA_EDIT_UNMAP);
+	return vma_edit(mm, start, len, 0, 0, VMA_EDIT_UNMAP);
 }
 
 void vma_free_all(struct mm *mm)
@@ -669,19 +696,24 @@ void vma_quiesce(void)
 	kmem_cache_shrink(vma_cache);
 }
 
+int vma_map_replace(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned flags)
+{
+	return vma_edit(mm, start, len, prot, flags, VMA_EDIT_REPLACE);
+}
+
 int vma_discard(struct mm *mm, uintptr_t start, size_t len)
 {
-	return vma_edit(mm, start, len, 0, VMA_EDIT_DISCARD);
+	return vma_edit(mm, start, len, 0, 0, VMA_EDIT_DISCARD);
 }
 
 int vma_protect(struct mm *mm, uintptr_t start, size_t len, unsigned prot)
 {
 	if (prot & ~VMA_PROT_ALL)
 		return -EINVAL;
-	return vma_edit(mm, start, len, prot, VMA_EDIT_PROTECT);
+	return vma_edit(mm, start, len, prot, 0, VMA_EDIT_PROTECT);
 }
 
 int vma_set_nohuge(struct mm *mm, uintptr_t start, size_t len, bool nohuge)
 {
-	return vma_edit(mm, start, len, 0, nohuge ? VMA_EDIT_NOHUGE : VMA_EDIT_HUGE);
+	return vma_edit(mm, start, len, 0, 0, nohuge ? VMA_EDIT_NOHUGE : VMA_EDIT_HUGE);
 }

@@ -34,6 +34,15 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 int vma_unmap(struct mm *mm, uintptr_t start, size_t len);
 
 /*
+ * mmap(MAP_FIXED): what vma_unmap() and then vma_map() would do, in one step, so
+ * that no other thread's mapping can take the range in between. The old pages
+ * are freed after the TLB shootdown; the new VMA takes no fault until they are
+ * gone from the page tables. Returns 0 or vma_unmap()'s and vma_map()'s errors,
+ * with nothing changed.
+ */
+int vma_map_replace(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned flags);
+
+/*
  * madvise(MADV_DONTNEED): drop the pages of [start, start + len) and keep its
  * VMAs, so the next touch faults in zeros and no other mapping can take the
  * range meanwhile. 2 MiB pages the edges cut are split first; the pages go after

@@ -57,10 +57,8 @@ USER_CALL(mmap)
 			int err = vma_map(p->mm, addr, len, user_prot(prot), 0);
 			return err ? err : (long)addr;
 		}
-		/* MAP_FIXED replaces whatever was there. */
-		int err = vma_unmap(p->mm, addr, len);
-		if (!err)
-			err = vma_map(p->mm, addr, len, user_prot(prot), 0);
+		/* MAP_FIXED replaces whatever was there, in one step. */
+		int err = vma_map_replace(p->mm, addr, len, user_prot(prot), 0);
 		return err ? err : (long)addr;
 	}
 	/* A hint is taken if the range is free, as Linux does; else the highest gap below the base.
