@@ -15,8 +15,10 @@
 #include <grace/arch.h>
 #include <grace/cmdline.h>
 #include <grace/console.h>
+#include <grace/errno.h>
 #include <grace/printk.h>
 #include <grace/selftest.h>
+#include <grace/shell.h>
 #include <grace/sched.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
@@ -71,12 +73,16 @@ static void log_store(const char *s, size_t n)
  */
 static bool console_midline;
 
-/* line: s is a whole message line (printk), not a piece of one (console_print). */
-static void emit(const char *s, size_t n, bool to_console, bool line)
+/*
+ * line: s is a whole message line (printk), not a piece of one (console_print).
+ * to_log false: the bytes are the log's own, read back for the console (dmesg).
+ */
+static void emit_to(const char *s, size_t n, bool to_log, bool to_console, bool line)
 {
 	bool locked;
 	unsigned long flags = printk_lock_acquire(&locked);
-	log_store(s, n);
+	if (to_log)
+		log_store(s, n);
 	if (console && to_console && n) {
 		if (line && console_midline)
 			console->write("\n", 1);
@@ -86,6 +92,11 @@ static void emit(const char *s, size_t n, bool to_console, bool line)
 	if (locked)
 		spin_unlock(&printk_lock);
 	arch_irq_restore(flags);
+}
+
+static void emit(const char *s, size_t n, bool to_console, bool line)
+{
+	emit_to(s, n, true, to_console, line);
 }
 
 void console_print(const char *s, size_t n)
@@ -220,4 +231,43 @@ size_t printk_log_read(size_t *pos, char *buf, size_t size)
 		spin_unlock(&printk_lock);
 	arch_irq_restore(flags);
 	return n;
+}
+
+/*
+ * The kernel's own messages in the ring as it stood when the command began, oldest
+ * first, to the console alone: logging them again would make the log hold itself.
+ * The ring also holds what the shell printed (prompts, echo, answers), which carries
+ * no time: those lines are left out, so dmesg shows what Linux's would. Under `quiet`
+ * this is where the informational lines are, Linux's "segfault at" among them.
+ */
+SHELL_CMD(dmesg, "", "print the kernel's messages from the log ring, as dmesg does")
+{
+	char in[256], out[256];
+	size_t pos = 0, n, kept = 0;
+	bool line_start = true, keep = false;
+
+	if (argc != 1)
+		return SHELL_USAGE;
+	if (!READ_ONCE(printk_time)) {
+		printk("dmesg: with printk.time=0 the kernel's lines cannot be told from the "
+		       "shell's\n");
+		return -EINVAL;
+	}
+	size_t head = printk_log_head();
+	while (pos < head && (n = printk_log_read(&pos, in, MIN(sizeof(in), head - pos)))) {
+		for (size_t i = 0; i < n; i++) {
+			if (line_start)
+				keep = in[i] == '[';
+			line_start = in[i] == '\n';
+			if (!keep)
+				continue;
+			out[kept++] = in[i];
+			if (kept == sizeof(out)) {
+				emit_to(out, kept, false, true, false);
+				kept = 0;
+			}
+		}
+	}
+	emit_to(out, kept, false, true, false);
+	return 0;
 }

@@ -60,7 +60,7 @@ REQUIRED_COMMANDS = ("help", "ps", "cpus", "mem", "rcu", "locks", "top", "test",
                      "echo", "uptime", "poweroff") + \
     ("ls", "cat", "touch", "mkdir", "rmdir", "rm", "mv", "ln", "stat", "cd", "pwd", "df", "vfs") + \
     ("ifconfig", "route", "arp", "ping", "udpsend", "netstat")  # net/shell_cmds.c, net/ipv4/shell_cmds.c
-KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab", "console")
+KNOWN_COMMANDS = REQUIRED_COMMANDS + ("cmdline", "failslab", "console", "dmesg")
 KNOWN_COMMANDS += ("rtcache", "rt_gc_interval", "rt_gc_timeout", "rt_gc_thresh",
                    "rt_gc_elasticity", "neigh_gc_interval", "neigh_gc_thresh",
                    "neigh_retrans_time", "neigh_mcast_solicit")  # net/ipv4/shell_cmds.c
@@ -240,6 +240,18 @@ def check_uptime(words, out, cfg):
     return None
 
 
+def check_dmesg(words, out, cfg):
+    """The kernel's own lines: the boot's among them, none of what the shell printed
+    (console.txt echoes 'hello grace' before it asks)."""
+    if len(words) != 1:
+        return None
+    if not any(l.startswith("Grace is up.") for l in out):
+        return f"dmesg lacks the boot's 'Grace is up.' line; its last lines: {out[-3:]}"
+    if "hello grace" in out:
+        return "dmesg printed what the shell's echo printed, which is no kernel message"
+    return None
+
+
 def check_echo(words, out, cfg):
     if len(words) >= 3 and words[-2] in (">", ">>"):
         return check_silent(words, out, cfg)
@@ -392,6 +404,7 @@ def check_interrupted(words, out):
 
 
 CHECKS = {"help": check_help, "cpus": check_cpus, "uptime": check_uptime, "echo": check_echo,
+          "dmesg": check_dmesg,
           "ps": check_ps, "mem": check_mem, "rcu": check_rcu, "test": check_test,
           "bench": check_bench, "profile": check_profile, "locks": check_locks,
           "ifconfig": check_ifconfig, "route": check_route, "ping": check_ping, "netstat": check_netstat,

@@ -255,6 +255,25 @@ def show(line):
     return repr(body)[1:-1] if any(c < " " and c != "\t" for c in body) else body
 
 
+# A program's death by a signal on Grace (the shell's line), and the kernel's line
+# that says why (Linux's "segfault at", or the exception's name and pc): `quiet`
+# keeps the second in the log, where dmesg finds it.
+KILLED = re.compile(r"^run: killed by signal", re.M)
+DEATH_LINE = re.compile(r"\]: (?:segfault at |.* at ip )")
+DEATH_LINES_MAX = 3
+
+
+def kernel_death_lines(con, deadline):
+    """The kernel's last lines about a killed program, as problem lines."""
+    try:
+        out = shell(con, deadline, "dmesg")
+    except RuntimeError as e:
+        return [f"  kernel: dmesg got no answer: {e}"]
+    lines = [l for l in out.splitlines() if DEATH_LINE.search(l)]
+    return [f"  kernel: {l}" for l in lines[-DEATH_LINES_MAX:]] or \
+        ["  kernel: dmesg has no line about the death"]
+
+
 def compare(command, want, echo, got):
     """Problems with one command: its echo, then every difference of Grace's output from Linux's."""
     if echo != f"run {command}":
@@ -313,7 +332,10 @@ def check(con, deadline, arch, bindir, progs, want):
                 dead = "an earlier command got no prompt back"
                 problems.append(str(e))
                 break
-            problems += compare(c, want[(p.name, c)], echo, got)
+            found = compare(c, want[(p.name, c)], echo, got)
+            if found and KILLED.search(got) and not KILLED.search(want[(p.name, c)]):
+                found += kernel_death_lines(con, deadline)
+            problems += found
         results.append((p, problems, skip))
     return results
 
