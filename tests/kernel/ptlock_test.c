@@ -160,6 +160,19 @@ static void ptlock_hold_check(void)
 	}
 }
 
+/*
+ * The k-th 1 GiB region the PMD- and PUD-level cases fault in: each is mapped by a
+ * PMD table of its own, which as_slot() stops promising past 254 CPUs. Sv39's
+ * user half holds PTLOCK_GIB_SLOTS of them above its first GiB, so those cases
+ * fault with at most that many CPUs (two per region in the PUD race).
+ */
+#define PTLOCK_GIB_SLOTS ((unsigned)(USER_VA_END / GiB) - 1)
+
+static uintptr_t ptlock_gib(unsigned k)
+{
+	return (uintptr_t)(k + 1) * GiB;
+}
+
 static bool ptlock_needs_two_cpus(void)
 {
 	if (num_online_cpus() >= 2)
@@ -181,13 +194,13 @@ static void pmd_table_run(enum ptlock_mode mode, bool same_table, bool must_wait
 	unsigned cpu;
 
 	ASSERT_TRUE(ptlock_hold_init(mode, must_wait) != NULL);
-	ph.table = pt_pmd_table(ph.mm, as_slot(0), &err);
+	ph.table = pt_pmd_table(ph.mm, ptlock_gib(0), &err);
 	ASSERT_TRUE(ph.table != NULL);
 	unsigned n = huge ? PTLOCK_HUGE_FAULTERS : must_wait ? PTLOCK_FAULTERS : MAX_CPUS;
 	if (same_table)
-		ptlock_assign(as_slot(0), HUGE_SIZE, n, false);
+		ptlock_assign(ptlock_gib(0), HUGE_SIZE, n, false);
 	else
-		ptlock_assign(as_slot(1), GiB, n, false);
+		ptlock_assign(ptlock_gib(1), GiB, MIN(n, PTLOCK_GIB_SLOTS - 1), false);
 	for_each_online_cpu(cpu)
 		if (ph.va[cpu])
 			ASSERT_EQ(vma_map(ph.mm, ph.va[cpu], HUGE_SIZE, PROT_READ | PROT_WRITE,
@@ -308,9 +321,10 @@ static void pud_table_case(enum ptlock_mode mode, bool fresh_pmd)
 	ASSERT_TRUE(ptlock_hold_init(mode, must_wait) != NULL);
 	ph.walk_only = true;
 	/* Slot 0's PMD table makes the levels above the PUD (x86's PDPT) exist. */
-	ASSERT_TRUE(pt_pmd_table(ph.mm, as_slot(0), &err) != NULL);
-	ph.table = ptlock_pud_table(ph.mm, as_slot(0));
-	ptlock_assign(as_slot(1), GiB, must_wait ? PTLOCK_FAULTERS : MAX_CPUS, false);
+	ASSERT_TRUE(pt_pmd_table(ph.mm, ptlock_gib(0), &err) != NULL);
+	ph.table = ptlock_pud_table(ph.mm, ptlock_gib(0));
+	ptlock_assign(ptlock_gib(1), GiB, must_wait ? PTLOCK_FAULTERS : PTLOCK_GIB_SLOTS - 1,
+		      false);
 	for_each_online_cpu(cpu) {
 		if (!ph.va[cpu])
 			continue;
@@ -370,7 +384,9 @@ static void pud_race_run(enum ptlock_mode mode)
 	pt_table_stats_sum(&p0);
 	ASSERT_TRUE(ptlock_hold_init(mode, false) != NULL);
 	for_each_online_cpu(cpu) {
-		ph.va[cpu] = as_slot(k / 2) + (k % 2) * HUGE_SIZE;
+		if (k == 2 * PTLOCK_GIB_SLOTS)
+			break;
+		ph.va[cpu] = ptlock_gib(k / 2) + (k % 2) * HUGE_SIZE;
 		ASSERT_EQ(vma_map(ph.mm, ph.va[cpu], PAGE_SIZE, PROT_READ | PROT_WRITE, 0), 0);
 		k++;
 	}
@@ -510,8 +526,8 @@ TEST(ptlock, lock_of_each_table)
 		struct mm *mm = mm_create_ptlock(as_ptlock_modes[m]);
 		int err = 0;
 		ASSERT_TRUE(mm != NULL);
-		pte_t *a = pt_pmd_table(mm, as_slot(0), &err);
-		pte_t *b = pt_pmd_table(mm, as_slot(1), &err);
+		pte_t *a = pt_pmd_table(mm, ptlock_gib(0), &err);
+		pte_t *b = pt_pmd_table(mm, ptlock_gib(1), &err);
 		ASSERT_TRUE(a && b);
 		EXPECT_TRUE(a != b);
 		if (mm->ptlock == PTLOCK_SPLIT) {
