@@ -5,7 +5,8 @@
  * throughout and after (each 4 KiB page holds a value derived from its address, so
  * a leaf pointing at the wrong 4 KiB page shows), the cut part must be gone or
  * read-only on every CPU once the call returns, the page tables must hold exactly
- * what is left, and mm_destroy() must give back every page, split or not. Without
+ * what is left, and mm_destroy() must give back every page, split or not. Dropping
+ * the pages of part of one (MADV_DONTNEED) splits it the same way, on one CPU. Without
  * memory for the split's table both calls fail before they change anything.
  *
  * The readers keep the user-access window open from their first read to their last
@@ -425,6 +426,46 @@ TEST(huge_split, out_of_memory_for_the_table_changes_nothing)
 	EXPECT_TRUE(prot_leaf_read_only(st.mm, mid, PT_LEVEL_PTE));
 	EXPECT_EQ(vma_unmap(st.mm, mid, PAGE_SIZE), 0);
 	EXPECT_TRUE(as_pa(st.mm, mid, NULL) == 0);
+	as_expect_rss_matches(st.mm);
+	mm_destroy(st.mm);
+	EXPECT_EQ(mm_bad_free_count(), bad);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+/*
+ * madvise(MADV_DONTNEED)'s vma_discard() of one 4 KiB page inside a 2 MiB page: the
+ * 2 MiB page is split, that page is gone and faults back in as zeros, every other
+ * page keeps its memory and bytes, and the VMA stays one, as it was.
+ */
+TEST(huge_split, discard_of_part_drops_only_it_and_keeps_the_vma)
+{
+	phys_addr_t pa[1];
+	u64 before = as_free_bytes(), bad = mm_bad_free_count(), val = ~0ULL;
+	uintptr_t mid = as_slot(0) + HUGE_SIZE / 2;
+	unsigned changed = 0;
+	struct vma v;
+
+	split_test_init(false);
+	if (!split_setup(&st, HUGE_SIZE, pa, before))
+		return;
+	EXPECT_EQ(vma_discard(st.mm, mid, PAGE_SIZE), 0);
+	EXPECT_EQ(vma_count(st.mm), 1);
+	EXPECT_TRUE(vma_lookup(st.mm, mid, &v) && v.start == st.base &&
+		    v.end == st.base + HUGE_SIZE && v.prot == RW);
+	EXPECT_TRUE(as_pa(st.mm, mid, NULL) == 0);
+	mm_switch(st.mm);
+	for (uintptr_t va = st.base; va < st.base + HUGE_SIZE; va += PAGE_SIZE) {
+		int level;
+		u64 x = 0;
+		if (va != mid)
+			changed += as_pa(st.mm, va, &level) != pa[0] + (va - st.base) ||
+				   level != PT_LEVEL_PTE || user_read_u64(va, &x) ||
+				   x != split_value(va);
+	}
+	EXPECT_EQ(user_read_u64(mid, &val), 0);
+	mm_switch(NULL);
+	EXPECT_EQ(changed, 0);
+	EXPECT_EQ(val, 0);
 	as_expect_rss_matches(st.mm);
 	mm_destroy(st.mm);
 	EXPECT_EQ(mm_bad_free_count(), bad);
