@@ -245,18 +245,22 @@ TEST(pcp, turning_huge_batching_off_drains_every_huge_list)
 }
 
 /*
- * Every CPU but the caller's takes up to a list's high mark of 2 MiB blocks from
- * each node and frees them, so each ends with blocks parked on its huge lists.
+ * Every CPU but the caller's, of the first `parkers` online, takes up to a list's
+ * high mark of 2 MiB blocks from each node and frees them, so each ends with blocks
+ * parked on its huge lists. At most half the blocks there are get parked: with more
+ * CPUs than that (512 CPUs in 512 MiB), a strict allocation would find the node
+ * empty and take the parked blocks back, perhaps after the last free.
  */
 struct huge_park {
-	unsigned caller;
+	unsigned caller, parkers;
 };
 
 static void huge_park_worker(void *arg)
 {
 	struct huge_park *t = arg;
 	void *held[PCP_HUGE_HIGH_MAX];
-	if (smp_processor_id() == t->caller)
+	unsigned cpu = smp_processor_id();
+	if (cpu == t->caller || (unsigned)smp_online_index(cpu) >= t->parkers)
 		return;
 	for (unsigned node = 0; node < nr_nodes; node++) {
 		unsigned high = pcp_limits((int)node, HUGE_ORDER).high, n = 0;
@@ -294,12 +298,17 @@ static void give_blocks(void *list)
 static void strict_reaches_parked(void)
 {
 	static struct huge_park t;
-	u64 free_blocks[MAX_NODES], got[MAX_NODES], parked = 0;
+	u64 free_blocks[MAX_NODES], got[MAX_NODES], parked = 0, all_blocks = 0;
+	unsigned high_max = 1;
 	void *taken[MAX_NODES];
 	u64 start = mm_test_buddy_free();
 
-	for (unsigned node = 0; node < nr_nodes; node++)
+	for (unsigned node = 0; node < nr_nodes; node++) {
 		free_blocks[node] = node_free_blocks((int)node, HUGE_ORDER);
+		all_blocks += free_blocks[node];
+		high_max = MAX(high_max, pcp_limits((int)node, HUGE_ORDER).high);
+	}
+	t.parkers = (unsigned)MAX(all_blocks / 2 / high_max, 2ULL);
 	t.caller = smp_processor_id();
 	smp_run_all(huge_park_worker, &t);
 	for (unsigned node = 0; node < nr_nodes; node++)

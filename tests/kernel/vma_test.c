@@ -239,7 +239,8 @@ TEST(vma, concurrent_map_unmap)
 	EXPECT_EQ(atomic_read(&t.errors), 0);
 	/* Each CPU left at most its last partial round mapped, all inside its own slot. */
 	for (unsigned i = 0; i < vma_count(t.mm); i++)
-		EXPECT_LT(t.mm->vmat->slot[i]->end - ALIGN_DOWN(t.mm->vmat->slot[i]->start, GiB),
+		EXPECT_LT(t.mm->vmat->slot[i]->end -
+			      ALIGN_DOWN(t.mm->vmat->slot[i]->start, as_slot_size()),
 			  8 * PAGE_SIZE + 1);
 	mm_destroy(t.mm);
 	EXPECT_EQ(as_free_bytes(), before);
