@@ -43,16 +43,16 @@ SHELL_CMD(rcu, "", "grace periods, the rcu_node tree with each qsmask; callbacks
 	       gp & 1 ? "one in progress" : "idle", rcu_state.nr_nodes, rcu_state.nr_levels,
 	       rcu_state.fanout_leaf, rcu_state.fanout, (unsigned long long)rcu_stall_warnings());
 	rcu_show_node(&rcu_state.nodes[0]);
-	printk("  %-5s %10s %12s %10s %10s %10s %8s %10s\n", "cpu", "queued", "invoked", "fqs_ipis",
-	       "exp_ipis", "ctxsw", "idle", "ticks");
+	printk("  %-5s %10s %12s %10s %10s %10s %10s %8s %10s\n", "cpu", "queued", "invoked",
+	       "fqs_ipis", "cb_ipis", "exp_ipis", "ctxsw", "idle", "ticks");
 	for_each_online_cpu(cpu) {
 		struct rcu_cpu_stats s;
 		rcu_cpu_stats(cpu, &s);
-		printk("  cpu%-2u %10llu %12llu %10llu %10llu %10llu %8llu %10llu\n", cpu,
+		printk("  cpu%-2u %10llu %12llu %10llu %10llu %10llu %10llu %8llu %10llu\n", cpu,
 		       (unsigned long long)s.qlen, (unsigned long long)s.invoked,
-		       (unsigned long long)s.fqs_ipis, (unsigned long long)s.exp_ipis,
-		       (unsigned long long)s.ctxsw, (unsigned long long)s.idle_enters,
-		       (unsigned long long)s.ticks);
+		       (unsigned long long)s.fqs_ipis, (unsigned long long)s.cb_ipis,
+		       (unsigned long long)s.exp_ipis, (unsigned long long)s.ctxsw,
+		       (unsigned long long)s.idle_enters, (unsigned long long)s.ticks);
 	}
 	return 0;
 }
