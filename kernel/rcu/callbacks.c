@@ -42,6 +42,7 @@ void seg_init(struct rcu_data *rdp)
 		rdp->tails[i] = &rdp->cb_head;
 		rdp->seqs[i] = 0;
 	}
+	rdp->cb_ready_at = ~0ULL;
 }
 
 /* Move the tagged segments whose grace period has ended (gp_seq >= tag) into done. */
@@ -60,6 +61,22 @@ static void seg_advance(struct rcu_data *rdp, u64 gp_seq)
 	}
 	for (; j < SEG_NEXT; j++)
 		rdp->tails[j] = rdp->tails[j - 1];
+}
+
+/*
+ * Publish when this CPU's callbacks next need the soft interrupt: the end of the
+ * earliest grace period a tagged segment waits for, 0 if some are ready or wait
+ * untagged (the soft interrupt tags them), none if nothing is queued. The kthread
+ * reads it at each end and interrupts only the CPUs that end made work for.
+ */
+static void seg_publish_ready_at(struct rcu_data *rdp)
+{
+	u64 at = 0;
+	if (!rdp->qlen)
+		at = ~0ULL;
+	else if (seg_empty(rdp, SEG_DONE) && !seg_empty(rdp, SEG_WAIT))
+		at = rdp->seqs[SEG_WAIT];
+	WRITE_ONCE(rdp->cb_ready_at, at);
 }
 
 /* Tag the untagged callbacks with snap; false if they stay untagged (both slots busy). */
@@ -123,6 +140,7 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	if (unlikely(READ_ONCE(rcu_broken))) {
 		/* The debug switch: ready at once, no grace period. */
 		rcu_enqueue_done(rdp, head);
+		seg_publish_ready_at(rdp);
 		raise_softirq(SOFTIRQ_RCU);
 		arch_irq_restore(flags);
 		return;
@@ -139,6 +157,8 @@ void call_rcu(struct rcu_head *head, rcu_callback_t func)
 	smp_mb();
 	u64 snap = rcu_seq_snap(READ_ONCE(rcu_state.gp_seq));
 	seg_accelerate(rdp, snap);
+	/* Before this CPU's quiescent state for the grace period that ends at the tag. */
+	seg_publish_ready_at(rdp);
 	if (snap > rdp->gp_seq_needed)
 		rcu_need_gp(rdp, snap);
 	if (unlikely(rdp->qlen > RCU_QHIMARK)) {
@@ -199,6 +219,7 @@ void rcu_softirq(void)
 	WRITE_ONCE(rdp->invoked, rdp->invoked + n);
 	if (rdp->qlen < RCU_QLOWMARK)
 		rdp->blimit = RCU_BLIMIT;
+	seg_publish_ready_at(rdp);
 	if (!seg_empty(rdp, SEG_DONE))
 		raise_softirq(SOFTIRQ_RCU); /* the rest in the next round */
 	arch_irq_restore(flags);

@@ -49,6 +49,7 @@ struct rcu_data {
 	struct rcu_head **tails[SEG_COUNT];
 	u64 seqs[SEG_COUNT]; /* grace-period end each tagged segment waits for */
 	long qlen;	     /* callbacks queued and not yet invoked */
+	u64 cb_ready_at;     /* the grace-period end that makes some ready (0: now; ~0: none) */
 	long blimit;	     /* callbacks per soft-interrupt round */
 	u64 gp_seq_needed;   /* latest grace-period end asked for */
 	u64 invoked;

@@ -539,16 +539,21 @@ static void rcu_gp_cleanup(u64 gp)
 	 */
 	smp_store_release(&rcu_state.gp_seq, end);
 	/*
-	 * The end before the qlen reads below and the next round's rcu_gp_needed().
+	 * The end before the cb_ready_at reads below and the next round's rcu_gp_needed().
 	 * Pairs with the smp_mb() in call_rcu() and rcu_need_gp(): a CPU that read
 	 * gp_seq as still odd has its callbacks and its need seen by us.
 	 */
 	smp_mb();
-	/* Have every CPU with callbacks look at its list. */
+	/*
+	 * Have every CPU whose callbacks this end made ready look at its list; one whose
+	 * callbacks wait for a later end is left alone (the end that readies them
+	 * interrupts it then). Its callbacks were tagged before it passed the quiescent
+	 * state this grace period waited for, so cb_ready_at is not stale here.
+	 */
 	unsigned cpu;
 	for_each_online_cpu(cpu) {
 		struct rcu_data *rdp = &per_cpu(rcu_data, cpu);
-		if (!READ_ONCE(rdp->qlen))
+		if (READ_ONCE(rdp->cb_ready_at) > end)
 			continue;
 		/* Busy: our forcing IPI is still pending there, and it raises the softirq too. */
 		if (!smp_call_try(cpu, rcu_cb_ipi, NULL))
