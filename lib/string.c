@@ -155,6 +155,7 @@ bool glob_match(const char *p, const char *s)
 bool glob_list_match(const char *globs, const char *s)
 {
 	char glob[128];
+	bool match = false;
 	while (*globs) {
 		size_t n = 0;
 		while (globs[n] && globs[n] != ',')
@@ -162,14 +163,16 @@ bool glob_list_match(const char *globs, const char *s)
 		if (n < sizeof(glob)) {
 			memcpy(glob, globs, n);
 			glob[n] = '\0';
-			if (glob_match(glob, s))
-				return true;
+			if (glob[0] == '-' && glob_match(glob + 1, s))
+				return false; /* excluded, wherever the exclusion stands */
+			if (glob[0] != '-' && glob_match(glob, s))
+				match = true;
 		}
 		globs += n;
 		if (*globs == ',')
 			globs++;
 	}
-	return false;
+	return match;
 }
 
 int parse_u64(const char *s, u64 *out)

@@ -19,7 +19,10 @@ char *strstr(const char *haystack, const char *needle);
 size_t strlcpy(char *dst, const char *src, size_t size);
 /* Shell-style glob: * and ? only. */
 bool glob_match(const char *pattern, const char *s);
-/* True if s matches any glob of a comma-separated list. */
+/*
+ * True if s matches a glob of a comma-separated list and no glob of it that starts
+ * with '-' ("*,-net_*": everything but net_*).
+ */
 bool glob_list_match(const char *globs, const char *s);
 /* Parse an unsigned number (decimal, 0x hex, optional K/M/G suffix); -EINVAL on junk. */
 int parse_u64(const char *s, u64 *out);

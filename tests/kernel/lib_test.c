@@ -45,6 +45,10 @@ TEST(lib, glob_match)
 	EXPECT_FALSE(glob_match("*.x", "spinlock.fifo"));
 	EXPECT_TRUE(glob_list_match("rcu.*,spinlock.*", "spinlock.fifo"));
 	EXPECT_FALSE(glob_list_match("rcu.*,smp.*", "spinlock.fifo"));
+	EXPECT_FALSE(glob_list_match("*,-spin*", "spinlock.fifo"));
+	EXPECT_FALSE(glob_list_match("-spin*,*", "spinlock.fifo"));
+	EXPECT_TRUE(glob_list_match("*,-spin*", "rcu.barrier"));
+	EXPECT_FALSE(glob_list_match("-spin*", "rcu.barrier")); /* exclusions alone match nothing */
 }
 
 TEST(lib, parse_u64)
