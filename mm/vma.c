@@ -594,7 +594,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 		return err;
 	uintptr_t end = start + len, lo, hi;
 	struct pt_split_tables st = {.nr = 0};
-	struct vma_spares sp;
+	struct vma_spares sp = {{NULL, NULL}}; /* a discard splits no VMA: none needed */
 	struct vma *fresh = NULL;
 	struct tlb_gather g;
 
@@ -611,7 +611,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 				      .flags = flags | VMA_ANON,
 				      .lock = VMA_LOCK_WRITER};
 	}
-	if (vma_spares_alloc(&sp)) {
+	if (!discard && vma_spares_alloc(&sp)) {
 		err = -ENOMEM;
 		goto out_fresh;
 	}
