@@ -9,6 +9,7 @@
 #include <grace/page.h>
 #include <grace/percpu.h>
 #include <grace/pgtable.h>
+#include <grace/preempt.h>
 #include <grace/printk.h>
 #include <grace/profile.h>
 #include <grace/shell.h>
@@ -61,13 +62,21 @@ static bool bench_percpu_sent;
 static char bench_phase_name[BENCH_PHASE_NAME_MAX]; /* the lock statistics' title */
 #endif
 
+/*
+ * The plugin assembles each CPU's bytes separately, so a message is sent from one
+ * CPU: a sender preempted and moved inside it would leave the plugin half a message
+ * on each, two garbled messages (a program's "begin" from /dev/bench_mark lost, and
+ * its phase with it).
+ */
 static void __noinline bench_mark_send(const char *msg)
 {
+	preempt_disable();
 	for (const char *p = msg;; p++) {
 		bench_mark_channel[(u8)*p] = 1;
 		if (!*p)
 			break;
 	}
+	preempt_enable();
 }
 
 static void __printf(1, 2) bench_mark(const char *fmt, ...)

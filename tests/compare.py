@@ -227,6 +227,15 @@ def profile_grace(smps, want, initrd, phase, warmup, mode="sharing"):
     return out
 
 
+def profiler_complaints(smp):
+    """The messages the profiler could not read, in Grace's profiled boot at smp CPUs."""
+    path = os.path.join(OUT, f"grace-profile-smp{smp}.log")
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        return [l.strip() for l in f if "grace_profile: " in l and " sent an unknown " in l]
+
+
 def quick_check(smp):
     """make test's check, for tests/run: Grace (and Linux, if its kernel is here) boot the
     initramfs with short phases; [(test, problem or None)]."""
@@ -248,6 +257,10 @@ def quick_check(smp):
         insns = profile.get((smp, key), (None,))[0]
         tests.append((f"grace.smp{smp}.{key[0]}{'.' + key[1].replace('=', '_') if key[1] else ''}.profiled",
                       None if insns else "no bench: profile line with instructions per operation"))
+    # Each mark reaches the profiler whole, from one CPU: a garbled one loses its phase.
+    garbled = profiler_complaints(smp)
+    tests.append((f"grace.smp{smp}.profiler_marks_arrive_whole",
+                  f"the profiler got {len(garbled)} garbled messages: {garbled[:2]}" if garbled else None))
     # Processes that share no memory share no lines, though their user addresses are the
     # same: the profiler tells lines apart by physical address. (A getppid loop: the
     # kernel's side of it touches nothing shared either.)
