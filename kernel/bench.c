@@ -53,11 +53,12 @@ volatile u8 bench_mark_channel[256] __aligned(256);
 static const char *bench_current = "none"; /* the running benchmark, for phase names */
 static bool bench_percpu_sent;
 /*
- * "<bench>/<phase>", with its NUL: the VFS rows' names run to 86 bytes
- * (creat_unlink/vfs=scalable/inode_free=call_rcu/file_free=typesafe/dir=separate/cpus=64),
- * and "begin <name> <cpus>" must stay inside the plugin's 128-byte messages (MSG_MAX).
+ * "<bench>/<phase>", with its NUL: the thp rows' names run to 111 bytes
+ * (thp_memscale/ptlock=split/vma=rcu/vma_free=typesafe/pcp_huge=batch/pt_free=unmap/...),
+ * and "begin <name> <cpus>", cpus up to 512, must stay inside the plugin's 128-byte
+ * messages (MSG_MAX), NUL included.
  */
-#define BENCH_PHASE_NAME_MAX 104
+#define BENCH_PHASE_NAME_MAX 118
 #ifdef GRACE_LOCKSTAT
 static char bench_phase_name[BENCH_PHASE_NAME_MAX]; /* the lock statistics' title */
 #endif

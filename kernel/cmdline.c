@@ -28,6 +28,7 @@ static const char *const known_keys[] = {
     "sched_domains",
     "pcp_huge",
     "vma_lookup",
+    "vma_free",
     "rcu_fanout_leaf",
     "rcu_fanout",
     "rcu_qs_points",

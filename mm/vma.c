@@ -15,11 +15,17 @@
  *
  * A writer that changes or removes a VMA first takes that VMA's lock for writing,
  * which waits for the faults inside it to finish. A removed VMA stays
- * write-locked and is freed after a grace period, so a lookup that still found
- * it fails its try and touches nothing freed; a grown table is freed the same
- * way. Page tables are freed only where no VMA remains (vma_overlaps_locked): a
- * fault in a neighbouring VMA holds nothing the writer waits for and may be
- * walking a table that straddles both.
+ * write-locked while it is free, so a lookup that still found it fails its try.
+ * How its memory goes is vma_free= (vma_set_free_mode()): typesafe (the default)
+ * frees it at once into a SLAB_TYPESAFE_BY_RCU cache, so a lookup may find it
+ * reused as another VMA, of this mm or another; the second vma_seq check refuses
+ * that one, since the removal was a change of this mm's table. This is Linux
+ * 6.15's VMA cache. rcu frees it after a grace period, so a lookup touches only
+ * the VMA it found. Typesafe makes munmap queue no RCU callback, and so start no
+ * grace period: a map/unmap loop on every CPU sends no IPI. A grown table is
+ * always freed after a grace period (it is not type-stable memory). Page tables are freed only
+ * where no VMA remains (vma_overlaps_locked): a fault in a neighbouring VMA holds nothing the
+ * writer waits for and may be walking a table that straddles both.
  *
  * So a munmap racing a fault of the same VMA either waits for the fault (the
  * page is mapped first, then unmapped and freed with the rest) or comes first:
@@ -36,6 +42,7 @@
  *
  * Lock order: docs/locking.md.
  */
+#include <grace/cmdline.h>
 #include <grace/errno.h>
 #include <grace/huge.h>
 #include <grace/page_alloc.h>
@@ -47,19 +54,76 @@
 #include <grace/tlb.h>
 #include <grace/vma.h>
 #include "address_space_internal.h"
+#include "slab_internal.h"
 
 #define VMA_PROT_ALL (PROT_READ | PROT_WRITE | PROT_EXEC)
 #define VMA_FLAGS_ALL (VMA_ANON | VMA_NOHUGE)
-/* vma->lock: the count of readers, and this bit while a writer holds or waits for it. */
-#define VMA_LOCK_WRITER (1u << 31)
 
-static struct kmem_cache *vma_cache;
+/* Read by every map and unmap: on a line of its own. */
+static struct kmem_cache *vma_cache[2] __cacheline_aligned; /* by enum vma_free_mode */
+static enum vma_free_mode free_mode = VMA_FREE_TYPESAFE;
+
+/*
+ * Every VMA not in a table is write-locked: so it comes from its slab, and so a
+ * freed one stays, which keeps a lookup that found it before from taking its lock.
+ */
+static void vma_ctor(void *obj)
+{
+	((struct vma *)obj)->lock = VMA_LOCK_WRITER;
+}
 
 void vma_init(void)
 {
-	vma_cache = kmem_cache_create("vma", sizeof(struct vma), 0, SLAB_HWCACHE_ALIGN, NULL);
-	if (!vma_cache)
-		panic("mm: no memory for the VMA cache");
+	static const char *const modes[] = {
+	    [VMA_FREE_TYPESAFE] = "typesafe", [VMA_FREE_RCU] = "rcu"};
+	vma_cache[VMA_FREE_TYPESAFE] = kmem_cache_create(
+	    "vma", sizeof(struct vma), 0, SLAB_HWCACHE_ALIGN | SLAB_TYPESAFE_BY_RCU, vma_ctor);
+	vma_cache[VMA_FREE_RCU] =
+	    kmem_cache_create("vma_rcu", sizeof(struct vma), 0, SLAB_HWCACHE_ALIGN, vma_ctor);
+	if (!vma_cache[VMA_FREE_TYPESAFE] || !vma_cache[VMA_FREE_RCU])
+		panic("mm: no memory for the VMA caches");
+	vma_set_free_mode(
+	    cmdline_get_choice("vma_free", modes, ARRAY_SIZE(modes), VMA_FREE_TYPESAFE));
+}
+
+void vma_set_free_mode(enum vma_free_mode mode)
+{
+	WRITE_ONCE(free_mode, mode);
+}
+
+enum vma_free_mode vma_get_free_mode(void)
+{
+	return READ_ONCE(free_mode);
+}
+
+const char *vma_free_mode_name(enum vma_free_mode mode)
+{
+	return mode == VMA_FREE_RCU ? "rcu" : "typesafe";
+}
+
+/*
+ * A VMA for [start, end), write-locked (as its slab keeps free ones), from the
+ * cache of the mode in force: it is freed the way its cache says, whatever the
+ * mode is by then. The lock word is not written: a lookup that found this memory
+ * in an earlier life may be reading it.
+ */
+static struct vma *vma_alloc(uintptr_t start, uintptr_t end, unsigned prot, unsigned flags)
+{
+	struct vma *v = kmem_cache_alloc(vma_cache[vma_get_free_mode()]);
+	if (!v)
+		return NULL;
+	BUG_ON(READ_ONCE(v->lock) != VMA_LOCK_WRITER);
+	v->start = start;
+	v->end = end;
+	v->prot = prot;
+	v->flags = flags;
+	return v;
+}
+
+/* Free a VMA no table holds; it is write-locked, with no reader waiting. */
+static void vma_free(struct vma *v)
+{
+	kmem_cache_free(slab_cache_of(v), v);
 }
 
 /* ---- the per-VMA lock ---- */
@@ -100,13 +164,20 @@ static void vma_write_unlock(struct vma *v)
 
 static void vma_free_rcu(struct rcu_head *head)
 {
-	kmem_cache_free(vma_cache, container_of(head, struct vma, rcu));
+	vma_free(container_of(head, struct vma, rcu));
 }
 
-/* v has left the table: free it once no lookup can still hold it. */
+/*
+ * v has left the table, write-locked: a typesafe VMA may go at once (a lookup that
+ * still holds it fails its try now, or its vma_seq check once v is reused); an
+ * rcu one once no lookup can still hold it.
+ */
 static void vma_retire(struct vma *v)
 {
-	call_rcu(&v->rcu, vma_free_rcu);
+	if (slab_cache_of(v) == vma_cache[VMA_FREE_TYPESAFE])
+		vma_free(v);
+	else
+		call_rcu(&v->rcu, vma_free_rcu);
 }
 
 /* ---- the table ---- */
@@ -332,10 +403,9 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 	if ((prot & ~VMA_PROT_ALL) || (flags & ~VMA_FLAGS_ALL))
 		return -EINVAL;
 	uintptr_t end = start + len;
-	struct vma *v = kmem_cache_alloc(vma_cache);
+	struct vma *v = vma_alloc(start, end, prot, flags | VMA_ANON);
 	if (!v)
 		return -ENOMEM;
-	*v = (struct vma){.start = start, .end = end, .prot = prot, .flags = flags | VMA_ANON};
 
 	write_lock(&mm->vma_lock);
 	for (;;) {
@@ -343,13 +413,13 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 		struct vma *next = vma_at(mm, i);
 		if (next && next->start < end) {
 			write_unlock(&mm->vma_lock);
-			kmem_cache_free(vma_cache, v);
+			vma_free(v);
 			return -EEXIST;
 		}
 		bool relocked;
 		err = vma_reserve_locked(mm, 1, &relocked);
 		if (err) {
-			kmem_cache_free(vma_cache, v);
+			vma_free(v);
 			return err;
 		}
 		if (relocked)
@@ -357,6 +427,7 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 		write_seqcount_begin(&mm->vma_seq);
 		table_insert(mm->vmat, i, v);
 		write_seqcount_end(&mm->vma_seq);
+		vma_write_unlock(v);
 		break;
 	}
 	write_unlock(&mm->vma_lock);
@@ -423,13 +494,13 @@ static void vma_spares_free(struct vma_spares *sp)
 {
 	for (unsigned i = 0; i < 2; i++)
 		if (sp->v[i])
-			kmem_cache_free(vma_cache, sp->v[i]);
+			vma_free(sp->v[i]);
 }
 
 static int vma_spares_alloc(struct vma_spares *sp)
 {
-	sp->v[0] = kmem_cache_alloc(vma_cache);
-	sp->v[1] = sp->v[0] ? kmem_cache_alloc(vma_cache) : NULL;
+	sp->v[0] = vma_alloc(0, 0, 0, 0);
+	sp->v[1] = sp->v[0] ? vma_alloc(0, 0, 0, 0) : NULL;
 	if (sp->v[1])
 		return 0;
 	vma_spares_free(sp);
@@ -531,9 +602,10 @@ static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spar
 		return; /* a boundary, or a hole, already */
 	struct vma *high = *spare;
 	*spare = NULL;
-	*high = *v;
-	high->lock = VMA_LOCK_WRITER;
 	high->start = addr;
+	high->end = v->end;
+	high->prot = v->prot;
+	high->flags = v->flags;
 	WRITE_ONCE(v->end, addr);
 	table_insert(mm->vmat, i + 1, high);
 }
@@ -601,15 +673,10 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 	if (replace) {
 		if ((prot & ~VMA_PROT_ALL) || (flags & ~VMA_FLAGS_ALL))
 			return -EINVAL;
-		fresh = kmem_cache_alloc(vma_cache);
+		/* Write-locked until the old pages are gone: no fault may map into it before. */
+		fresh = vma_alloc(start, end, prot, flags | VMA_ANON);
 		if (!fresh)
 			return -ENOMEM;
-		/* Write-locked until the old pages are gone: no fault may map into it before. */
-		*fresh = (struct vma){.start = start,
-				      .end = end,
-				      .prot = prot,
-				      .flags = flags | VMA_ANON,
-				      .lock = VMA_LOCK_WRITER};
 	}
 	if (!discard && vma_spares_alloc(&sp)) {
 		err = -ENOMEM;
@@ -669,7 +736,7 @@ out_unlocked:
 	pt_split_tables_free(&st); /* tables a split did not need, or all on error */
 out_fresh:
 	if (fresh)
-		kmem_cache_free(vma_cache, fresh);
+		vma_free(fresh);
 	return err;
 }
 
@@ -683,9 +750,15 @@ void vma_free_all(struct mm *mm)
 	struct vma_table *t = mm->vmat;
 	if (!t)
 		return;
-	/* No thread uses mm and no CPU has it loaded: no lookup can be inside it. */
-	for (unsigned i = 0; i < t->nr; i++)
-		kmem_cache_free(vma_cache, t->slot[i]);
+	/*
+	 * No thread uses mm and no CPU has it loaded: no lookup can be inside it. One
+	 * of another mm may hold a VMA here that was once its own, typesafe, until its
+	 * vma_seq check: the write lock waits for that.
+	 */
+	for (unsigned i = 0; i < t->nr; i++) {
+		vma_write_lock(t->slot[i]);
+		vma_free(t->slot[i]);
+	}
 	free_pages(t, t->order);
 	mm->vmat = NULL;
 }
@@ -693,7 +766,9 @@ void vma_free_all(struct mm *mm)
 void vma_quiesce(void)
 {
 	rcu_barrier();
-	kmem_cache_shrink(vma_cache);
+	kmem_cache_shrink(vma_cache[VMA_FREE_TYPESAFE]);
+	kmem_cache_shrink(vma_cache[VMA_FREE_RCU]);
+	rcu_barrier(); /* the typesafe cache's empty slabs go after a grace period */
 }
 
 int vma_map_replace(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned flags)

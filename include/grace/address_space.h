@@ -51,9 +51,11 @@ struct vma {
 	uintptr_t start, end;	      /* [start, end), page aligned */
 	unsigned prot;		      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
 	unsigned flags;		      /* VMA_* */
-	struct rcu_head rcu;	      /* freed after a grace period: lookups hold no lock */
+	struct rcu_head rcu;	      /* vma_free=rcu: freed after a grace period */
 	u32 lock __cacheline_aligned; /* readers | VMA_LOCK_WRITER (mm/vma.c) */
 } __cacheline_aligned;
+/* vma->lock: the count of readers, and this bit while a writer holds or waits for it. */
+#define VMA_LOCK_WRITER (1u << 31)
 
 /* The VMA pointers of an mm, sorted by start; replaced (and freed after a grace period) to grow. */
 struct vma_table {

@@ -112,6 +112,20 @@ void vma_free_all(struct mm *mm);
 void vma_init(void);
 
 /*
+ * How a VMA that leaves its table is freed (vma_free= on the command line; mm/vma.c
+ * says why): at once into a SLAB_TYPESAFE_BY_RCU cache, lookups revalidating what
+ * they find, or after a grace period (call_rcu), as before Linux 6.15. A VMA
+ * goes the way of the mode in force when it was made.
+ */
+enum vma_free_mode {
+	VMA_FREE_TYPESAFE,
+	VMA_FREE_RCU,
+};
+void vma_set_free_mode(enum vma_free_mode mode);
+enum vma_free_mode vma_get_free_mode(void);
+const char *vma_free_mode_name(enum vma_free_mode mode);
+
+/*
  * Wait until the VMAs and tables unmap retired are freed, and give the VMA
  * cache's empty slabs back: for tests that count free pages before and after.
  */

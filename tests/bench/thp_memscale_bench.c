@@ -18,27 +18,30 @@
  * designs, each with 2 MiB pages (one fault per 2 MiB, the thread's THP-on case)
  * and with 4 KiB pages only (one fault per 4 KiB, the will-it-scale page_fault1
  * shape). Today's: split PMD locks, VMAs found under RCU and held by their own
- * lock, 2 MiB blocks from per-CPU lists refilled in batches, PMD tables kept from
- * one cycle to the next (pt_free=exit); with 2 MiB pages, also today's with every
- * unmap freeing the PMD table it emptied (pt_free=unmap), with cond_resched() and
- * faults no RCU quiescent state (rcu_qs_points=off: a busy CPU waits for RCU's
- * IPI), and with the scheduler scanning every run queue (sched_domains=flat).
- * Those two switches are the machine's for the phase. The 2013 kernel's:
- * split PMD locks, but every fault read-locking the mm's vma_lock and 2 MiB blocks
- * from the zone. The one before: the same with one mm-wide page-table lock. Both
- * free tables at unmap, as Linux does.
+ * lock and freed at once into a typesafe cache, 2 MiB blocks from per-CPU lists
+ * refilled in batches, PMD tables kept from one cycle to the next (pt_free=exit);
+ * with 2 MiB pages, also today's with every unmap freeing the PMD table it emptied
+ * (pt_free=unmap), with VMAs freed after a grace period (vma_free=rcu: every
+ * unmap queues an RCU callback, so grace periods run through the phase), with
+ * cond_resched() and faults no RCU quiescent state (rcu_qs_points=off: a busy CPU
+ * waits for RCU's IPI), and with the scheduler scanning every run queue
+ * (sched_domains=flat). Those three switches are the machine's for the phase. The
+ * 2013 kernel's: split PMD locks, but every fault read-locking the mm's vma_lock,
+ * VMAs freed after a grace period and 2 MiB blocks from the zone. The one before:
+ * the same with one mm-wide page-table lock. Both free tables at unmap, as Linux
+ * does.
  *
- *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu pcp_huge=batch
- * pt_free=exit qs=on sched=domains pages=huge faults_per_sec=... cycles=... seconds=...
- * unmap_us_per_cycle=...
+ *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu vma_free=typesafe
+ * pcp_huge=batch pt_free=exit qs=on sched=domains pages=huge faults_per_sec=... cycles=...
+ * seconds=... unmap_us_per_cycle=...
  *
  * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
  * of the touch windows, seconds; a touch window runs from the barrier release
  * that starts the touches to the last CPU's last write. unmap_us_per_cycle is the
  * same for the unmaps (the release after the touches to the last CPU's return
  * from vma_unmap), per cycle. A phase is named by its row's fields joined with
- * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/pcp_huge=batch/
- * pt_free=exit/qs=on/sched=domains/pages=huge; thp_rows=<glob>[,<glob>]
+ * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/vma_free=typesafe/
+ * pcp_huge=batch/pt_free=exit/qs=on/sched=domains/pages=huge; thp_rows=<glob>[,<glob>]
  * on the command line runs only the rows whose thp_memscale/<phase> matches
  * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
  *
@@ -100,29 +103,32 @@
 static const struct thp_row {
 	enum ptlock_mode ptlock;
 	enum vma_lookup lookup;
-	bool pcp_batch;		   /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
-	enum pt_free_mode pt_free; /* PMD tables an unmap empties kept (exit) or freed (unmap) */
-	bool qs_points;		   /* RCU quiescent points on (rcu_qs_points=on) */
-	bool domains;		   /* scheduler domains (sched_domains=domains); false: flat */
-	bool huge;		   /* 2 MiB pages where they fit; false: 4 KiB only (VMA_NOHUGE) */
+	enum vma_free_mode vma_free; /* how unmap frees VMAs (vma_free=) */
+	bool pcp_batch;		     /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
+	enum pt_free_mode pt_free;   /* PMD tables an unmap empties kept (exit) or freed (unmap) */
+	bool qs_points;		     /* RCU quiescent points on (rcu_qs_points=on) */
+	bool domains;		     /* scheduler domains (sched_domains=domains); false: flat */
+	bool huge;		     /* 2 MiB pages where they fit; false: 4 KiB only */
 } thp_rows[] = {
     /*
      * Today's design; it again with each unmap freeing the PMD table it emptied, so
      * that each cycle's first fault installs one in the root table (as Linux's
-     * free_pgtables() does), with no RCU quiescent points, and with flat scheduler
-     * scans; the 2013 kernel's (split PMD locks, VMAs under the mm's lock, 2 MiB
-     * blocks from the zone); the one before it (one mm-wide page-table lock).
+     * free_pgtables() does), with VMAs freed after a grace period (so every unmap
+     * queues an RCU callback), with no RCU quiescent points, and with flat
+     * scheduler scans; the 2013 kernel's (split PMD locks, VMAs under the mm's lock,
+     * 2 MiB blocks from the zone); the one before it (one mm-wide page-table lock).
      */
     /* clang-format off */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  false, true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  false, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    true,  PT_FREE_EXIT,  true,  true,  false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  false},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, false, PT_FREE_UNMAP, true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_RCU,      true,  PT_FREE_EXIT,  true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  false, true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  false, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  false},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  false},
     /* clang-format on */
 };
 
@@ -169,17 +175,19 @@ static uintptr_t thp_slot(unsigned cpu)
 
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
-	snprintf(buf, size, "ptlock=%s/vma=%s/pcp_huge=%s/pt_free=%s/qs=%s/sched=%s/pages=%s",
+	snprintf(buf, size,
+		 "ptlock=%s/vma=%s/vma_free=%s/pcp_huge=%s/pt_free=%s/qs=%s/sched=%s/pages=%s",
 		 ptlock_mode_name(row->ptlock), vma_lookup_name(row->lookup),
-		 row->pcp_batch ? "batch" : "single", pt_free_mode_name(row->pt_free),
-		 row->qs_points ? "on" : "off", row->domains ? "domains" : "flat",
-		 row->huge ? "huge" : "4k");
+		 vma_free_mode_name(row->vma_free), row->pcp_batch ? "batch" : "single",
+		 pt_free_mode_name(row->pt_free), row->qs_points ? "on" : "off",
+		 row->domains ? "domains" : "flat", row->huge ? "huge" : "4k");
 }
 
 /* The row's address space, and the row's per-CPU list design for the whole allocator. */
 static struct mm *thp_mm_create(const struct thp_row *row)
 {
 	pcp_set_huge_batching(row->pcp_batch);
+	vma_set_free_mode(row->vma_free); /* the machine's, for the phase's maps */
 	struct mm *mm = mm_create_modes(row->ptlock, row->lookup);
 	if (mm)
 		mm_set_pt_free(mm, row->pt_free);
@@ -409,7 +417,9 @@ BENCH(thp_memscale)
 {
 	const char *globs = cmdline_get("thp_rows");
 	u64 phase_ns = bench_phase_ns_default(THP_PHASE_MS_DEFAULT * NSEC_PER_MSEC);
-	bool batching = pcp_huge_batching(); /* the rows change it; given back after */
+	/* The rows change these; given back after. */
+	bool batching = pcp_huge_batching();
+	enum vma_free_mode vma_free = vma_get_free_mode();
 	unsigned ran = 0;
 
 	for (unsigned i = 0; i < ARRAY_SIZE(thp_rows); i++) {
@@ -419,6 +429,7 @@ BENCH(thp_memscale)
 		ran++;
 	}
 	pcp_set_huge_batching(batching);
+	vma_set_free_mode(vma_free);
 	if (!ran)
 		bench_report("thp_memscale", 0, "rows=0 thp_rows=%s", globs);
 }

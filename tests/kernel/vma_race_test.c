@@ -12,6 +12,7 @@
 #include "race_test_util.h"
 
 /* Pages taken while the old table would be free; its block, freed, is this CPU's next. */
+#define REUSE_MAPS 4 /* maps that take a freed VMA's memory back, one of them v's */
 #define TABLE_REUSE_PAGES 8
 
 struct lookup_race {
@@ -82,6 +83,104 @@ TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 		EXPECT_EQ(left.end, r.vma_start + r.vma_len / 2);
 	}
 	mm_destroy(r.mm);
+}
+
+struct reuse_race {
+	struct lookup_race l;
+	struct vma *v;			   /* the VMA the racer finds; unmap frees it at once */
+	struct mm *other;		   /* takes v's memory with one of its next maps */
+	uintptr_t other_base, other_start; /* where they go; the one that took v */
+	bool reuse;			   /* the change maps in other after the unmap */
+	int map_err;			   /* that map's */
+	bool reused;			   /* and other's new VMA is v's memory */
+};
+
+/* The VMA object holding addr in mm (a pointer to compare, not to use), or NULL. */
+static struct vma *vma_pointer(struct mm *mm, uintptr_t addr)
+{
+	read_lock(&mm->vma_lock);
+	struct vma *v = vma_find_locked(mm, addr);
+	read_unlock(&mm->vma_lock);
+	return v;
+}
+
+/* Unmap the racer's VMA (typesafe: freed into this CPU's array) and, maybe, map again. */
+static void free_and_reuse_change(void *arg)
+{
+	struct reuse_race *t = container_of(arg, struct reuse_race, l);
+
+	t->l.change_err = vma_unmap(t->l.mm, t->l.vma_start, t->l.vma_len);
+	if (!t->reuse)
+		return;
+	/* The unmap freed its spare VMAs after v: take those too. */
+	for (unsigned i = 0; i < REUSE_MAPS && !t->reused; i++) {
+		t->other_start = t->other_base + (uintptr_t)i * 2 * PAGE_SIZE;
+		t->map_err |= vma_map(t->other, t->other_start, PAGE_SIZE, PROT_READ, VMA_NOHUGE);
+		t->reused = vma_pointer(t->other, t->other_start) == t->v;
+	}
+}
+
+/*
+ * The lookup found its VMA and passed its first vma_seq check; parked before its
+ * try, it sees unmap free the VMA (vma_free=typesafe: at once), and, with reuse,
+ * another mm's map take the same memory. A free VMA stays write-locked, so the
+ * try fails and leaves the lock as it was; a reused one is unlocked, so the try
+ * succeeds on another mm's VMA, and the second vma_seq check must refuse it and
+ * give its count back.
+ */
+static void typesafe_reuse_run(bool reuse)
+{
+	static struct reuse_race t;
+	enum vma_free_mode was = vma_get_free_mode();
+
+	if (!race_cpus_available())
+		return;
+	vma_set_free_mode(VMA_FREE_TYPESAFE);
+	t = (struct reuse_race){.l = {.vma_start = as_slot(0), .vma_len = PAGE_SIZE},
+				.other_base = as_slot(1),
+				.reuse = reuse};
+	t.l.addr = t.l.vma_start;
+	t.l.mm = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU);
+	t.other = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU);
+	if (!t.l.mm || !t.other)
+		goto out;
+	EXPECT_EQ(vma_map(t.l.mm, t.l.vma_start, t.l.vma_len, PROT_READ, VMA_NOHUGE), 0);
+	t.v = vma_pointer(t.l.mm, t.l.addr);
+
+	struct race race = {.point = "vma.lookup_try",
+			    .key = t.l.mm,
+			    .racer = lookup_racer,
+			    .change = free_and_reuse_change,
+			    .arg = &t.l};
+	if (race_run(&race)) {
+		EXPECT_EQ(t.l.change_err, 0);
+		EXPECT_FALSE(t.l.found);
+		if (reuse) {
+			EXPECT_EQ(t.map_err, 0);
+			EXPECT_TRUE(t.reused); /* the allocator gave it back: the race is real */
+			EXPECT_EQ(READ_ONCE(t.v->lock), 0);
+			struct vma got;
+			EXPECT_TRUE(vma_lookup(t.other, t.other_start, &got));
+		} else {
+			EXPECT_EQ(READ_ONCE(t.v->lock), VMA_LOCK_WRITER);
+		}
+	}
+out:
+	if (t.l.mm)
+		mm_destroy(t.l.mm);
+	if (t.other)
+		mm_destroy(t.other);
+	vma_set_free_mode(was);
+}
+
+TEST(vma_race, lookup_cannot_lock_a_freed_vma)
+{
+	typesafe_reuse_run(false);
+}
+
+TEST(vma_race, lookup_refuses_its_vma_reused_by_another_mm)
+{
+	typesafe_reuse_run(true);
 }
 
 struct table_race {

@@ -14,12 +14,12 @@
 #define REUSE_MAPS 8	    /* VMAs mapped to take the freed one's memory, were it free */
 
 /*
- * A lookup holds no lock, so only the grace period keeps a VMA it found alive:
- * take one as a lookup does, let unmap retire it and new maps allocate VMAs
- * (which would reuse its memory were it freed at once), and read it again
- * before leaving the section. All on this CPU, whose read-side section keeps
- * the grace period from ending: map and unmap wait for nothing here (no CPU has
- * the mm loaded, so no shootdown).
+ * With vma_free=rcu a lookup holds no lock, so only the grace period keeps a VMA
+ * it found alive: take one as a lookup does, let unmap retire it and new maps
+ * allocate VMAs (which would reuse its memory were it freed at once), and read
+ * it again before leaving the section. All on this CPU, whose read-side section
+ * keeps the grace period from ending: map and unmap wait for nothing here (no
+ * CPU has the mm loaded, so no shootdown).
  */
 TEST(vma_rcu, retired_vma_intact_until_grace_period)
 {
@@ -28,7 +28,13 @@ TEST(vma_rcu, retired_vma_intact_until_grace_period)
 	uintptr_t a = as_slot(0);
 	unsigned bad = 0;
 
-	ASSERT_EQ(vma_map(mm, a, PAGE_SIZE, PROT_READ, 0), 0);
+	/* The reusing maps too: they take from the cache the freed VMA went back to. */
+	enum vma_free_mode was = vma_get_free_mode();
+	vma_set_free_mode(VMA_FREE_RCU);
+	int err = vma_map(mm, a, PAGE_SIZE, PROT_READ, 0);
+	if (err)
+		vma_set_free_mode(was);
+	ASSERT_EQ(err, 0);
 	rcu_read_lock();
 	struct vma *v = rcu_dereference(mm->vmat)->slot[0];
 	EXPECT_EQ(vma_unmap(mm, a, PAGE_SIZE), 0);
@@ -38,6 +44,7 @@ TEST(vma_rcu, retired_vma_intact_until_grace_period)
 	uintptr_t start = READ_ONCE(v->start), end = READ_ONCE(v->end);
 	unsigned prot = READ_ONCE(v->prot);
 	rcu_read_unlock();
+	vma_set_free_mode(was);
 	EXPECT_EQ(bad, 0);
 	EXPECT_EQ(start, a);
 	EXPECT_EQ(end, a + PAGE_SIZE);
