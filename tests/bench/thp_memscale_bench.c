@@ -334,6 +334,7 @@ static void thp_phase(const struct thp_row *row, u64 phase_ns)
 	unsigned cpus = num_online_cpus();
 	char phase[THP_NAME_MAX];
 
+	rcu_barrier(); /* the VMAs an earlier vma_free=rcu row left to free, outside this row */
 	thp_row_name(row, phase, sizeof(phase));
 	size_t region = thp_region(row, &cpus);
 	memset(&tb, 0, sizeof(tb));

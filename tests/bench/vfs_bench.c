@@ -35,6 +35,7 @@
 #include <grace/errno.h>
 #include <grace/fs.h>
 #include <grace/printk.h>
+#include <grace/rcupdate.h>
 #include <grace/sched.h>
 #include <grace/smp.h>
 #include <grace/smp_sync.h>
@@ -225,6 +226,12 @@ static int vfs_bench_phase(const struct vfs_design *d, enum vfs_bench_dir dir, u
 	enum vfs_mode mode = d->vfs;
 	unsigned cpu;
 
+	/*
+	 * The earlier rows' callbacks first: a row that frees through call_rcu leaves a
+	 * grace period's worth of files or inodes to free, whose batch would spill
+	 * through the slab's node lists inside the next row's phase.
+	 */
+	rcu_barrier();
 	vfs_set_mode(mode);
 	inode_set_free_mode(d->inode_free);
 	file_set_free_mode(d->file_free);
