@@ -53,12 +53,13 @@ volatile u8 bench_mark_channel[256] __aligned(256);
 static const char *bench_current = "none"; /* the running benchmark, for phase names */
 static bool bench_percpu_sent;
 /*
- * "<bench>/<phase>", with its NUL: the thp rows' names run to 111 bytes
- * (thp_memscale/ptlock=split/vma=rcu/vma_free=typesafe/pcp_huge=batch/pt_free=unmap/...),
- * and "begin <name> <cpus>", cpus up to 512, must stay inside the plugin's 128-byte
- * messages (MSG_MAX), NUL included.
+ * A message, NUL included, fits the plugin's MSG_MAX (192). "<bench>/<phase>", with
+ * its NUL: the thp rows' names run to 126 bytes (thp_memscale/ptlock=split/vma=rcu/
+ * vma_free=typesafe/pcp_huge=batch/pcp_high=fixed/pt_free=unmap/...), and
+ * "begin <name> <cpus>", cpus up to 512, must stay inside one message.
  */
-#define BENCH_PHASE_NAME_MAX 118
+#define BENCH_MARK_MSG_MAX 192
+#define BENCH_PHASE_NAME_MAX 160
 #ifdef GRACE_LOCKSTAT
 static char bench_phase_name[BENCH_PHASE_NAME_MAX]; /* the lock statistics' title */
 #endif
@@ -82,7 +83,7 @@ static void __noinline bench_mark_send(const char *msg)
 
 static void __printf(1, 2) bench_mark(const char *fmt, ...)
 {
-	char msg[128];
+	char msg[BENCH_MARK_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

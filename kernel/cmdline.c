@@ -27,6 +27,7 @@ static const char *const known_keys[] = {
     "pt_free",
     "sched_domains",
     "pcp_huge",
+    "pcp_high",
     "vma_lookup",
     "vma_free",
     "rcu_fanout_leaf",

@@ -91,6 +91,7 @@ struct pcp_stats {
 	u64 huge_refills; /* zone-lock holds refilling a huge list (each serves one too) */
 	u64 huge_spills;  /* zone-lock holds giving a huge list back down past its high mark */
 	u64 small_refills, small_spills; /* the same for order 0 */
+	u64 small_grows; /* pcp_high=auto: frees that raised a mark instead of spilling */
 };
 
 /* mm/pcp.c */
@@ -114,7 +115,17 @@ u64 pcp_drain_nodes(const int *nodes, unsigned n);
  */
 void pcp_set_huge_batching(bool on);
 bool pcp_huge_batching(void);
+/*
+ * The order-0 lists' high mark: tuned by each list's refills (auto, the default,
+ * pcp_high=auto; mm/pcp.c says how) or the boot's (pcp_high=fixed). Either switch
+ * drains every CPU's lists, so each starts from the boot's mark. Thread context.
+ */
+void pcp_set_high_auto(bool on);
+bool pcp_high_auto(void);
+unsigned pcp_small_high_max(int node);		  /* the auto mark's ceiling */
+unsigned pcp_small_count(unsigned cpu, int node); /* pages on cpu's order-0 list, racy */
 void pcp_stats_sum(struct pcp_stats *out);
+void pcp_stats_cpu(unsigned cpu, struct pcp_stats *out); /* one CPU's, over every node */
 
 /* mm/early.c */
 void early_init(void);

@@ -11,6 +11,19 @@
  * huge: PCP_HUGE_HIGH, one block freed here). A drain gives a list back a batch
  * per zone-lock hold, so no hold is longer than a refill's.
  *
+ * The order-0 high mark tunes itself (`pcp_high=auto`, the default; Linux 6.7's
+ * "mm: tune PCP high automatically", Huang Ying, 2023, from the same observation).
+ * A CPU that faults in more than its list holds and unmaps it again refills from
+ * the zone and spills back to it every round, with every other CPU doing the same
+ * under the same zone lock. So each refill earns the list one batch of room: a
+ * free that would spill while the list has earned room raises its high mark by a
+ * batch instead, up to the node's auto ceiling, and the next round finds its pages
+ * on its own list. A spill forfeits what is left earned: the round it was for is
+ * over. The mark comes down only with a drain, when an allocation would otherwise
+ * fail or the mode changes, which puts it back to the boot's (Linux also lowers it
+ * a little every second; a periodic timer on every CPU is what Grace avoids).
+ * `pcp_high=fixed` keeps every list at the boot's mark, as before.
+ *
  * The huge list has a second mode, `pcp_huge=single` on the command line or
  * pcp_set_huge_batching(false) at run time: never refilled, it keeps at most
  * PCP_HUGE_HIGH block freed on this CPU, so that a benchmark compares both designs
@@ -50,6 +63,13 @@
 #define PCP_SHARE_DIV 8
 #define PCP_BATCH_MIN 4
 /*
+ * The auto mark's ceiling: the node's pages / (PCP_AUTO_SHARE_DIV * CPUs), within
+ * [the boot's mark, PCP_HIGH_MAX]: all CPUs' lists at their ceilings hold at most
+ * half the node, which a drain gives back before an allocation fails. At 512 MiB
+ * with 64 CPUs, 1024 pages: a CPU cycling 2 MiB of 4 KiB faults keeps them all.
+ */
+#define PCP_AUTO_SHARE_DIV 2
+/*
  * Huge: share = the node's 2 MiB blocks / (PCP_HUGE_SHARE_DIV * CPUs); batch =
  * share clamped to [1, PCP_HUGE_BATCH_MAX], high = 2 * batch, so a refill leaves
  * room for as many frees as allocations before the next zone-lock hold, and at
@@ -79,6 +99,8 @@ struct pcp_list {
 struct pcp {
 	spinlock_t lock;	     /* protects both lists and the counts below */
 	struct pcp_list small, huge; /* order 0, HUGE_ORDER */
+	unsigned small_grown;	     /* pcp_high=auto: the order-0 mark is the boot's + this */
+	unsigned small_earned;	     /* refills not yet paid back by a batch of growth */
 	struct pcp_stats stats;	     /* this list set's; written by its CPU only */
 } __cacheline_aligned;
 
@@ -95,6 +117,9 @@ static struct pcp *pcp_of(unsigned cpu, int node)
 }
 /* Per node, set once by pcp_size_lists() before a second CPU runs. */
 static struct pcp_limits small_limits[MAX_NODES], huge_limits[MAX_NODES];
+static unsigned small_high_max[MAX_NODES]; /* the auto mark's ceiling */
+/* The order-0 mark's mode; read under a pcp->lock, written by pcp_set_high_auto(). */
+static bool high_auto = true;
 /* The huge lists' mode; read under a pcp->lock, written by pcp_set_huge_batching(). */
 static bool huge_batching = true;
 
@@ -164,6 +189,7 @@ void pcp_init(void)
 	/* Until pcp_size_lists() knows the nodes' sizes: the smallest lists. */
 	for (unsigned n = 0; n < MAX_NODES; n++) {
 		small_limits[n] = (struct pcp_limits){PCP_BATCH_MIN, 4 * PCP_BATCH_MIN};
+		small_high_max[n] = 4 * PCP_BATCH_MIN;
 		huge_limits[n] = (struct pcp_limits){1, PCP_HUGE_HIGH};
 	}
 }
@@ -180,6 +206,8 @@ static void size_node(unsigned node, unsigned cpus)
 	    clamp_unsigned(pages / (PCP_SHARE_DIV * cpus), 4 * PCP_BATCH_MIN, PCP_HIGH_MAX);
 	unsigned batch = clamp_unsigned(high / 4, PCP_BATCH_MIN, PCP_BATCH_MAX);
 	small_limits[node] = (struct pcp_limits){batch, high};
+	small_high_max[node] =
+	    clamp_unsigned(pages / (PCP_AUTO_SHARE_DIV * cpus), high, PCP_HIGH_MAX);
 
 	u64 share = (pages >> HUGE_ORDER) / (PCP_HUGE_SHARE_DIV * cpus);
 	if (share == 0)
@@ -212,13 +240,16 @@ void pcp_size_lists(void)
 		size_node(n, cpus);
 
 	static const char *const modes[] = {"batch", "single"};
+	static const char *const highs[] = {"auto", "fixed"};
 	if (cmdline_get_choice("pcp_huge", modes, ARRAY_SIZE(modes), 0) == 1)
 		huge_batching = false;
-	printk("mm: per-CPU lists, node 0: order 0 batch %u high %u; 2 MiB %s (batched: batch %u "
-	       "high %u)\n",
-	       small_limits[0].batch, small_limits[0].high,
-	       huge_batching ? "batched" : "single, at most 1 kept", huge_limits[0].batch,
-	       huge_limits[0].high);
+	if (cmdline_get_choice("pcp_high", highs, ARRAY_SIZE(highs), 0) == 1)
+		high_auto = false;
+	printk("mm: per-CPU lists, node 0: order 0 batch %u high %u (%s, up to %u); 2 MiB %s "
+	       "(batched: batch %u high %u)\n",
+	       small_limits[0].batch, small_limits[0].high, high_auto ? "auto" : "fixed",
+	       small_high_max[0], huge_batching ? "batched" : "single, at most 1 kept",
+	       huge_limits[0].batch, huge_limits[0].high);
 }
 
 struct pcp_limits pcp_limits(int node, unsigned order)
@@ -239,9 +270,11 @@ static void pcp_refill_locked(struct pcp *pcp, int node, unsigned order, unsigne
 	if (!n)
 		return;
 	list_push_all(pcp_list(pcp, order), got, order);
-	if (order == 0)
+	if (order == 0) {
 		pcp->stats.small_refills++;
-	else
+		if (READ_ONCE(high_auto))
+			pcp->small_earned++;
+	} else
 		pcp->stats.huge_refills++;
 }
 
@@ -268,17 +301,35 @@ struct page *pcp_alloc(int node, unsigned order)
 	return page;
 }
 
+/*
+ * An order-0 list past its mark: grow the mark by a batch if a refill earned it
+ * and the ceiling allows, else give a batch back; pcp->lock held.
+ */
+static struct page *pcp_spill_small_locked(struct pcp *pcp, int node, struct pcp_limits lim)
+{
+	if (pcp->small.count <= lim.high + pcp->small_grown)
+		return NULL;
+	if (pcp->small_earned && lim.high + pcp->small_grown + lim.batch <= small_high_max[node]) {
+		pcp->small_earned--;
+		pcp->small_grown += lim.batch;
+		pcp->stats.small_grows++;
+		return NULL;
+	}
+	pcp->small_earned = 0;
+	pcp->stats.small_spills++;
+	return list_take(&pcp->small, lim.batch);
+}
+
 /* What a list past its high mark gives back; pcp->lock held. */
-static struct page *pcp_spill_locked(struct pcp *pcp, struct pcp_list *l, unsigned order,
+static struct page *pcp_spill_locked(struct pcp *pcp, int node, unsigned order,
 				     struct pcp_limits lim)
 {
 	lockdep_assert_held(&pcp->lock);
+	if (order == 0)
+		return pcp_spill_small_locked(pcp, node, lim);
+	struct pcp_list *l = &pcp->huge;
 	if (l->count <= lim.high)
 		return NULL;
-	if (order == 0) {
-		pcp->stats.small_spills++;
-		return list_take(l, lim.batch);
-	}
 	pcp->stats.huge_spills++;
 	/* Single: the newest blocks go back and the one kept stays, as it always did. */
 	if (!lim.batch)
@@ -297,7 +348,7 @@ bool pcp_free(struct page *page, unsigned order)
 
 	spin_lock(&pcp->lock);
 	list_push(l, page, order);
-	struct page *spill = pcp_spill_locked(pcp, l, order, pcp_limits(node, order));
+	struct page *spill = pcp_spill_locked(pcp, node, order, pcp_limits(node, order));
 	/* Still under pcp->lock: the order pcp -> zone keeps a drain from racing us. */
 	buddy_free_bulk(&zones[node], spill, order);
 	spin_unlock(&pcp->lock);
@@ -317,6 +368,8 @@ static u64 pcp_drain_one(unsigned cpu, int node, bool huge_only)
 		pages += pcp->small.count;
 		while (pcp->small.count)
 			buddy_free_bulk(&zones[node], list_take(&pcp->small, chunk), 0);
+		pcp->small_grown = 0; /* memory is short, or the mode changed: the boot's mark */
+		pcp->small_earned = 0;
 	}
 	buddy_free_bulk(&zones[node], list_take(&pcp->huge, pcp->huge.count), HUGE_ORDER);
 	spin_unlock_irqrestore(&pcp->lock, flags);
@@ -376,6 +429,30 @@ bool pcp_huge_batching(void)
 	return READ_ONCE(huge_batching);
 }
 
+void pcp_set_high_auto(bool on)
+{
+	WRITE_ONCE(high_auto, on);
+	/* Every list from the boot's mark, in either mode (the same argument as above). */
+	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
+		for (unsigned node = 0; node < nr_nodes; node++)
+			pcp_drain_one(cpu, (int)node, false);
+}
+
+bool pcp_high_auto(void)
+{
+	return READ_ONCE(high_auto);
+}
+
+unsigned pcp_small_high_max(int node)
+{
+	return small_high_max[node];
+}
+
+unsigned pcp_small_count(unsigned cpu, int node)
+{
+	return READ_ONCE(pcp_of(cpu, node)->small.count);
+}
+
 u64 pcp_pages(int node)
 {
 	u64 pages = 0;
@@ -394,16 +471,29 @@ u64 pcp_huge_blocks(int node)
 	return blocks;
 }
 
+/* Add cpu's counts, over every node, to out. */
+static void pcp_stats_add(unsigned cpu, struct pcp_stats *out)
+{
+	for (unsigned node = 0; node < nr_nodes; node++) {
+		const struct pcp_stats *s = &pcp_of(cpu, (int)node)->stats;
+		out->huge_hits += READ_ONCE(s->huge_hits);
+		out->huge_refills += READ_ONCE(s->huge_refills);
+		out->huge_spills += READ_ONCE(s->huge_spills);
+		out->small_refills += READ_ONCE(s->small_refills);
+		out->small_spills += READ_ONCE(s->small_spills);
+		out->small_grows += READ_ONCE(s->small_grows);
+	}
+}
+
 void pcp_stats_sum(struct pcp_stats *out)
 {
 	*out = (struct pcp_stats){0};
 	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
-		for (unsigned node = 0; node < nr_nodes; node++) {
-			const struct pcp_stats *s = &pcp_of(cpu, (int)node)->stats;
-			out->huge_hits += READ_ONCE(s->huge_hits);
-			out->huge_refills += READ_ONCE(s->huge_refills);
-			out->huge_spills += READ_ONCE(s->huge_spills);
-			out->small_refills += READ_ONCE(s->small_refills);
-			out->small_spills += READ_ONCE(s->small_spills);
-		}
+		pcp_stats_add(cpu, out);
+}
+
+void pcp_stats_cpu(unsigned cpu, struct pcp_stats *out)
+{
+	*out = (struct pcp_stats){0};
+	pcp_stats_add(cpu, out);
 }

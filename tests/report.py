@@ -49,10 +49,11 @@ class ReportError(Exception):
 
 def thp_seed_tables(fields):
     """The 2013 seed's rows: today's design as it is, the old designs as they are; not today's with
-    tables freed at unmap, VMAs freed through RCU, without RCU quiescent points or with flat
-    scheduler scans (rows from logs older than those fields name none of them)."""
+    tables freed at unmap, VMAs freed through RCU, fixed per-CPU list marks, without RCU quiescent
+    points or with flat scheduler scans (rows from logs older than those fields name none of them)."""
     return fields.get("vma") != "rcu" or (fields.get("pt_free", "exit") == "exit" and
                                           fields.get("vma_free", "typesafe") == "typesafe" and
+                                          fields.get("pcp_high", "auto") == "auto" and
                                           fields.get("qs", "on") == "on" and
                                           fields.get("sched", "domains") == "domains")
 

@@ -93,18 +93,19 @@
  * has on its lists what its unmap freed, as in a steady state.
  */
 #define THP_WARMUP_CYCLES 1
-#define THP_NAME_MAX 128 /* "thp_memscale/" and a row's name */
+#define THP_NAME_MAX 160 /* "thp_memscale/" and a row's name */
 
 /*
  * One phase each. The mm is made by thp_mm_create() from the row, and a row's
  * name (thp_row_name()) is its phase name, so a field added here goes into those
- * two functions and nowhere else.
+ * two functions (and a machine-wide switch also into the restore at the end).
  */
 static const struct thp_row {
 	enum ptlock_mode ptlock;
 	enum vma_lookup lookup;
 	enum vma_free_mode vma_free; /* how unmap frees VMAs (vma_free=) */
 	bool pcp_batch;		     /* per-CPU 2 MiB lists refilled in batches (pcp_huge=batch) */
+	bool pcp_auto;		     /* order-0 lists' marks tuned by refills (pcp_high=auto) */
 	enum pt_free_mode pt_free;   /* PMD tables an unmap empties kept (exit) or freed (unmap) */
 	bool qs_points;		     /* RCU quiescent points on (rcu_qs_points=on) */
 	bool domains;		     /* scheduler domains (sched_domains=domains); false: flat */
@@ -117,18 +118,21 @@ static const struct thp_row {
      * queues an RCU callback), with no RCU quiescent points, and with flat
      * scheduler scans; the 2013 kernel's (split PMD locks, VMAs under the mm's lock,
      * 2 MiB blocks from the zone); the one before it (one mm-wide page-table lock).
+     * With 4 KiB pages, today's also with the order-0 lists' marks fixed at the
+     * boot's (pcp_high=fixed), as the older designs have them.
      */
     /* clang-format off */
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_RCU,      true,  PT_FREE_EXIT,  true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  false, true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  false, true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  true},
-    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  PT_FREE_EXIT,  true,  true,  false},
-    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  false},
-    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, PT_FREE_UNMAP, true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  true,  PT_FREE_EXIT,  true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  true,  PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_RCU,      true,  true,  PT_FREE_EXIT,  true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  true,  PT_FREE_EXIT,  false, true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  true,  PT_FREE_EXIT,  true,  false, true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, false, PT_FREE_UNMAP, true,  true,  true},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  true,  PT_FREE_EXIT,  true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_RCU,    VMA_FREE_TYPESAFE, true,  false, PT_FREE_EXIT,  true,  true,  false},
+    {PTLOCK_SPLIT, VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, false, PT_FREE_UNMAP, true,  true,  false},
+    {PTLOCK_MM,    VMA_LOOKUP_LOCKED, VMA_FREE_RCU,      false, false, PT_FREE_UNMAP, true,  true,  false},
     /* clang-format on */
 };
 
@@ -176,17 +180,21 @@ static uintptr_t thp_slot(unsigned cpu)
 static void thp_row_name(const struct thp_row *row, char *buf, size_t size)
 {
 	snprintf(buf, size,
-		 "ptlock=%s/vma=%s/vma_free=%s/pcp_huge=%s/pt_free=%s/qs=%s/sched=%s/pages=%s",
+		 "ptlock=%s/vma=%s/vma_free=%s/pcp_huge=%s/pcp_high=%s/pt_free=%s/qs=%s/sched=%s/"
+		 "pages=%s",
 		 ptlock_mode_name(row->ptlock), vma_lookup_name(row->lookup),
 		 vma_free_mode_name(row->vma_free), row->pcp_batch ? "batch" : "single",
-		 pt_free_mode_name(row->pt_free), row->qs_points ? "on" : "off",
-		 row->domains ? "domains" : "flat", row->huge ? "huge" : "4k");
+		 row->pcp_auto ? "auto" : "fixed", pt_free_mode_name(row->pt_free),
+		 row->qs_points ? "on" : "off", row->domains ? "domains" : "flat",
+		 row->huge ? "huge" : "4k");
 }
 
 /* The row's address space, and the row's per-CPU list design for the whole allocator. */
 static struct mm *thp_mm_create(const struct thp_row *row)
 {
 	pcp_set_huge_batching(row->pcp_batch);
+	if (pcp_high_auto() != row->pcp_auto)
+		pcp_set_high_auto(row->pcp_auto);
 	vma_set_free_mode(row->vma_free); /* the machine's, for the phase's maps */
 	struct mm *mm = mm_create_modes(row->ptlock, row->lookup);
 	if (mm)
@@ -419,7 +427,7 @@ BENCH(thp_memscale)
 	const char *globs = cmdline_get("thp_rows");
 	u64 phase_ns = bench_phase_ns_default(THP_PHASE_MS_DEFAULT * NSEC_PER_MSEC);
 	/* The rows change these; given back after. */
-	bool batching = pcp_huge_batching();
+	bool batching = pcp_huge_batching(), pcp_auto = pcp_high_auto();
 	enum vma_free_mode vma_free = vma_get_free_mode();
 	unsigned ran = 0;
 
@@ -430,6 +438,8 @@ BENCH(thp_memscale)
 		ran++;
 	}
 	pcp_set_huge_batching(batching);
+	if (pcp_high_auto() != pcp_auto)
+		pcp_set_high_auto(pcp_auto);
 	vma_set_free_mode(vma_free);
 	if (!ran)
 		bench_report("thp_memscale", 0, "rows=0 thp_rows=%s", globs);

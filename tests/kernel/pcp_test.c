@@ -36,9 +36,24 @@ TEST(pcp, local_pair_skips_the_zone)
 	EXPECT_EQ(mm_test_buddy_free(), start);
 }
 
-TEST(pcp, long_list_spills_to_buddy)
+/* Run fn with the order-0 marks in one mode, then put back the mode the boot chose. */
+static void with_high_auto(bool on, void (*fn)(void))
 {
-	static void *pages[3 * PCP_HIGH_MAX];
+	bool was = pcp_high_auto();
+	pcp_set_high_auto(on);
+	fn();
+	pcp_set_high_auto(was);
+}
+
+static void *small_pages[3 * PCP_HIGH_MAX];
+
+/*
+ * The boot's mark: a list past it gives a batch back, whatever it refilled. (Under
+ * pcp_high=auto the refills below would raise the mark instead.)
+ */
+static void long_list_spills(void)
+{
+	void **pages = small_pages;
 	u64 start = mm_test_buddy_free();
 	int node = numa_this_node();
 	struct pcp_limits lim = pcp_limits(node, 0);
@@ -56,6 +71,96 @@ TEST(pcp, long_list_spills_to_buddy)
 	EXPECT_GE(pcp_pages(node), lim.high - lim.batch);
 	EXPECT_EQ(mm_test_buddy_free(), start);
 	EXPECT_EQ(pcp_pages(node), 0);
+}
+
+TEST(pcp, long_list_spills_to_buddy)
+{
+	with_high_auto(false, long_list_spills);
+}
+
+/* This CPU's order-0 refills, spills and grows in n rounds of taking and freeing count pages. */
+static struct pcp_stats cycle_pages(int node, unsigned count, unsigned rounds)
+{
+	struct pcp_stats before, after;
+	unsigned failed = 0;
+	preempt_disable(); /* every page from, and back to, this CPU's list */
+	unsigned cpu = smp_processor_id();
+	pcp_stats_cpu(cpu, &before);
+	for (unsigned r = 0; r < rounds; r++) {
+		for (unsigned i = 0; i < count; i++)
+			failed += !(small_pages[i] = alloc_pages_node(node, 0));
+		for (unsigned i = 0; i < count; i++)
+			if (small_pages[i])
+				free_pages(small_pages[i], 0);
+	}
+	pcp_stats_cpu(cpu, &after);
+	preempt_enable();
+	EXPECT_EQ(failed, 0);
+	return (struct pcp_stats){.small_refills = after.small_refills - before.small_refills,
+				  .small_spills = after.small_spills - before.small_spills,
+				  .small_grows = after.small_grows - before.small_grows};
+}
+
+/*
+ * A CPU that takes more pages than its list holds and frees them again, round
+ * after round (a 4 KiB fault loop's map and unmap): its refills raise its mark, so
+ * after the first round every page comes from, and goes back to, its own list. The
+ * boot's fixed mark refills and spills every round.
+ */
+static void cycling_cpu(void)
+{
+	int node = numa_this_node();
+	struct pcp_limits lim = pcp_limits(node, 0);
+	unsigned count = lim.high + 2 * lim.batch;
+	u64 start = mm_test_buddy_free();
+	if (count + lim.batch > pcp_small_high_max(node)) {
+		test_skip("the node's ceiling leaves no room above the boot's mark");
+		return;
+	}
+	struct pcp_stats first = cycle_pages(node, count, 1);
+	struct pcp_stats later = cycle_pages(node, count, 3);
+	if (pcp_high_auto()) {
+		EXPECT_GT(first.small_grows, 0);
+		EXPECT_EQ(later.small_refills, 0);
+		EXPECT_EQ(later.small_spills, 0);
+	} else {
+		EXPECT_EQ(first.small_grows + later.small_grows, 0);
+		EXPECT_GE(later.small_refills, 3);
+		EXPECT_GE(later.small_spills, 3);
+	}
+	EXPECT_EQ(mm_test_buddy_free(), start);
+}
+
+TEST(pcp, cycling_cpu_keeps_its_pages_under_auto_marks)
+{
+	with_high_auto(true, cycling_cpu);
+}
+
+TEST(pcp, cycling_cpu_refills_every_round_under_fixed_marks)
+{
+	with_high_auto(false, cycling_cpu);
+}
+
+/* However much a CPU refilled, its list keeps no more than the node's ceiling. */
+static void auto_mark_ceiling(void)
+{
+	int node = numa_this_node();
+	unsigned ceiling = pcp_small_high_max(node);
+	unsigned count = MIN(2 * ceiling, (unsigned)ARRAY_SIZE(small_pages));
+	u64 start = mm_test_buddy_free();
+	preempt_disable();
+	cycle_pages(node, count, 2);
+	unsigned kept = pcp_small_count(smp_processor_id(), node);
+	preempt_enable();
+	/* The last grow stops within a batch of the ceiling, the last spill a batch below that. */
+	EXPECT_LE(kept, ceiling);
+	EXPECT_GE(kept, ceiling - 2 * pcp_limits(node, 0).batch);
+	EXPECT_EQ(mm_test_buddy_free(), start);
+}
+
+TEST(pcp, auto_mark_stops_at_the_ceiling)
+{
+	with_high_auto(true, auto_mark_ceiling);
 }
 
 /* Run fn with the huge lists in one mode, then put back the mode the boot chose. */

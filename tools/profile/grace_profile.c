@@ -69,7 +69,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = GRACE_QEMU_PLUGIN_VERSION;
 
 #define MAX_VCPUS 64
 #define LINE_SHIFT 6 /* 64-byte cache lines */
-#define MSG_MAX 128
+#define MSG_MAX 192
 #define LINE_LOCKS 1024 /* stripes for the line table */
 #define DEFAULT_TOP 25
 
@@ -399,7 +399,7 @@ static void message(unsigned cpu, const char *m)
 	int cpus;
 	unsigned long long a, b;
 
-	if (sscanf(m, "begin %127s %d", name, &cpus) == 2) {
+	if (sscanf(m, "begin %191s %d", name, &cpus) == 2) {
 		__atomic_store_n(&P.counting, 0, __ATOMIC_SEQ_CST);
 		counters_reset();
 		snprintf(P.phase, sizeof(P.phase), "%s", name);
