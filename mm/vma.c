@@ -184,7 +184,8 @@ static void vma_retire(struct vma *v)
 
 static unsigned table_capacity(unsigned order)
 {
-	return ((PAGE_SIZE << order) - sizeof(struct vma_table)) / sizeof(struct vma *);
+	return ((PAGE_SIZE << order) - sizeof(struct vma_table)) /
+	       (sizeof(struct vma *) + sizeof(uintptr_t));
 }
 
 unsigned vma_count(struct mm *mm)
@@ -197,13 +198,12 @@ unsigned vma_count(struct mm *mm)
  */
 static unsigned table_search(struct vma_table *t, uintptr_t addr)
 {
+	const uintptr_t *ends = vma_table_ends(t);
 	unsigned lo = 0, hi = MIN(READ_ONCE(t->nr), t->cap);
+	/* A write section moving the ends may misdirect us: the caller's checks see it. */
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
-		struct vma *v = READ_ONCE(t->slot[mid]);
-		if (!v)
-			return hi; /* a slot being moved: the caller's check fails the lookup */
-		if (READ_ONCE(v->end) <= addr)
+		if (READ_ONCE(ends[mid]) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -331,8 +331,10 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 		bigger->order = order;
 		bigger->cap = table_capacity(order);
 		bigger->nr = nr;
-		if (old)
+		if (old) {
 			memcpy(bigger->slot, old->slot, nr * sizeof(struct vma *));
+			memcpy(vma_table_ends(bigger), vma_table_ends(old), nr * sizeof(uintptr_t));
+		}
 		/* The copy before the pointer to it: pairs with rcu_dereference() in lookups. */
 		rcu_assign_pointer(mm->vmat, bigger);
 		if (old)
@@ -344,17 +346,24 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 /* Put v at index i, moving the slots above up one. Inside a vma_seq write section. */
 static void table_insert(struct vma_table *t, unsigned i, struct vma *v)
 {
-	for (unsigned j = t->nr; j > i; j--)
+	uintptr_t *ends = vma_table_ends(t);
+	for (unsigned j = t->nr; j > i; j--) {
 		WRITE_ONCE(t->slot[j], t->slot[j - 1]);
+		WRITE_ONCE(ends[j], ends[j - 1]);
+	}
 	WRITE_ONCE(t->slot[i], v);
+	WRITE_ONCE(ends[i], v->end);
 	WRITE_ONCE(t->nr, t->nr + 1);
 }
 
 /* Take index i out, moving the slots above down one. Inside a vma_seq write section. */
 static void table_remove(struct vma_table *t, unsigned i)
 {
-	for (unsigned j = i; j + 1 < t->nr; j++)
+	uintptr_t *ends = vma_table_ends(t);
+	for (unsigned j = i; j + 1 < t->nr; j++) {
 		WRITE_ONCE(t->slot[j], t->slot[j + 1]);
+		WRITE_ONCE(ends[j], ends[j + 1]);
+	}
 	WRITE_ONCE(t->slot[t->nr - 1], NULL);
 	WRITE_ONCE(t->nr, t->nr - 1);
 }
@@ -607,6 +616,7 @@ static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spar
 	high->prot = v->prot;
 	high->flags = v->flags;
 	WRITE_ONCE(v->end, addr);
+	WRITE_ONCE(vma_table_ends(mm->vmat)[i], addr);
 	table_insert(mm->vmat, i + 1, high);
 }
 

@@ -57,13 +57,23 @@ struct vma {
 /* vma->lock: the count of readers, and this bit while a writer holds or waits for it. */
 #define VMA_LOCK_WRITER (1u << 31)
 
-/* The VMA pointers of an mm, sorted by start; replaced (and freed after a grace period) to grow. */
+/*
+ * The VMA pointers of an mm, sorted by start; replaced (and freed after a grace
+ * period) to grow. After the cap slots come cap ends, slot[i]'s end at
+ * vma_table_ends(t)[i]: a lookup's binary search reads only the table's lines,
+ * not the VMAs of other CPUs it passes on the way.
+ */
 struct vma_table {
 	unsigned nr, cap; /* slots used, slots there */
 	unsigned order;	  /* the table is one block of 2^order pages */
 	struct rcu_head rcu;
 	struct vma *slot[]; /* written with WRITE_ONCE: lookups read it under RCU */
 };
+
+static inline uintptr_t *vma_table_ends(struct vma_table *t)
+{
+	return (uintptr_t *)&t->slot[t->cap];
+}
 
 /* Page-table locking of an mm, fixed when it is created. */
 enum ptlock_mode {
