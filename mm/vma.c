@@ -23,9 +23,10 @@
  * 6.15's VMA cache. rcu frees it after a grace period, so a lookup touches only
  * the VMA it found. Typesafe makes munmap queue no RCU callback, and so start no
  * grace period: a map/unmap loop on every CPU sends no IPI. A grown table is
- * always freed after a grace period (it is not type-stable memory). Page tables are freed only
- * where no VMA remains (vma_overlaps_locked): a fault in a neighbouring VMA holds nothing the
- * writer waits for and may be walking a table that straddles both.
+ * always freed after a grace period (it is not type-stable memory). Page tables
+ * are freed only where no VMA remains (vma_overlaps_locked): a fault in a
+ * neighbouring VMA holds nothing the writer waits for and may be walking a table
+ * that straddles both.
  *
  * So a munmap racing a fault of the same VMA either waits for the fault (the
  * page is mapped first, then unmapped and freed with the rest) or comes first:
