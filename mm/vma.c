@@ -251,12 +251,15 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 		unsigned i = table_search(t, addr);
 		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
 		/*
-		 * v came from a table reachable in this section, so the grace period
-		 * keeps it from being freed before we leave; the first check only spares
-		 * v's lock a write when a writer has begun already. The second, after the
-		 * try, says that no writer began on the table since we looked: one that
-		 * trimmed v and let it go again before the try leaves it unlocked, and
-		 * without addr.
+		 * v came from a table reachable in this section, so its memory is a VMA
+		 * until we leave: with vma_free=rcu the grace period keeps it from being
+		 * freed; typesafe, it may be freed and reused at once, but only as a VMA.
+		 * A free one is write-locked, so the try fails; a reused one may be
+		 * locked, but taking it out of this table bumped vma_seq. So the first
+		 * check only spares v's lock a write when a writer has begun already,
+		 * and the second, after the try, says that no writer began on the table
+		 * since we looked: v is still ours and holds addr (one that trimmed v and
+		 * let it go again before the try leaves it unlocked, and without addr).
 		 */
 		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq)) {
 			race_point_key("vma.lookup_try", mm);
@@ -621,15 +624,31 @@ static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spar
 	table_insert(mm->vmat, i + 1, high);
 }
 
-/* Remove [start, end) from the table; its edges are VMA boundaries already. */
-static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t end)
+/*
+ * Remove [start, end) from the table; its edges are VMA boundaries already. The
+ * VMAs stay write-locked (a lookup that found one fails its try) and go onto
+ * *retired, chained through their rcu heads, for vma_retire_all() once vma_lock
+ * is dropped: no writer frees under it.
+ */
+static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t end,
+				    struct rcu_head **retired)
 {
 	unsigned i = vma_search_locked(mm, start);
 	struct vma *v;
 
 	while ((v = vma_at(mm, i)) && v->start < end) {
 		table_remove(mm->vmat, i);
-		vma_retire(v); /* stays write-locked: a lookup that found it fails its try */
+		v->rcu.next = *retired;
+		*retired = &v->rcu;
+	}
+}
+
+static void vma_retire_all(struct rcu_head *retired)
+{
+	while (retired) {
+		struct rcu_head *next = retired->next; /* before call_rcu() reuses the head */
+		vma_retire(container_of(retired, struct vma, rcu));
+		retired = next;
 	}
 }
 
@@ -679,6 +698,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 	struct pt_split_tables st = {.nr = 0};
 	struct vma_spares sp = {{NULL, NULL}}; /* a discard splits no VMA: none needed */
 	struct vma *fresh = NULL;
+	struct rcu_head *retired = NULL; /* the VMAs an unmap took out */
 	struct tlb_gather g;
 
 	if (replace) {
@@ -706,7 +726,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 		if (op == VMA_EDIT_PROTECT)
 			vma_set_prot_locked(mm, start, end, prot);
 		else if (unmap)
-			vma_remove_range_locked(mm, start, end);
+			vma_remove_range_locked(mm, start, end, &retired);
 		else
 			vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
 		if (replace) {
@@ -732,6 +752,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 		pt_protect_range(mm, start, end, PROT_READ, &g);
 	vma_write_unlock_range(mm, lo, hi); /* what is left of them: the page tables match now */
 	write_unlock(&mm->vma_lock);
+	vma_retire_all(retired);
 	/*
 	 * Faults may resume now: an unmapped range has no VMA, so they fail, and its old
 	 * pages wait in g; a discarded or replaced one's fault in zeroed pages; a

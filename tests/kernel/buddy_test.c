@@ -202,7 +202,8 @@ TEST(buddy, storm_every_cpu_no_block_twice)
 			       lock_sized_share(STORM_TOTAL, num_online_cpus(), STORM_MIN_PER_CPU)};
 	/*
 	 * Twice what all CPUs could hold at once (a huge block, 8-page blocks, their
-	 * order-0 lists; a huge list's blocks are drained before an allocation fails).
+	 * order-0 lists at the boot's marks; a grown order-0 list and a huge list's
+	 * blocks are drained before an allocation fails).
 	 */
 	u64 need = 2ULL * num_online_cpus() *
 		   ((1u << HUGE_ORDER) + STORM_HELD * 8 + pcp_limits(numa_this_node(), 0).high);

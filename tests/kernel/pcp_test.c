@@ -78,24 +78,24 @@ TEST(pcp, long_list_spills_to_buddy)
 	with_high_auto(false, long_list_spills);
 }
 
-/* This CPU's order-0 refills, spills and grows in n rounds of taking and freeing count pages. */
-static struct pcp_stats cycle_pages(int node, unsigned count, unsigned rounds)
+/*
+ * This CPU's order-0 refills, spills and grows in n rounds of taking and freeing
+ * count pages; *failed counts the allocations that failed. Preemption off, so
+ * that every page comes from, and goes back to, this CPU's list.
+ */
+static struct pcp_stats cycle_pages(int node, unsigned count, unsigned rounds, unsigned *failed)
 {
 	struct pcp_stats before, after;
-	unsigned failed = 0;
-	preempt_disable(); /* every page from, and back to, this CPU's list */
 	unsigned cpu = smp_processor_id();
 	pcp_stats_cpu(cpu, &before);
 	for (unsigned r = 0; r < rounds; r++) {
 		for (unsigned i = 0; i < count; i++)
-			failed += !(small_pages[i] = alloc_pages_node(node, 0));
+			*failed += !(small_pages[i] = alloc_pages_node(node, 0));
 		for (unsigned i = 0; i < count; i++)
 			if (small_pages[i])
 				free_pages(small_pages[i], 0);
 	}
 	pcp_stats_cpu(cpu, &after);
-	preempt_enable();
-	EXPECT_EQ(failed, 0);
 	return (struct pcp_stats){.small_refills = after.small_refills - before.small_refills,
 				  .small_spills = after.small_spills - before.small_spills,
 				  .small_grows = after.small_grows - before.small_grows};
@@ -117,8 +117,12 @@ static void cycling_cpu(void)
 		test_skip("the node's ceiling leaves no room above the boot's mark");
 		return;
 	}
-	struct pcp_stats first = cycle_pages(node, count, 1);
-	struct pcp_stats later = cycle_pages(node, count, 3);
+	unsigned failed = 0;
+	preempt_disable(); /* the later rounds on the CPU whose mark the first raised */
+	struct pcp_stats first = cycle_pages(node, count, 1, &failed);
+	struct pcp_stats later = cycle_pages(node, count, 3, &failed);
+	preempt_enable();
+	EXPECT_EQ(failed, 0);
 	if (pcp_high_auto()) {
 		EXPECT_GT(first.small_grows, 0);
 		EXPECT_EQ(later.small_refills, 0);
@@ -148,10 +152,12 @@ static void auto_mark_ceiling(void)
 	unsigned ceiling = pcp_small_high_max(node);
 	unsigned count = MIN(2 * ceiling, (unsigned)ARRAY_SIZE(small_pages));
 	u64 start = mm_test_buddy_free();
+	unsigned failed = 0;
 	preempt_disable();
-	cycle_pages(node, count, 2);
+	cycle_pages(node, count, 2, &failed);
 	unsigned kept = pcp_small_count(smp_processor_id(), node);
 	preempt_enable();
+	EXPECT_EQ(failed, 0);
 	/* The last grow stops within a batch of the ceiling, the last spill a batch below that. */
 	EXPECT_LE(kept, ceiling);
 	EXPECT_GE(kept, ceiling - 2 * pcp_limits(node, 0).batch);
