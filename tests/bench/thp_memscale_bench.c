@@ -25,15 +25,16 @@
  * unmap queues an RCU callback, so grace periods run through the phase), with
  * cond_resched() and faults no RCU quiescent state (rcu_qs_points=off: a busy CPU
  * waits for RCU's IPI), and with the scheduler scanning every run queue
- * (sched_domains=flat). Those three switches are the machine's for the phase. The
- * 2013 kernel's: split PMD locks, but every fault read-locking the mm's vma_lock,
- * VMAs freed after a grace period and 2 MiB blocks from the zone. The one before:
- * the same with one mm-wide page-table lock. Both free tables at unmap, as Linux
- * does.
+ * (sched_domains=flat); with 4 KiB pages, also today's with the order-0 lists'
+ * marks fixed at the boot's (pcp_high=fixed). Those switches, and pcp_huge=, are
+ * the machine's for the phase. The 2013 kernel's: split PMD locks, but every
+ * fault read-locking the mm's vma_lock, VMAs freed after a grace period and 2 MiB
+ * blocks from the zone. The one before: the same with one mm-wide page-table
+ * lock. Both free tables at unmap, as Linux does.
  *
- *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu vma_free=typesafe
- * pcp_huge=batch pt_free=exit qs=on sched=domains pages=huge faults_per_sec=... cycles=...
- * seconds=... unmap_us_per_cycle=...
+ *   bench: thp_memscale arch=riscv64 online=8 cpus=8 ptlock=split vma=rcu
+ * vma_free=typesafe pcp_huge=batch pcp_high=auto pt_free=exit qs=on sched=domains
+ * pages=huge faults_per_sec=... cycles=... seconds=... unmap_us_per_cycle=...
  *
  * faults_per_sec counts the page faults handled (calls to mm_fault) over the sum
  * of the touch windows, seconds; a touch window runs from the barrier release
@@ -41,9 +42,10 @@
  * same for the unmaps (the release after the touches to the last CPU's return
  * from vma_unmap), per cycle. A phase is named by its row's fields joined with
  * '/', so the profiler reports thp_memscale/ptlock=split/vma=rcu/vma_free=typesafe/
- * pcp_huge=batch/pt_free=exit/qs=on/sched=domains/pages=huge; thp_rows=<glob>[,<glob>]
- * on the command line runs only the rows whose thp_memscale/<phase> matches
- * (ARGS='thp_rows=*pages=4k'), and none matching prints one line with rows=0.
+ * pcp_huge=batch/pcp_high=auto/pt_free=exit/qs=on/sched=domains/pages=huge;
+ * thp_rows=<glob>[,<glob>] on the command line runs only the rows whose
+ * thp_memscale/<phase> matches (ARGS='thp_rows=*pages=4k'), and none matching
+ * prints one line with rows=0.
  *
  * Under the profiler (make profile BENCH=thp_memscale) each CPU is paused
  * (bench_pause()) from the end of its touches to the start of its next ones, so
