@@ -342,6 +342,7 @@ long proc_fork(const struct regs *regs, uintptr_t set_child_tid, uintptr_t clear
 		err = -ENOMEM;
 		goto fail;
 	}
+	set_cpus_allowed(t, &current->allowed); /* as Linux: the child keeps our CPUs */
 	if ((err = fs_task_fork(t))) {
 		/* It must not reach user mode without descriptors: it ends unrun. */
 		ts->thread = NULL;

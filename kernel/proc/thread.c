@@ -116,6 +116,7 @@ long proc_clone_thread(const struct regs *regs, bool settls, uintptr_t tls, uint
 	task = kthread_create(thread_user_start, cs, "%s", p->comm);
 	if (!task)
 		goto fail;
+	set_cpus_allowed(task, &current->allowed); /* as Linux: the thread keeps our CPUs */
 	if ((err = fs_task_share(task)))
 		goto fail_task;
 	arch_user_fork(task);

@@ -9,16 +9,24 @@
  * took the third for a broken stack and panicked. The bytes must come back as
  * they went out.
  *
+ * A thread alone on its CPU gets no tick on a tickless kernel, so a child spins
+ * on the same CPU throughout: the scheduler's tick then cuts their slices, and
+ * some of its interrupts land inside the copies' faults.
+ *
  * userdiff: user_copies_fault_in_pages_as_interrupts_arrive
  * run: /bin/faultcopy
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CHUNK (1 << 20)
@@ -32,8 +40,33 @@ static unsigned char *fresh(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* This process and a child spinning beside it, both on CPU 0; the child's pid, or -1. */
+static pid_t spin_beside(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+		perror("sched_setaffinity");
+		return -1;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork(); /* the child keeps the affinity */
+	if (pid == 0) {
+		while (getppid() == parent) /* until killed, or orphaned by an early return */
+			;
+		_exit(0);
+	}
+	if (pid < 0)
+		perror("fork");
+	return pid;
+}
+
 int main(void)
 {
+	pid_t spinner = spin_beside();
+	if (spinner < 0)
+		return 1;
 	/* A file of its own under /tmp, made first: Grace's root has none. */
 	char path[] = "/tmp/faultcopy.XXXXXX";
 	if (mkdir("/tmp", 01777) < 0 && errno != EEXIST) {
@@ -70,6 +103,8 @@ int main(void)
 	}
 	close(fd);
 	unlink(path);
+	kill(spinner, SIGKILL);
+	waitpid(spinner, NULL, 0);
 	printf("%d rounds of %d KiB out of and into unmapped pages: ok\n", ROUNDS, CHUNK >> 10);
 	return 0;
 }

@@ -9,7 +9,7 @@
  * EACCES where it answers ENOEXEC); /proc/self/exe, read and run; on x86_64,
  * vfork's child running on its parent's memory while the parent waits, and
  * posix_spawn's report of a program that is not there, which comes back
- * through that shared memory.
+ * through that shared memory; a forked child keeping its parent's CPU set.
  * Pids are printed only as how they relate (the child's parent is us).
  *
  * userdiff: processes_and_pipes_behave_as_on_linux
@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,35 @@ static void procs_self_exe(void)
 #endif
 }
 
+/* A parent bound to one CPU forks: the child is bound to the same one. */
+static void procs_affinity(void)
+{
+	cpu_set_t all, one;
+	if (sched_getaffinity(0, sizeof(all), &all) < 0) {
+		ok("sched_getaffinity", -1);
+		return;
+	}
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ok("sched_setaffinity to one CPU", sched_setaffinity(0, sizeof(one), &one));
+	pid_t pid = fork();
+	if (pid == 0) {
+		cpu_set_t mine;
+		if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
+			_exit(1);
+		printf("the child may run on %d CPUs, its parent's: %s\n", CPU_COUNT(&mine),
+		       CPU_EQUAL(&mine, &one) ? "yes" : "no");
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	show_status("the child of a bound parent", status);
+	ok("sched_setaffinity back", sched_setaffinity(0, sizeof(all), &all));
+}
+
 int main(int argc, char **argv)
 {
 	/* A terminal's stdout is line-buffered and a pipe's is not: make both the same. */
@@ -297,6 +327,7 @@ int main(int argc, char **argv)
 	procs_pipes();
 	procs_execve();
 	procs_self_exe();
+	procs_affinity();
 #ifdef __x86_64__
 	procs_vfork();
 #endif

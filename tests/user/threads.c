@@ -6,8 +6,9 @@
  * with tgkill and the per-thread signal mask, a thread's exit leaving the
  * others running, exit from a thread ending the whole process, a fault in one
  * thread killing every thread, a failed exec in a thread leaving the others,
- * fork from a threaded process (the child has only the thread that forked) and
- * memory one thread maps seen by another.
+ * fork from a threaded process (the child has only the thread that forked),
+ * memory one thread maps seen by another, and a new thread keeping its
+ * creator's CPU set.
  * Thread ids are printed only as how they relate.
  *
  * userdiff: pthreads_behave_as_on_linux
@@ -315,6 +316,37 @@ static void *exec_missing(void *arg)
 
 /* ---- memory one thread maps, another uses ---- */
 
+static cpu_set_t bound_to;
+
+static void *report_affinity(void *arg)
+{
+	(void)arg;
+	cpu_set_t mine;
+	check("pthread_getaffinity_np",
+	      pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine));
+	printf("a thread made by a bound thread may run on %d CPUs, its creator's: %s\n",
+	       CPU_COUNT(&mine), CPU_EQUAL(&mine, &bound_to) ? "yes" : "no");
+	return NULL;
+}
+
+/* The main thread bound to its first CPU makes a thread: the new one is bound there too. */
+static void thread_keeps_affinity(void)
+{
+	cpu_set_t all;
+	check("pthread_getaffinity_np", pthread_getaffinity_np(pthread_self(), sizeof(all), &all));
+	int cpu = 0;
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&bound_to);
+	CPU_SET(cpu, &bound_to);
+	check("pthread_setaffinity_np",
+	      pthread_setaffinity_np(pthread_self(), sizeof(bound_to), &bound_to));
+	pthread_t th;
+	check("pthread_create", pthread_create(&th, NULL, report_affinity, NULL));
+	check("pthread_join", pthread_join(th, NULL));
+	check("pthread_setaffinity_np", pthread_setaffinity_np(pthread_self(), sizeof(all), &all));
+}
+
 static char *shared_map;
 static void *map_memory(void *arg)
 {
@@ -345,6 +377,7 @@ int main(void)
 
 	check("pthread_create", pthread_create(&th, NULL, count_threads_after_fork, NULL));
 	check("pthread_join", pthread_join(th, NULL));
+	thread_keeps_affinity();
 
 	ending("exit(7) from a thread beside 3 sleepers: the process", exit_whole_process, 3);
 	ending("a fault in a thread beside 3 sleepers: the process", fault, 3);
