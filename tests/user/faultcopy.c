@@ -40,12 +40,22 @@ static unsigned char *fresh(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* This process and a child spinning beside it, both on CPU 0; the child's pid, or -1. */
+/*
+ * This process and a child spinning beside it, both on the first CPU this
+ * process may use; the child's pid, or -1.
+ */
 static pid_t spin_beside(void)
 {
 	cpu_set_t set;
+	int cpu = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		perror("sched_getaffinity");
+		return -1;
+	}
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) < 0) {
 		perror("sched_setaffinity");
 		return -1;
