@@ -309,7 +309,13 @@ static u64 torture_run(bool broken, u64 *writes)
 	preempt_enable();
 	/* 0.5 s plus 20 ms per CPU: at 64 CPUs a grace period waits for 63 spinning readers. */
 	tt.deadline = arch_clock_ns() + NSEC_PER_SEC / 2 + num_online_cpus() * 20 * NSEC_PER_MSEC;
-	tt.hard_deadline = arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 4;
+	/*
+	 * Past it until TORTURE_MIN_WRITES, for at most a quarter of the test's timeout
+	 * plus 400 ms per CPU: at 512 vCPUs on two host cores one grace period past 511
+	 * spinning readers took up to 30 s.
+	 */
+	tt.hard_deadline =
+	    arch_clock_ns() + RCU_TEST_TIMEOUT_NS / 4 + num_online_cpus() * 400 * NSEC_PER_MSEC;
 
 	if (broken)
 		rcu_set_torture_broken(true);
