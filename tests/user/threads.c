@@ -314,7 +314,7 @@ static void *exec_missing(void *arg)
 	return NULL;
 }
 
-/* ---- memory one thread maps, another uses ---- */
+/* ---- a new thread's CPU set ---- */
 
 static cpu_set_t bound_to;
 
@@ -346,6 +346,8 @@ static void thread_keeps_affinity(void)
 	check("pthread_join", pthread_join(th, NULL));
 	check("pthread_setaffinity_np", pthread_setaffinity_np(pthread_self(), sizeof(all), &all));
 }
+
+/* ---- memory one thread maps, another uses ---- */
 
 static char *shared_map;
 static void *map_memory(void *arg)
