@@ -111,6 +111,15 @@ void __noreturn kernel_main(void)
 	tty_init();
 	console_enable_input();
 	arch_irq_enable();
+	/*
+	 * Before the other CPUs start: sizing PCI BARs and turning on decoding and bus
+	 * mastering change the machine's memory map, and at each change QEMU's TCG (7.2)
+	 * rebuilds every vCPU's view of it; a vCPU writing MMIO meanwhile (its local
+	 * APIC's ICR, sending an IPI) can crash QEMU itself: SIGSEGV in
+	 * memory_region_dispatch_write() on a NULL region, one x86_64 boot in about 50
+	 * at 64 CPUs. After this the map stays as it is.
+	 */
+	virtio_prepare();
 	smp_boot();
 
 	sched_start();

@@ -1,7 +1,8 @@
 /*
  * PCI enumeration: a depth-first walk from bus 0 through PCI-to-PCI bridges, and
  * each function's memory BARs (address and size) read into a table. Runs once at
- * boot on one thread (virtio_init); the table is read-only after. Configuration
+ * boot, on the boot CPU before the others start (virtio_prepare); the table is
+ * read-only after. Configuration
  * space is reached through drivers/pci/config.c.
  */
 #include <grace/errno.h>

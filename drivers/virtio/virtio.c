@@ -159,6 +159,14 @@ unsigned virtio_nr_devices(void)
 	return nr_devices;
 }
 
+void virtio_prepare(void)
+{
+	for (const struct virtio_transport *t = __virtio_transports_start;
+	     t < __virtio_transports_end; t++)
+		if (t->prepare)
+			t->prepare();
+}
+
 void virtio_init(void)
 {
 	for (const struct virtio_transport *t = __virtio_transports_start;

@@ -187,4 +187,4 @@ static void virtio_mmio_probe_all(void)
 	for (unsigned i = 0; i < boot_info.nr_virtio_mmio; i++)
 		virtio_mmio_probe(&boot_info.virtio_mmio[i]);
 }
-VIRTIO_TRANSPORT(mmio, virtio_mmio_probe_all);
+VIRTIO_TRANSPORT(mmio, NULL, virtio_mmio_probe_all);

@@ -230,11 +230,6 @@ static void virtio_pci_probe(struct pci_dev *d)
 		kfree(vp);
 		return;
 	}
-	/* Memory decoding for the BARs, bus mastering for the rings, and INTx on. */
-	u16 cmd = pci_read16(d, PCI_COMMAND);
-	pci_write16(d, PCI_COMMAND,
-		    (cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER) & ~PCI_COMMAND_INTX_DISABLE);
-
 	vp->vdev.id = d->device - VIRTIO_PCI_MODERN_BASE;
 	vp->vdev.ops = &virtio_pci_ops;
 	vp->vdev.transport = vp;
@@ -252,6 +247,30 @@ static void virtio_pci_probe(struct pci_dev *d)
 		kfree(vp);
 }
 
+static bool virtio_pci_modern(const struct pci_dev *d)
+{
+	return d->vendor == VIRTIO_PCI_VENDOR && d->device >= VIRTIO_PCI_MODERN_BASE &&
+	       d->device <= VIRTIO_PCI_MODERN_LAST;
+}
+
+/*
+ * Memory decoding for the BARs, bus mastering for the rings, and INTx on: changes to
+ * the machine's memory map, made with the scan's before the other CPUs start.
+ */
+static void virtio_pci_prepare_all(void)
+{
+	unsigned n = pci_scan();
+	for (unsigned i = 0; i < n; i++) {
+		struct pci_dev *d = pci_device(i);
+		if (!virtio_pci_modern(d))
+			continue;
+		u16 cmd = pci_read16(d, PCI_COMMAND);
+		pci_write16(d, PCI_COMMAND,
+			    (cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER) &
+				~PCI_COMMAND_INTX_DISABLE);
+	}
+}
+
 static void virtio_pci_probe_all(void)
 {
 	unsigned n = pci_scan();
@@ -259,7 +278,7 @@ static void virtio_pci_probe_all(void)
 		struct pci_dev *d = pci_device(i);
 		if (d->vendor != VIRTIO_PCI_VENDOR)
 			continue;
-		if (d->device < VIRTIO_PCI_MODERN_BASE || d->device > VIRTIO_PCI_MODERN_LAST) {
+		if (!virtio_pci_modern(d)) {
 			printk("virtio-pci: %02x:%02x.%u: legacy device %04x, not supported\n",
 			       d->bus, d->dev, d->fn, d->device);
 			continue;
@@ -267,4 +286,4 @@ static void virtio_pci_probe_all(void)
 		virtio_pci_probe(d);
 	}
 }
-VIRTIO_TRANSPORT(pci, virtio_pci_probe_all);
+VIRTIO_TRANSPORT(pci, virtio_pci_prepare_all, virtio_pci_probe_all);

@@ -183,6 +183,12 @@ int virtio_add_device(struct virtio_device *vdev);
 /* Devices virtio_add_device() gave to a driver that took them. */
 unsigned virtio_nr_devices(void);
 
+/*
+ * What a transport must do to the machine before the other CPUs start, on the boot
+ * CPU: for PCI, size the BARs and turn on decoding and bus mastering, each a change
+ * to the machine's memory map (kernel/main.c says why that must come first).
+ */
+void virtio_prepare(void);
 /* Find every virtio device the firmware or the PCI bus describes and probe its driver. */
 void virtio_init(void);
 
@@ -190,14 +196,16 @@ void virtio_init(void);
  * A transport registers its scan, and a driver its device id, where its code lives,
  * as shell commands and tests are added, so that virtio.c names neither:
  *
- *	VIRTIO_TRANSPORT(mmio, virtio_mmio_probe_all);
+ *	VIRTIO_TRANSPORT(mmio, NULL, virtio_mmio_probe_all);
  *	VIRTIO_DRIVER(net, VIRTIO_ID_NET, virtio_net_probe);
  *
- * virtio_init() runs the scans in link order; each device found goes to the driver
- * whose id it has (virtio_add_device()).
+ * virtio_prepare() runs the transports' prepare steps (NULL: none), virtio_init() their
+ * scans, each in link order; each device found goes to the driver whose id it has
+ * (virtio_add_device()).
  */
 struct virtio_transport {
 	const char *name;
+	void (*prepare)(void);	 /* before the other CPUs start; NULL: nothing to do */
 	void (*probe_all)(void); /* find the devices, virtio_add_device() each */
 };
 struct virtio_driver {
@@ -206,9 +214,9 @@ struct virtio_driver {
 	int (*probe)(struct virtio_device *vdev); /* 0, or -errno and the device left alone */
 };
 
-#define VIRTIO_TRANSPORT(name_, fn)                                                                \
+#define VIRTIO_TRANSPORT(name_, prepare_, probe_all_)                                              \
 	static const struct virtio_transport __virtio_transport_##name_ __section(                 \
-	    ".virtio_transports") __used __aligned(8) = {#name_, fn}
+	    ".virtio_transports") __used __aligned(8) = {#name_, prepare_, probe_all_}
 #define VIRTIO_DRIVER(name_, id_, fn)                                                              \
 	static const struct virtio_driver __virtio_driver_##name_ __section(".virtio_drivers")     \
 	    __used __aligned(8) = {#name_, id_, fn}
