@@ -7,20 +7,24 @@
  * Writers (map, unmap) hold mm->vma_lock for writing: that serializes them and
  * excludes the faults that take it for reading. The faults of a VMA_LOOKUP_RCU
  * mm take nothing shared: they search the table under RCU, take the VMA's own
- * lock for reading (a try, never a wait), and check mm->vma_seq, which writers
- * bump around every change of the table, to know that what they found still
- * holds. This is Linux 6.4's per-VMA locking, with vma_seq in the part of its
- * mm_lock_seq. A fault that finds nothing, sees the table change, or finds its
- * VMA held by a writer looks again under mm->vma_lock (fault.c).
+ * lock for reading (a try, never a wait), and then check that the VMA is this
+ * mm's and holds the address: a VMA is unlocked only while a table holds it, and
+ * a writer write-locks it before changing or removing it, so what the check sees
+ * holds until the fault lets go. This is Linux 6.4's per-VMA locking, validated
+ * as Linux 6.15 does it (vm_mm and the range, after the count is taken), with no
+ * mm-wide sequence read. A fault that finds nothing, finds another mm's VMA or
+ * one without its address, or finds its VMA held by a writer looks again under
+ * mm->vma_lock (fault.c). Writers still bump mm->vma_seq around every change of
+ * the table, for fork (mm/fork.c) to know that its copy is whole.
  *
  * A writer that changes or removes a VMA first takes that VMA's lock for writing,
  * which waits for the faults inside it to finish. A removed VMA stays
  * write-locked while it is free, so a lookup that still found it fails its try.
  * How its memory goes is vma_free= (vma_set_free_mode()): typesafe (the default)
  * frees it at once into a SLAB_TYPESAFE_BY_RCU cache, so a lookup may find it
- * reused as another VMA, of this mm or another; the second vma_seq check refuses
- * that one, since the removal was a change of this mm's table. This is Linux
- * 6.15's VMA cache. rcu frees it after a grace period, so a lookup touches only
+ * reused as another VMA, of this mm or another; the check after the try refuses
+ * it unless it is now this mm's VMA around the address. This is Linux 6.15's VMA
+ * cache. rcu frees it after a grace period, so a lookup touches only
  * the VMA it found. Typesafe makes munmap queue no RCU callback, and so start no
  * grace period: a map/unmap loop on every CPU sends no IPI. A grown table is
  * always freed after a grace period (it is not type-stable memory). Page tables
@@ -30,7 +34,7 @@
  *
  * So a munmap racing a fault of the same VMA either waits for the fault (the
  * page is mapped first, then unmapped and freed with the rest) or comes first:
- * the fault then fails its try or its sequence check, finds no VMA under
+ * the fault then fails its try or its check after it, finds no VMA under
  * mm->vma_lock and fails with -EFAULT.
  *
  * Nothing is allocated under the lock: VMAs before taking it; a bigger table
@@ -170,7 +174,7 @@ static void vma_free_rcu(struct rcu_head *head)
 
 /*
  * v has left the table, write-locked: a typesafe VMA may go at once (a lookup that
- * still holds it fails its try now, or its vma_seq check once v is reused); an
+ * still holds it fails its try now, or its check after the try once v is reused); an
  * rcu one once no lookup can still hold it.
  */
 static void vma_retire(struct vma *v)
@@ -235,6 +239,12 @@ bool vma_overlaps_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 	return v && v->start < end;
 }
 
+/* Is v mm's VMA around addr? Stable only while v is read-locked. */
+static bool vma_holds(struct vma *v, struct mm *mm, uintptr_t addr)
+{
+	return READ_ONCE(v->mm) == mm && READ_ONCE(v->start) <= addr && addr < READ_ONCE(v->end);
+}
+
 struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 {
 	struct vma *found = NULL;
@@ -243,7 +253,6 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 	 */
 	preempt_disable();
 	rcu_read_lock();
-	u32 seq = raw_seqcount_begin(&mm->vma_seq);
 	struct vma_table *t = rcu_dereference(mm->vmat);
 	/* A writer may replace t now: only the grace period keeps t's memory ours to read. */
 	race_point_key("vma.lookup_table", mm);
@@ -253,18 +262,21 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 		/*
 		 * v came from a table reachable in this section, so its memory is a VMA
 		 * until we leave: with vma_free=rcu the grace period keeps it from being
-		 * freed; typesafe, it may be freed and reused at once, but only as a VMA.
-		 * A free one is write-locked, so the try fails; a reused one may be
-		 * locked, but taking it out of this table bumped vma_seq. So the first
-		 * check only spares v's lock a write when a writer has begun already,
-		 * and the second, after the try, says that no writer began on the table
-		 * since we looked: v is still ours and holds addr (one that trimmed v and
-		 * let it go again before the try leaves it unlocked, and without addr).
+		 * freed; typesafe, it may be freed and reused at once, but only as a VMA,
+		 * of this mm or another. A writer moving the slots may also have sent the
+		 * search to the wrong one. None of that needs a sequence count: a VMA is
+		 * unlocked only while a table holds it, and a writer write-locks it before
+		 * changing or removing it. So once the try succeeds, v sits in the table
+		 * of v->mm with the range it shows, and stays so until we let go: if that
+		 * is mm's and holds addr, v is the VMA the fault wants (mm's VMAs are
+		 * disjoint). The check before the try only spares v's lock a futile write.
+		 * Faults so read no line that every map and unmap writes (Linux 6.15's
+		 * lookup checks vm_mm and the range after taking the VMA's count alike).
 		 */
-		if (v && READ_ONCE(v->start) <= addr && !read_seqcount_retry(&mm->vma_seq, seq)) {
+		if (v && vma_holds(v, mm, addr)) {
 			race_point_key("vma.lookup_try", mm);
 			if (vma_read_trylock(v)) {
-				if (!read_seqcount_retry(&mm->vma_seq, seq))
+				if (vma_holds(v, mm, addr))
 					found = v;
 				else
 					fetch_sub_release(&v->lock, 1);
@@ -347,10 +359,15 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 	return 0;
 }
 
-/* Put v at index i, moving the slots above up one. Inside a vma_seq write section. */
-static void table_insert(struct vma_table *t, unsigned i, struct vma *v)
+/*
+ * Put v (write-locked) at index i of mm's table, moving the slots above up one.
+ * Inside a vma_seq write section.
+ */
+static void table_insert(struct mm *mm, unsigned i, struct vma *v)
 {
+	struct vma_table *t = mm->vmat;
 	uintptr_t *ends = vma_table_ends(t);
+	WRITE_ONCE(v->mm, mm); /* a lookup that still holds v from an earlier life may read it */
 	for (unsigned j = t->nr; j > i; j--) {
 		WRITE_ONCE(t->slot[j], t->slot[j - 1]);
 		WRITE_ONCE(ends[j], ends[j - 1]);
@@ -438,7 +455,7 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 		if (relocked)
 			continue; /* the table may have changed: search again */
 		write_seqcount_begin(&mm->vma_seq);
-		table_insert(mm->vmat, i, v);
+		table_insert(mm, i, v);
 		write_seqcount_end(&mm->vma_seq);
 		vma_write_unlock(v);
 		break;
@@ -621,7 +638,7 @@ static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spar
 	high->flags = v->flags;
 	WRITE_ONCE(v->end, addr);
 	WRITE_ONCE(vma_table_ends(mm->vmat)[i], addr);
-	table_insert(mm->vmat, i + 1, high);
+	table_insert(mm, i + 1, high);
 }
 
 /*
@@ -730,7 +747,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 		else
 			vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
 		if (replace) {
-			table_insert(mm->vmat, vma_search_locked(mm, start), fresh);
+			table_insert(mm, vma_search_locked(mm, start), fresh);
 			fresh = NULL;
 		}
 		write_seqcount_end(&mm->vma_seq);
@@ -785,7 +802,7 @@ void vma_free_all(struct mm *mm)
 	/*
 	 * No thread uses mm and no CPU has it loaded: no lookup can be inside it. One
 	 * of another mm may hold a VMA here that was once its own, typesafe, until its
-	 * vma_seq check: the write lock waits for that.
+	 * check after the try: the write lock waits for that.
 	 */
 	for (unsigned i = 0; i < t->nr; i++) {
 		vma_write_lock(t->slot[i]);

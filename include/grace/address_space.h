@@ -17,8 +17,8 @@
  *                         for reading (it only ever tries); a writer takes it,
  *                         waiting for those faults, before it changes or removes
  *                         the VMA (mm/vma.c).
- *   vma_seq (seqcount)    bumped around every change of the table, so a lookup
- *                         under RCU knows whether what it found still holds.
+ *   vma_seq (seqcount)    bumped around every change of the table, so a fork
+ *                         knows whether the VMAs it copied are still all.
  *   page-table locks      the entries of one PMD or PTE table: that table page's
  *                         own ptl (struct page) with PTLOCK_SPLIT, else
  *                         mm->page_table_lock for every table (PTLOCK_MM), PUD
@@ -49,6 +49,7 @@
  */
 struct vma {
 	uintptr_t start, end;	      /* [start, end), page aligned */
+	struct mm *mm;		      /* whose table holds it: set as it goes in */
 	unsigned prot;		      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
 	unsigned flags;		      /* VMA_* */
 	struct rcu_head rcu;	      /* vma_free=rcu: freed after a grace period */
@@ -107,8 +108,9 @@ struct mm_rss {
 
 /*
  * Laid out by who writes what, one cache line per writer. The first line is read
- * by every fault and written only by map, unmap and create; vma_lock is written
- * by every fault only in VMA_LOOKUP_LOCKED mode.
+ * by every fault and written only at create, when the table grows and by forks;
+ * the second, vma_lock and vma_seq, by every map and unmap (and vma_lock by every
+ * fault in VMA_LOOKUP_LOCKED mode only).
  */
 struct mm {
 	pte_t *root; /* top-level table (direct-map address); set at create */
@@ -117,7 +119,6 @@ struct mm {
 	enum vma_lookup vma_lookup; /* set at create, read-only afterwards */
 	enum pt_free_mode pt_free;  /* set at create (or mm_set_pt_free), read-only afterwards */
 	struct vma_table *vmat;	    /* under vma_lock, read under RCU; NULL until the first map */
-	seqcount_t vma_seq;	    /* written under vma_lock: around every change of vmat */
 	struct mm_rss *rss;	    /* [boot_info.nr_cpus]; set at create */
 	/*
 	 * Forks of this mm in progress (mm/fork.c): a copy-on-write fault waits for
@@ -127,6 +128,7 @@ struct mm {
 	atomic_t forking;
 
 	rwlock_t vma_lock __cacheline_aligned; /* serializes the writers of vmat and its VMAs */
+	seqcount_t vma_seq; /* written under vma_lock: around every change of vmat */
 
 	/* PTLOCK_MM: every entry of the PUD, PMD and PTE tables changes under this. */
 	spinlock_t page_table_lock __cacheline_aligned;

@@ -56,9 +56,9 @@ static void trim_change(void *arg)
 }
 
 /*
- * The lookup found the VMA and passed its first vma_seq check; parked before its
- * try, it sees unmap trim that VMA and let it go. Its try then succeeds on a VMA
- * that no longer holds addr, and only the second vma_seq check says so.
+ * The lookup found the VMA holding addr; parked before its try, it sees unmap trim
+ * that VMA and let it go. Its try then succeeds on a VMA that no longer holds
+ * addr, and only the check after the try says so.
  */
 TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 {
@@ -87,12 +87,16 @@ TEST(vma_race, lookup_fails_when_unmap_trims_its_vma)
 
 struct reuse_race {
 	struct lookup_race l;
-	struct vma *v;			   /* the VMA the racer finds; unmap frees it at once */
-	struct mm *other;		   /* takes v's memory with one of its next maps */
-	uintptr_t other_base, other_start; /* where they go; the one that took v */
-	bool reuse;			   /* the change maps in other after the unmap */
-	int map_err;			   /* that map's */
-	bool reused;			   /* and other's new VMA is v's memory */
+	struct vma *v; /* the VMA the racer finds; unmap frees it at once */
+	/*
+	 * Each maps a page at the racer's address after the unmap, and one of these
+	 * maps takes v's memory: so only v's mm tells the racer it is not its VMA.
+	 */
+	struct mm *other[REUSE_MAPS];
+	bool reuse;  /* the change maps in the others after the unmap */
+	int map_err; /* those maps' */
+	bool reused; /* and one of their new VMAs is v's memory */
+	struct mm *taker;
 };
 
 /* The VMA object holding addr in mm (a pointer to compare, not to use), or NULL. */
@@ -114,19 +118,20 @@ static void free_and_reuse_change(void *arg)
 		return;
 	/* The unmap freed its spare VMAs after v: take those too. */
 	for (unsigned i = 0; i < REUSE_MAPS && !t->reused; i++) {
-		t->other_start = t->other_base + (uintptr_t)i * 2 * PAGE_SIZE;
-		t->map_err |= vma_map(t->other, t->other_start, PAGE_SIZE, PROT_READ, VMA_NOHUGE);
-		t->reused = vma_pointer(t->other, t->other_start) == t->v;
+		t->map_err |= vma_map(t->other[i], t->l.addr, PAGE_SIZE, PROT_READ, VMA_NOHUGE);
+		t->reused = vma_pointer(t->other[i], t->l.addr) == t->v;
+		if (t->reused)
+			t->taker = t->other[i];
 	}
 }
 
 /*
- * The lookup found its VMA and passed its first vma_seq check; parked before its
- * try, it sees unmap free the VMA (vma_free=typesafe: at once), and, with reuse,
- * another mm's map take the same memory. A free VMA stays write-locked, so the
- * try fails and leaves the lock as it was; a reused one is unlocked, so the try
- * succeeds on another mm's VMA, and the second vma_seq check must refuse it and
- * give its count back.
+ * The lookup found its VMA; parked before its try, it sees unmap free the VMA
+ * (vma_free=typesafe: at once), and, with reuse, another mm's map take the same
+ * memory for a VMA at the same address. A free VMA stays write-locked, so the try
+ * fails and leaves the lock as it was; a reused one is unlocked, so the try
+ * succeeds on another mm's VMA around addr, and the check after the try must
+ * refuse it for its mm and give its count back.
  */
 static void typesafe_reuse_run(bool reuse)
 {
@@ -137,13 +142,15 @@ static void typesafe_reuse_run(bool reuse)
 		return;
 	vma_set_free_mode(VMA_FREE_TYPESAFE);
 	t = (struct reuse_race){.l = {.vma_start = as_slot(0), .vma_len = PAGE_SIZE},
-				.other_base = as_slot(1),
 				.reuse = reuse};
 	t.l.addr = t.l.vma_start;
 	t.l.mm = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU);
-	t.other = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU);
-	if (!t.l.mm || !t.other)
+	if (!t.l.mm)
 		goto out;
+	/* Made before the race: the change then allocates only its maps' VMAs. */
+	for (unsigned i = 0; i < REUSE_MAPS; i++)
+		if (!(t.other[i] = mm_create_modes(PTLOCK_SPLIT, VMA_LOOKUP_RCU)))
+			goto out;
 	EXPECT_EQ(vma_map(t.l.mm, t.l.vma_start, t.l.vma_len, PROT_READ, VMA_NOHUGE), 0);
 	t.v = vma_pointer(t.l.mm, t.l.addr);
 
@@ -160,7 +167,7 @@ static void typesafe_reuse_run(bool reuse)
 			EXPECT_TRUE(t.reused); /* the allocator gave it back: the race is real */
 			EXPECT_EQ(READ_ONCE(t.v->lock), 0);
 			struct vma got;
-			EXPECT_TRUE(vma_lookup(t.other, t.other_start, &got));
+			EXPECT_TRUE(t.taker && vma_lookup(t.taker, t.l.addr, &got));
 		} else {
 			EXPECT_EQ(READ_ONCE(t.v->lock), VMA_LOCK_WRITER);
 		}
@@ -168,8 +175,9 @@ static void typesafe_reuse_run(bool reuse)
 out:
 	if (t.l.mm)
 		mm_destroy(t.l.mm);
-	if (t.other)
-		mm_destroy(t.other);
+	for (unsigned i = 0; i < REUSE_MAPS; i++)
+		if (t.other[i])
+			mm_destroy(t.other[i]);
 	vma_set_free_mode(was);
 }
 
