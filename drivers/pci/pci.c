@@ -2,8 +2,7 @@
  * PCI enumeration: a depth-first walk from bus 0 through PCI-to-PCI bridges, and
  * each function's memory BARs (address and size) read into a table. Runs once at
  * boot, on the boot CPU before the others start (virtio_prepare); the table is
- * read-only after. Configuration
- * space is reached through drivers/pci/config.c.
+ * read-only after. Configuration space is reached through drivers/pci/config.c.
  */
 #include <grace/errno.h>
 #include <grace/pci.h>

@@ -254,8 +254,9 @@ static bool virtio_pci_modern(const struct pci_dev *d)
 }
 
 /*
- * Memory decoding for the BARs, bus mastering for the rings, and INTx on: changes to
- * the machine's memory map, made with the scan's before the other CPUs start.
+ * Memory decoding for the BARs, bus mastering for the rings, and INTx on. The first
+ * two change the machine's memory map, as the scan's BAR sizing does: all are done
+ * here, before the other CPUs start (virtio_prepare()).
  */
 static void virtio_pci_prepare_all(void)
 {
