@@ -93,10 +93,9 @@ struct reuse_race {
 	 * maps takes v's memory: so only v's mm tells the racer it is not its VMA.
 	 */
 	struct mm *other[REUSE_MAPS];
-	bool reuse;  /* the change maps in the others after the unmap */
-	int map_err; /* those maps' */
-	bool reused; /* and one of their new VMAs is v's memory */
-	struct mm *taker;
+	bool reuse;	  /* the change maps in the others after the unmap */
+	int map_err;	  /* those maps' */
+	struct mm *taker; /* the other whose new VMA is v's memory, if one is */
 };
 
 /* The VMA object holding addr in mm (a pointer to compare, not to use), or NULL. */
@@ -117,10 +116,9 @@ static void free_and_reuse_change(void *arg)
 	if (!t->reuse)
 		return;
 	/* The unmap freed its spare VMAs after v: take those too. */
-	for (unsigned i = 0; i < REUSE_MAPS && !t->reused; i++) {
+	for (unsigned i = 0; i < REUSE_MAPS && !t->taker; i++) {
 		t->map_err |= vma_map(t->other[i], t->l.addr, PAGE_SIZE, PROT_READ, VMA_NOHUGE);
-		t->reused = vma_pointer(t->other[i], t->l.addr) == t->v;
-		if (t->reused)
+		if (vma_pointer(t->other[i], t->l.addr) == t->v)
 			t->taker = t->other[i];
 	}
 }
@@ -164,7 +162,8 @@ static void typesafe_reuse_run(bool reuse)
 		EXPECT_FALSE(t.l.found);
 		if (reuse) {
 			EXPECT_EQ(t.map_err, 0);
-			EXPECT_TRUE(t.reused); /* the allocator gave it back: the race is real */
+			/* The allocator gave v's memory back: the race is real. */
+			EXPECT_TRUE(t.taker != NULL);
 			EXPECT_EQ(READ_ONCE(t.v->lock), 0);
 			struct vma got;
 			EXPECT_TRUE(t.taker && vma_lookup(t.taker, t.l.addr, &got));
