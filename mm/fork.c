@@ -146,11 +146,11 @@ static int fork_map_vmas(struct mm *dst, struct mm *src)
 	for (unsigned i = 0;; i++) {
 		struct vma v;
 		read_lock(&src->vma_lock);
-		bool more = src->vmat && i < src->vmat->nr;
-		if (more)
-			v = *src->vmat->slot[i];
+		struct vma *next = vma_next_locked(src, &i);
+		if (next)
+			v = *next;
 		read_unlock(&src->vma_lock);
-		if (!more)
+		if (!next)
 			return 0;
 		int err = vma_map(dst, v.start, v.end - v.start, v.prot, v.flags & ~VMA_ANON);
 		if (err)
@@ -196,11 +196,10 @@ struct mm *mm_fork(struct mm *src, int *err)
 			}
 			continue;
 		}
-		for (unsigned i = 0; !*err && src->vmat && i < src->vmat->nr; i++) {
-			struct vma *v = src->vmat->slot[i];
+		struct vma *v;
+		for (unsigned i = 0; !*err && (v = vma_next_locked(src, &i)); i++)
 			*err = fork_copy_table(dst, src, src->root, PT_TOP_LEVEL, v->start, v->end,
 					       &g);
-		}
 		read_unlock(&src->vma_lock);
 		break;
 	}

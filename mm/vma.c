@@ -4,6 +4,16 @@
  * the address spaces Grace builds (tests, benchmarks: one VMA per CPU) hold tens
  * of VMAs, where inserting by moving pointers costs less than a tree's rebalancing.
  *
+ * An unmap leaves a hole: the slot emptied, its end kept. A map of the same range
+ * fills it again, writing the end only if it changed, so an mm whose threads map
+ * and unmap their own ranges over and over leaves the table's lines as they were,
+ * and the other threads' faults keep reading them from their own caches. The ends
+ * stay sorted, holes' too, and a hole's end lies between the end of the VMA below
+ * it and the start of the one above: so the search for an address inside a VMA
+ * still lands on that VMA, and for any other address on a hole or a VMA above
+ * it. A map whose range ends past a hole's end takes the hole out; the table is
+ * compacted, holes squeezed out, before it would grow.
+ *
  * Writers (map, unmap) hold mm->vma_lock for writing: that serializes them and
  * excludes the faults that take it for reading. The faults of a VMA_LOOKUP_RCU
  * mm take nothing shared: they search the table under RCU, take the VMA's own
@@ -193,13 +203,46 @@ static unsigned table_capacity(unsigned order)
 	       (sizeof(struct vma *) + sizeof(uintptr_t));
 }
 
-unsigned vma_count(struct mm *mm)
+/* The first VMA at index *i or above, *i moved to it; NULL if none is. */
+static struct vma *vma_from(struct mm *mm, unsigned *i)
 {
-	struct vma_table *t = READ_ONCE(mm->vmat);
-	return t ? READ_ONCE(t->nr) : 0;
+	struct vma_table *t = mm->vmat;
+	for (; t && *i < t->nr; (*i)++)
+		if (t->slot[*i])
+			return t->slot[*i];
+	return NULL;
 }
 
-/* Index of the first VMA with end > addr (t->nr if none); t is stable or validated by the caller.
+/* The last VMA below index *i, *i moved to it; NULL if none is. */
+static struct vma *vma_before(struct mm *mm, unsigned *i)
+{
+	while (*i) {
+		struct vma *v = mm->vmat->slot[--*i];
+		if (v)
+			return v;
+	}
+	return NULL;
+}
+
+struct vma *vma_next_locked(struct mm *mm, unsigned *i)
+{
+	lockdep_assert_held(&mm->vma_lock);
+	return vma_from(mm, i);
+}
+
+unsigned vma_count(struct mm *mm)
+{
+	unsigned n = 0;
+	read_lock(&mm->vma_lock);
+	for (unsigned i = 0; vma_from(mm, &i); i++)
+		n++;
+	read_unlock(&mm->vma_lock);
+	return n;
+}
+
+/*
+ * Index of the first slot, VMA or hole, with end > addr (t->nr if none); t is
+ * stable or validated by the caller.
  */
 static unsigned table_search(struct vma_table *t, uintptr_t addr)
 {
@@ -222,6 +265,7 @@ static unsigned vma_search_locked(struct mm *mm, uintptr_t addr)
 	return mm->vmat ? table_search(mm->vmat, addr) : 0;
 }
 
+/* The VMA at index i: NULL for a hole or past the table's end. */
 static struct vma *vma_at(struct mm *mm, unsigned i)
 {
 	return mm->vmat && i < mm->vmat->nr ? mm->vmat->slot[i] : NULL;
@@ -235,7 +279,8 @@ struct vma *vma_find_locked(struct mm *mm, uintptr_t addr)
 
 bool vma_overlaps_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 {
-	struct vma *v = vma_at(mm, vma_search_locked(mm, start));
+	unsigned i = vma_search_locked(mm, start);
+	struct vma *v = vma_from(mm, &i);
 	return v && v->start < end;
 }
 
@@ -260,15 +305,15 @@ struct vma *vma_read_lock_rcu(struct mm *mm, uintptr_t addr)
 		unsigned i = table_search(t, addr);
 		struct vma *v = i < MIN(READ_ONCE(t->nr), t->cap) ? READ_ONCE(t->slot[i]) : NULL;
 		/*
-		 * v came from a table reachable in this section, so its memory is a VMA
-		 * until we leave: with vma_free=rcu the grace period keeps it from being
-		 * freed; typesafe, it may be freed and reused at once, but only as a VMA,
-		 * of this mm or another. A writer moving the slots may also have sent the
-		 * search to the wrong one. None of that needs a sequence count: a VMA is
-		 * unlocked only while a table holds it, and a writer write-locks it before
-		 * changing or removing it. So once the try succeeds, v sits in the table
-		 * of v->mm with the range it shows, and stays so until we let go: if that
-		 * is mm's and holds addr, v is the VMA the fault wants (mm's VMAs are
+		 * NULL is a hole: no VMA holds addr, or a writer is filling it. Otherwise v came
+		 * from a table reachable in this section, so its memory is a VMA until we leave:
+		 * with vma_free=rcu the grace period keeps it from being freed; typesafe, it may be
+		 * freed and reused at once, but only as a VMA, of this mm or another. A writer
+		 * moving the slots may also have sent the search to the wrong one. None of that
+		 * needs a sequence count: a VMA is unlocked only while a table holds it, and a
+		 * writer write-locks it before changing or removing it. So once the try succeeds, v
+		 * sits in the table of v->mm with the range it shows, and stays so until we let go:
+		 * if that is mm's and holds addr, v is the VMA the fault wants (mm's VMAs are
 		 * disjoint). The check before the try only spares v's lock a futile write.
 		 * Faults so read no line that every map and unmap writes (Linux 6.15's
 		 * lookup checks vm_mm and the range after taking the VMA's count alike).
@@ -299,6 +344,33 @@ bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out)
 	return v != NULL;
 }
 
+/*
+ * Squeeze the holes out of mm's table, in a vma_seq write section; false if it
+ * had none. Lookups racing it may be misdirected: their checks see it.
+ */
+static bool table_compact(struct mm *mm)
+{
+	struct vma_table *t = mm->vmat;
+	uintptr_t *ends = vma_table_ends(t);
+	unsigned to = 0;
+
+	for (unsigned i = 0; vma_from(mm, &i); i++)
+		to++;
+	if (to == t->nr)
+		return false;
+	write_seqcount_begin(&mm->vma_seq);
+	to = 0;
+	for (unsigned i = 0; vma_from(mm, &i); i++, to++) {
+		WRITE_ONCE(t->slot[to], t->slot[i]);
+		WRITE_ONCE(ends[to], ends[i]);
+	}
+	for (unsigned i = to; i < t->nr; i++)
+		WRITE_ONCE(t->slot[i], NULL);
+	WRITE_ONCE(t->nr, to);
+	write_seqcount_end(&mm->vma_seq);
+	return true;
+}
+
 static void table_free_rcu(struct rcu_head *head)
 {
 	struct vma_table *t = container_of(head, struct vma_table, rcu);
@@ -306,9 +378,10 @@ static void table_free_rcu(struct rcu_head *head)
 }
 
 /*
- * With the lock held for writing, make room for `extra` more VMAs. Returns 0 with
- * the lock still held, or -ENOMEM with it dropped. May drop and retake the lock,
- * so the caller must recheck anything it decided before calling.
+ * With the lock held for writing, make room for `extra` more VMAs: compacting the
+ * table if that is enough, growing it if not. Returns 0 with the lock still held,
+ * or -ENOMEM with it dropped. May drop and retake the lock or move the slots, so
+ * the caller must recheck anything it decided before calling.
  */
 static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 {
@@ -319,6 +392,10 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 		unsigned nr = old ? old->nr : 0;
 		if (old && nr + extra <= old->cap)
 			return 0;
+		if (old && table_compact(mm)) {
+			*relocked = true; /* not dropped, but the indexes moved */
+			continue;
+		}
 		unsigned order = old ? old->order + 1 : 0;
 		if (nr + extra > VMA_MAX_COUNT || order > MAX_ORDER) {
 			write_unlock(&mm->vma_lock);
@@ -359,26 +436,8 @@ static int vma_reserve_locked(struct mm *mm, unsigned extra, bool *relocked)
 	return 0;
 }
 
-/*
- * Put v (write-locked) at index i of mm's table, moving the slots above up one.
- * Inside a vma_seq write section.
- */
-static void table_insert(struct mm *mm, unsigned i, struct vma *v)
-{
-	struct vma_table *t = mm->vmat;
-	uintptr_t *ends = vma_table_ends(t);
-	WRITE_ONCE(v->mm, mm); /* a lookup that still holds v from an earlier life may read it */
-	for (unsigned j = t->nr; j > i; j--) {
-		WRITE_ONCE(t->slot[j], t->slot[j - 1]);
-		WRITE_ONCE(ends[j], ends[j - 1]);
-	}
-	WRITE_ONCE(t->slot[i], v);
-	WRITE_ONCE(ends[i], v->end);
-	WRITE_ONCE(t->nr, t->nr + 1);
-}
-
-/* Take index i out, moving the slots above down one. Inside a vma_seq write section. */
-static void table_remove(struct vma_table *t, unsigned i)
+/* Take the hole at index i out, moving the slots above down one. */
+static void table_remove_hole(struct vma_table *t, unsigned i)
 {
 	uintptr_t *ends = vma_table_ends(t);
 	for (unsigned j = i; j + 1 < t->nr; j++) {
@@ -389,19 +448,50 @@ static void table_remove(struct vma_table *t, unsigned i)
 	WRITE_ONCE(t->nr, t->nr - 1);
 }
 
+/*
+ * Put v (write-locked) at index i of mm's table, where the search for its start
+ * led, no VMA at or above i starting below v's end: into the hole at i if there
+ * is one, once the holes that end inside v are out, else into a slot made by
+ * moving those above up one. Inside a vma_seq write section; a new slot needs
+ * the room reserved.
+ */
+static void table_place(struct mm *mm, unsigned i, struct vma *v)
+{
+	struct vma_table *t = mm->vmat;
+	uintptr_t *ends = vma_table_ends(t);
+
+	WRITE_ONCE(v->mm, mm); /* a lookup that still holds v from an earlier life may read it */
+	while (i < t->nr && !t->slot[i] && ends[i] < v->end)
+		table_remove_hole(t, i);
+	if (i < t->nr && !t->slot[i]) {
+		if (ends[i] != v->end) /* a range mapped again leaves the line as it was */
+			WRITE_ONCE(ends[i], v->end);
+		WRITE_ONCE(t->slot[i], v);
+		return;
+	}
+	BUG_ON(t->nr == t->cap);
+	for (unsigned j = t->nr; j > i; j--) {
+		WRITE_ONCE(t->slot[j], t->slot[j - 1]);
+		WRITE_ONCE(ends[j], ends[j - 1]);
+	}
+	WRITE_ONCE(t->slot[i], v);
+	WRITE_ONCE(ends[i], v->end);
+	WRITE_ONCE(t->nr, t->nr + 1);
+}
+
 uintptr_t vma_find_gap(struct mm *mm, size_t len, uintptr_t below)
 {
 	uintptr_t found = 0, end = MIN(below, USER_VA_END);
 
 	read_lock(&mm->vma_lock);
-	unsigned i = vma_search_locked(mm, end);
-	/* Walk down from the highest VMA that ends at or below end, hole by hole. */
+	unsigned i = vma_search_locked(mm, end), above_i = i;
+	struct vma *above = vma_from(mm, &above_i);
+	if (above && above->start < end)
+		end = above->start;
+	/* Walk down from the highest VMA that ends at or below end, gap by gap. */
 	for (;;) {
-		struct vma *v = i ? vma_at(mm, i - 1) : NULL;
+		struct vma *v = vma_before(mm, &i);
 		uintptr_t floor = v ? v->end : VMA_MIN_ADDR;
-		struct vma *above = vma_at(mm, i);
-		if (above && above->start < end)
-			end = above->start;
 		if (end >= floor && end - floor >= len) {
 			found = end - len;
 			break;
@@ -409,7 +499,6 @@ uintptr_t vma_find_gap(struct mm *mm, size_t len, uintptr_t below)
 		if (!v)
 			break;
 		end = v->start;
-		i--;
 	}
 	read_unlock(&mm->vma_lock);
 	return found;
@@ -440,8 +529,7 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 	write_lock(&mm->vma_lock);
 	for (;;) {
 		unsigned i = vma_search_locked(mm, start);
-		struct vma *next = vma_at(mm, i);
-		if (next && next->start < end) {
+		if (vma_overlaps_locked(mm, start, end)) {
 			write_unlock(&mm->vma_lock);
 			vma_free(v);
 			return -EEXIST;
@@ -455,7 +543,7 @@ int vma_map(struct mm *mm, uintptr_t start, size_t len, unsigned prot, unsigned 
 		if (relocked)
 			continue; /* the table may have changed: search again */
 		write_seqcount_begin(&mm->vma_seq);
-		table_insert(mm, i, v);
+		table_place(mm, i, v);
 		write_seqcount_end(&mm->vma_seq);
 		vma_write_unlock(v);
 		break;
@@ -550,7 +638,7 @@ static bool vma_covers_locked(struct mm *mm, uintptr_t start, uintptr_t end)
 	uintptr_t va = start;
 	struct vma *v;
 
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && va < end; i++) {
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && va < end; i++) {
 		if (v->start > va)
 			return false;
 		va = v->end;
@@ -596,12 +684,12 @@ static int vma_edit_prepare_locked(struct mm *mm, uintptr_t start, uintptr_t end
 static void vma_write_lock_range(struct mm *mm, uintptr_t start, uintptr_t end, uintptr_t *lo,
 				 uintptr_t *hi)
 {
+	struct vma *v;
+
 	*lo = start;
 	*hi = end;
-	for (unsigned i = vma_search_locked(mm, start); i < vma_count(mm); i++) {
-		struct vma *v = mm->vmat->slot[i];
-		if (v->start >= end)
-			break;
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
+	     i++) {
 		vma_write_lock(v);
 		*lo = MIN(*lo, v->start);
 		*hi = MAX(*hi, v->end);
@@ -611,12 +699,10 @@ static void vma_write_lock_range(struct mm *mm, uintptr_t start, uintptr_t end, 
 /* Let faults into the VMAs in [lo, hi) again: the page tables match them now. */
 static void vma_write_unlock_range(struct mm *mm, uintptr_t lo, uintptr_t hi)
 {
-	for (unsigned i = vma_search_locked(mm, lo); i < vma_count(mm); i++) {
-		struct vma *v = mm->vmat->slot[i];
-		if (v->start >= hi)
-			break;
+	struct vma *v;
+
+	for (unsigned i = vma_search_locked(mm, lo); (v = vma_from(mm, &i)) && v->start < hi; i++)
 		vma_write_unlock(v);
-	}
 }
 
 /*
@@ -638,23 +724,23 @@ static void vma_split_at_locked(struct mm *mm, uintptr_t addr, struct vma **spar
 	high->flags = v->flags;
 	WRITE_ONCE(v->end, addr);
 	WRITE_ONCE(vma_table_ends(mm->vmat)[i], addr);
-	table_insert(mm, i + 1, high);
+	table_place(mm, i + 1, high);
 }
 
 /*
- * Remove [start, end) from the table; its edges are VMA boundaries already. The
- * VMAs stay write-locked (a lookup that found one fails its try) and go onto
+ * Remove [start, end) from the table, leaving holes; its edges are VMA boundaries
+ * already. The VMAs stay write-locked (a lookup that found one fails its try) and go onto
  * *retired, chained through their rcu heads, for vma_retire_all() once vma_lock
  * is dropped: no writer frees under it.
  */
 static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t end,
 				    struct rcu_head **retired)
 {
-	unsigned i = vma_search_locked(mm, start);
 	struct vma *v;
 
-	while ((v = vma_at(mm, i)) && v->start < end) {
-		table_remove(mm->vmat, i);
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
+	     i++) {
+		WRITE_ONCE(mm->vmat->slot[i], NULL);
 		v->rcu.next = *retired;
 		*retired = &v->rcu;
 	}
@@ -673,7 +759,8 @@ static void vma_retire_all(struct rcu_head *retired)
 static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, unsigned prot)
 {
 	struct vma *v;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
+	     i++)
 		WRITE_ONCE(v->prot, prot);
 }
 
@@ -690,7 +777,8 @@ enum vma_edit_op {
 static void vma_set_nohuge_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool nohuge)
 {
 	struct vma *v;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_at(mm, i)) && v->start < end; i++)
+	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
+	     i++)
 		WRITE_ONCE(v->flags, nohuge ? v->flags | VMA_NOHUGE : v->flags & ~VMA_NOHUGE);
 }
 
@@ -747,7 +835,7 @@ static int vma_edit(struct mm *mm, uintptr_t start, size_t len, unsigned prot, u
 		else
 			vma_set_nohuge_locked(mm, start, end, op == VMA_EDIT_NOHUGE);
 		if (replace) {
-			table_insert(mm, vma_search_locked(mm, start), fresh);
+			table_place(mm, vma_search_locked(mm, start), fresh);
 			fresh = NULL;
 		}
 		write_seqcount_end(&mm->vma_seq);
@@ -804,9 +892,10 @@ void vma_free_all(struct mm *mm)
 	 * of another mm may hold a VMA here that was once its own, typesafe, until its
 	 * check after the try: the write lock waits for that.
 	 */
-	for (unsigned i = 0; i < t->nr; i++) {
-		vma_write_lock(t->slot[i]);
-		vma_free(t->slot[i]);
+	struct vma *v;
+	for (unsigned i = 0; (v = vma_from(mm, &i)); i++) {
+		vma_write_lock(v);
+		vma_free(v);
 	}
 	free_pages(t, t->order);
 	mm->vmat = NULL;

@@ -65,7 +65,7 @@ struct vma {
  * not the VMAs of other CPUs it passes on the way.
  */
 struct vma_table {
-	unsigned nr, cap; /* slots used, slots there */
+	unsigned nr, cap; /* slots used (holes too: NULL, their ends kept), slots there */
 	unsigned order;	  /* the table is one block of 2^order pages */
 	struct rcu_head rcu;
 	struct vma *slot[]; /* written with WRITE_ONCE: lookups read it under RCU */

@@ -78,6 +78,13 @@ int vma_set_nohuge(struct mm *mm, uintptr_t start, size_t len, bool nohuge);
 struct vma *vma_find_locked(struct mm *mm, uintptr_t addr);
 
 /*
+ * mm's first VMA at table index *i or above, with *i moved to its index, or NULL:
+ * for (i = 0; (v = vma_next_locked(mm, &i)); i++) visits them in address order.
+ * Caller holds mm->vma_lock (either side).
+ */
+struct vma *vma_next_locked(struct mm *mm, unsigned *i);
+
+/*
  * The fault path's lookup: the VMA containing addr, found under RCU and returned
  * with its lock held for reading (vma_read_unlock() when done), so no writer can
  * change or remove it meanwhile. It writes only the VMA's lock, which no fault in
@@ -99,7 +106,7 @@ bool vma_lookup(struct mm *mm, uintptr_t addr, struct vma *out);
  */
 uintptr_t vma_find_gap(struct mm *mm, size_t len, uintptr_t below);
 
-/* VMAs in mm now. */
+/* VMAs in mm now (takes mm->vma_lock for reading). */
 unsigned vma_count(struct mm *mm);
 
 /* Does any VMA of mm overlap [start, end)? Caller holds mm->vma_lock for writing. */

@@ -1,7 +1,8 @@
 /*
  * VMA selftests: map, find and unmap with their errors; trimming and splitting on
- * partial unmaps; an array grown past one page; splitting a 2 MiB page an unmap
- * cuts; -ENOMEM without leaks; maps from every CPU at once; PROT_NONE and back.
+ * partial unmaps; an array grown past one page; the holes unmaps leave, filled
+ * and compacted; splitting a 2 MiB page an unmap cuts; -ENOMEM without leaks;
+ * maps from every CPU at once; PROT_NONE and back.
  */
 #include "as_test.h"
 
@@ -111,6 +112,104 @@ TEST(vma, many_vmas_grow_array)
 	EXPECT_EQ(mm_fault(mm, a + 2 * PAGE_SIZE * 300, FAULT_WRITE), 0);
 	EXPECT_EQ(vma_unmap(mm, a, 2 * PAGE_SIZE * VMA_MANY), 0);
 	EXPECT_EQ(vma_count(mm), 0);
+	mm_destroy(mm);
+	EXPECT_EQ(as_free_bytes(), before);
+}
+
+/* Is [start, end) mm's VMA, with no VMA in the page on either side of it? */
+static bool vma_is_exactly(struct mm *mm, uintptr_t start, uintptr_t end)
+{
+	struct vma v;
+	return vma_lookup(mm, start, &v) && v.start == start && v.end == end &&
+	       vma_lookup(mm, end - 1, &v) && !vma_lookup(mm, start - 1, &v) &&
+	       !vma_lookup(mm, end, &v) && mm_fault(mm, end, FAULT_READ) == -EFAULT;
+}
+
+/*
+ * An unmap leaves a hole that keeps its end, and a map of the same range fills it
+ * without moving a slot or writing an end. A map into a hole takes its own end,
+ * shorter or longer than the hole's.
+ */
+TEST(vma, an_unmapped_range_leaves_a_hole_its_map_fills)
+{
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0), b = a + 2 * PAGE_SIZE, c = a + 6 * PAGE_SIZE;
+
+	ASSERT_EQ(vma_map(mm, a, PAGE_SIZE, RW, 0), 0);
+	ASSERT_EQ(vma_map(mm, b, 2 * PAGE_SIZE, RW, 0), 0);
+	ASSERT_EQ(vma_map(mm, c, PAGE_SIZE, RW, 0), 0);
+	struct vma_table *t = mm->vmat;
+	uintptr_t *ends = vma_table_ends(t);
+	ASSERT_EQ(t->nr, 3);
+
+	EXPECT_EQ(vma_unmap(mm, b, 2 * PAGE_SIZE), 0);
+	EXPECT_EQ(t->nr, 3);
+	EXPECT_TRUE(t->slot[1] == NULL);
+	EXPECT_EQ(ends[1], b + 2 * PAGE_SIZE);
+	EXPECT_EQ(vma_count(mm), 2);
+	EXPECT_EQ(mm_fault(mm, b, FAULT_READ), -EFAULT);
+	EXPECT_TRUE(vma_is_exactly(mm, a, a + PAGE_SIZE));
+	EXPECT_TRUE(vma_is_exactly(mm, c, c + PAGE_SIZE));
+
+	EXPECT_EQ(vma_map(mm, b, 2 * PAGE_SIZE, RW, 0), 0);
+	EXPECT_EQ(t->nr, 3);
+	EXPECT_TRUE(t->slot[1] != NULL);
+	EXPECT_EQ(ends[1], b + 2 * PAGE_SIZE);
+	EXPECT_TRUE(vma_is_exactly(mm, b, b + 2 * PAGE_SIZE));
+	EXPECT_EQ(mm_fault(mm, b, FAULT_WRITE), 0);
+
+	/* Shorter: the page past it is no VMA's. */
+	EXPECT_EQ(vma_unmap(mm, b, 2 * PAGE_SIZE), 0);
+	EXPECT_EQ(vma_map(mm, b, PAGE_SIZE, RW, 0), 0);
+	EXPECT_TRUE(vma_is_exactly(mm, b, b + PAGE_SIZE));
+	/* Longer, past the hole's end up to c. */
+	EXPECT_EQ(vma_unmap(mm, b, PAGE_SIZE), 0);
+	EXPECT_EQ(vma_map(mm, b, c + PAGE_SIZE - b, RW, 0), -EEXIST); /* past the hole into c */
+	EXPECT_EQ(vma_map(mm, b, c - b, RW, 0), 0);
+	struct vma v;
+	EXPECT_TRUE(vma_lookup(mm, b, &v) && v.start == b && v.end == c);
+	EXPECT_TRUE(vma_lookup(mm, c - 1, &v) && v.start == b && v.end == c);
+	EXPECT_TRUE(vma_lookup(mm, c, &v) && v.start == c && v.end == c + PAGE_SIZE);
+	EXPECT_EQ(vma_count(mm), 3);
+	mm_destroy(mm);
+}
+
+/*
+ * A table full of VMAs and holes is compacted, not grown, when there are holes
+ * enough for what a map needs; every VMA keeps its range.
+ */
+TEST(vma, holes_are_compacted_before_the_table_grows)
+{
+	u64 before = as_free_bytes();
+	struct mm *mm = mm_create();
+	ASSERT_TRUE(mm != NULL);
+	uintptr_t a = as_slot(0);
+	unsigned bad = 0;
+
+	ASSERT_EQ(vma_map(mm, a, PAGE_SIZE, RW, 0), 0);
+	struct vma_table *t = mm->vmat;
+	unsigned cap = t->cap;
+	for (unsigned i = 1; i < cap; i++)
+		bad += vma_map(mm, a + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE, RW, 0) != 0;
+	for (unsigned i = 0; i < cap; i += 2)
+		bad += vma_unmap(mm, a + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE) != 0;
+	ASSERT_EQ(bad, 0);
+	ASSERT_EQ(t->nr, cap);
+	/* Above the last: no hole is where they go, so each needs a new slot. */
+	uintptr_t above = a + (uintptr_t)cap * 2 * PAGE_SIZE;
+	for (unsigned i = 0; i < cap / 2; i++)
+		bad += vma_map(mm, above + (uintptr_t)i * 2 * PAGE_SIZE, PAGE_SIZE, RW, 0) != 0;
+	EXPECT_EQ(bad, 0);
+	EXPECT_TRUE(mm->vmat == t);
+	EXPECT_EQ(vma_count(mm), cap - (cap + 1) / 2 + cap / 2);
+	for (unsigned i = 0; i < cap + cap / 2; i++) {
+		uintptr_t va = a + (uintptr_t)i * 2 * PAGE_SIZE;
+		bool mapped = i >= cap || i % 2;
+		bad += mapped ? !vma_is_exactly(mm, va, va + PAGE_SIZE)
+			      : mm_fault(mm, va, FAULT_READ) != -EFAULT;
+	}
+	EXPECT_EQ(bad, 0);
 	mm_destroy(mm);
 	EXPECT_EQ(as_free_bytes(), before);
 }
@@ -238,10 +337,11 @@ TEST(vma, concurrent_map_unmap)
 	smp_run_all(vma_concurrent_worker, &t);
 	EXPECT_EQ(atomic_read(&t.errors), 0);
 	/* Each CPU left at most its last partial round mapped, all inside its own slot. */
-	for (unsigned i = 0; i < vma_count(t.mm); i++)
-		EXPECT_LT(t.mm->vmat->slot[i]->end -
-			      ALIGN_DOWN(t.mm->vmat->slot[i]->start, as_slot_size()),
-			  8 * PAGE_SIZE + 1);
+	struct vma *v;
+	read_lock(&t.mm->vma_lock);
+	for (unsigned i = 0; (v = vma_next_locked(t.mm, &i)); i++)
+		EXPECT_LT(v->end - ALIGN_DOWN(v->start, as_slot_size()), 8 * PAGE_SIZE + 1);
+	read_unlock(&t.mm->vma_lock);
 	mm_destroy(t.mm);
 	EXPECT_EQ(as_free_bytes(), before);
 }
