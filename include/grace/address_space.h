@@ -68,7 +68,12 @@ struct vma_table {
 	unsigned nr, cap; /* slots used (holes too: NULL, their ends kept), slots there */
 	unsigned order;	  /* the table is one block of 2^order pages */
 	struct rcu_head rcu;
-	struct vma *slot[]; /* written with WRITE_ONCE: lookups read it under RCU */
+	/*
+	 * Written with WRITE_ONCE: lookups read it under RCU. From a line of its own:
+	 * every lookup reads nr and cap, which only a table's growth or compaction
+	 * writes, and the slots change at every map and unmap.
+	 */
+	struct vma *slot[] __cacheline_aligned;
 };
 
 static inline uintptr_t *vma_table_ends(struct vma_table *t)
