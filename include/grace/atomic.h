@@ -73,8 +73,12 @@
 /*
  * Arithmetic on a plain word where an atomic_t does not fit: the fields of the lock
  * types (spinlock_t's ticket, rwlock_t's state) and the softirq pending mask, an
- * unsigned long of bits. Each returns the old value; the suffix is the ordering.
+ * unsigned long of bits. Each returns the old value; the suffix is the ordering,
+ * none a full barrier, as smp_mb() on each side.
  */
+#define fetch_add(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define fetch_or(p, v) __atomic_fetch_or((p), (v), __ATOMIC_SEQ_CST)
+#define fetch_and(p, v) __atomic_fetch_and((p), (v), __ATOMIC_SEQ_CST)
 #define fetch_add_relaxed(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define fetch_sub_release(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_RELEASE)
 #define fetch_or_relaxed(p, v) __atomic_fetch_or((p), (v), __ATOMIC_RELAXED)

@@ -20,7 +20,12 @@
  * default under a hypervisor or an emulator, boot argument spinlock_pv=on|off): a
  * waiter that has spun for a bounded time halts its CPU, and the unlocker kicks the
  * CPU whose ticket is next, as Linux 3.12's paravirtual ticket locks do, so that a
- * vCPU waiting behind a descheduled one gives its host CPU away.
+ * vCPU waiting behind a descheduled one gives its host CPU away. Tickets count in
+ * steps of two: bit 0 of owner, SPIN_OWNER_HALTED, says a waiter may have halted,
+ * and only then does an unlock look for one to kick (Linux 4.0 keeps its
+ * TICKET_SLOWPATH_FLAG in the head alike). The unlock releases and reads the bit
+ * in one atomic step, after which the lock is not its to read: the next holder may
+ * free it.
  */
 #ifndef GRACE_SPINLOCK_H
 #define GRACE_SPINLOCK_H
@@ -31,7 +36,7 @@
 #include <asm/irq.h>
 
 typedef struct {
-	u32 owner;  /* ticket now being served; written only by the holder */
+	u32 owner;  /* ticket now being served, and SPIN_OWNER_HALTED; see spin_release_owner() */
 	u32 next;   /* next ticket to hand out */
 	bool plain; /* this lock never backs off */
 #ifdef GRACE_LOCK_CLASSES
@@ -65,6 +70,22 @@ void spin_delay_set_single(bool single);
 
 void spin_lock_wait(spinlock_t *lock, u32 ticket);
 
+#define SPIN_TICKET_INC 2u
+#define SPIN_OWNER_HALTED 1u /* in owner: a waiter may be halted (paravirtual waits) */
+
+/* The ticket being served, from a value of owner. */
+static inline u32 spin_owner_ticket(u32 owner)
+{
+	return owner & ~SPIN_OWNER_HALTED;
+}
+
+/* Tickets drawn and not yet served: the holder's and each waiter's (0: free). */
+static inline u32 spin_tickets_out(spinlock_t *lock)
+{
+	return (READ_ONCE(lock->next) - spin_owner_ticket(READ_ONCE(lock->owner))) /
+	       SPIN_TICKET_INC;
+}
+
 /*
  * spinlock_pv: contended waiters halt after SPIN_PV_THRESHOLD loops of spinning.
  * spinlock_pv_kick: unlockers look for a halted next waiter; set before spinlock_pv
@@ -74,7 +95,7 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket);
  */
 extern bool spinlock_pv;
 extern bool spinlock_pv_kick;
-void spin_unlock_kick(const spinlock_t *lock, u32 owner);
+void spin_unlock_kick(const spinlock_t *lock, u32 ticket);
 /*
  * At boot, before other CPUs run: spinlock_pv=on|off (arg; NULL when absent), else
  * arch_is_virtual(). Prints the boot line saying which and why.
@@ -84,9 +105,9 @@ void spin_pv_init(const char *arg);
 static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
-	u32 ticket = fetch_add_relaxed(&lock->next, 1);
-	/* Pairs with the smp_store_release() in spin_unlock(). */
-	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
+	u32 ticket = fetch_add_relaxed(&lock->next, SPIN_TICKET_INC);
+	/* Pairs with the release in spin_unlock(). */
+	if (unlikely(spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket)) {
 		/* The validator sees the attempt before the wait (grace/lockdep.h). */
 		lock_acquire(&lock->dep_map, 0, LOCK_WAITS, 0);
 		spin_lock_wait(lock, ticket);
@@ -107,9 +128,9 @@ static inline void spin_lock(spinlock_t *lock)
 static inline void spin_lock_nested(spinlock_t *lock, unsigned subclass)
 {
 	preempt_disable();
-	u32 ticket = fetch_add_relaxed(&lock->next, 1);
+	u32 ticket = fetch_add_relaxed(&lock->next, SPIN_TICKET_INC);
 	/* As in spin_lock(). */
-	if (unlikely(smp_load_acquire(&lock->owner) != ticket)) {
+	if (unlikely(spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket)) {
 		lock_acquire(&lock->dep_map, subclass, LOCK_WAITS, 0);
 		spin_lock_wait(lock, ticket);
 		lock_acquired(&lock->dep_map);
@@ -129,10 +150,10 @@ static inline bool spin_trylock(spinlock_t *lock)
 	 * holder's relaxed fetch_add, made before its critical section; the release that
 	 * publishes that section is its store to owner. Pairs with spin_unlock().
 	 */
-	u32 owner = smp_load_acquire(&lock->owner);
+	u32 owner = spin_owner_ticket(smp_load_acquire(&lock->owner));
 	u32 expected = owner;
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
-	if (try_cmpxchg_acquire(&lock->next, &expected, owner + 1)) {
+	if (try_cmpxchg_acquire(&lock->next, &expected, owner + SPIN_TICKET_INC)) {
 		lock_acquire(&lock->dep_map, 0, LOCK_TRY | LOCK_NOW, 0);
 		return true;
 	}
@@ -144,14 +165,23 @@ static inline bool spin_trylock(spinlock_t *lock)
 static inline void spin_release_owner(spinlock_t *lock)
 {
 	/*
-	 * Only the holder writes owner, so a plain read of it is stable here. Pairs with
-	 * the smp_load_acquire() of owner in spin_lock(), spin_trylock(), spin_lock_wait().
+	 * Pairs with the smp_load_acquire() of owner in spin_lock(), spin_trylock(),
+	 * spin_lock_wait(). From here the lock may be someone else's, even freed: the
+	 * kick uses only its address.
 	 */
-	u32 owner = lock->owner + 1;
-	smp_store_release(&lock->owner, owner);
-	/* From here the lock may be someone else's, even freed: the kick uses only its address. */
-	if (unlikely(READ_ONCE(spinlock_pv_kick)))
-		spin_unlock_kick(lock, owner);
+	if (unlikely(READ_ONCE(spinlock_pv_kick))) {
+		/*
+		 * A waiter sets SPIN_OWNER_HALTED by an atomic step on owner too, before
+		 * it looks at owner a last time and halts: of the two, the later sees the
+		 * earlier, so the waiter sees its ticket served or we see the bit.
+		 */
+		u32 old = fetch_add(&lock->owner, SPIN_TICKET_INC);
+		if (unlikely(old & SPIN_OWNER_HALTED))
+			spin_unlock_kick(lock, spin_owner_ticket(old) + SPIN_TICKET_INC);
+	} else {
+		/* No waiter halts: only the holder writes owner, so a plain read is stable. */
+		smp_store_release(&lock->owner, lock->owner + SPIN_TICKET_INC);
+	}
 	/*
 	 * After the release: a report from here (printk) never waits for this lock. The
 	 * validator uses the map's address only, never what it points to.
@@ -167,7 +197,7 @@ static inline void spin_unlock(spinlock_t *lock)
 
 static inline bool spin_is_locked(spinlock_t *lock)
 {
-	return READ_ONCE(lock->owner) != READ_ONCE(lock->next);
+	return spin_owner_ticket(READ_ONCE(lock->owner)) != READ_ONCE(lock->next);
 }
 
 static inline unsigned long spin_lock_irqsave(spinlock_t *lock)

@@ -122,7 +122,7 @@ static void count_watched(const spinlock_t *lock, bool plain)
 static bool spin_wait_plain(spinlock_t *lock, u32 ticket, u64 budget)
 {
 	/* Pairs with the smp_store_release() in spin_unlock(). */
-	for (u64 polls = 0; smp_load_acquire(&lock->owner) != ticket; polls++) {
+	for (u64 polls = 0; spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket; polls++) {
 		if (polls >= budget)
 			return false;
 		cpu_relax();
@@ -140,18 +140,18 @@ static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 	bool acquired;
 
 	for (u64 spent = 0;;) {
-		u32 owner = READ_ONCE(lock->owner);
+		u32 owner = spin_owner_ticket(READ_ONCE(lock->owner));
 		/* Waiters ahead of us, each expected to hold the lock about `delay` loops. */
-		u32 ahead = ticket - owner;
+		u32 ahead = (ticket - owner) / SPIN_TICKET_INC;
 		u32 loops = delay * ahead;
 		for (u32 i = loops; i; i--)
 			cpu_relax();
 		spent += loops + 1;
 
 		/* Pairs with the smp_store_release() in spin_unlock(). */
-		owner = smp_load_acquire(&lock->owner);
+		owner = spin_owner_ticket(smp_load_acquire(&lock->owner));
 		acquired = owner == ticket;
-		delay = spin_delay_next(delay, acquired, owner);
+		delay = spin_delay_next(delay, acquired, owner / SPIN_TICKET_INC);
 		if (acquired || spent >= budget)
 			break;
 		if (delay > *peak)
@@ -163,6 +163,21 @@ static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 	return acquired;
 }
 
+/*
+ * Held, clear SPIN_OWNER_HALTED unless a ticket is out behind ours: then a waiter
+ * may be halted, or may set it again before halting, and the bit must stay for
+ * our unlock. A waiter that draws its ticket after we look sets the bit itself
+ * after we clear it (its ticket, then its bit, fully ordered; we clear, then look).
+ */
+static void spin_owner_clear_halted(spinlock_t *lock)
+{
+	if (!(READ_ONCE(lock->owner) & SPIN_OWNER_HALTED))
+		return;
+	u32 owner = spin_owner_ticket(fetch_and(&lock->owner, ~SPIN_OWNER_HALTED));
+	if (READ_ONCE(lock->next) != owner + SPIN_TICKET_INC)
+		fetch_or(&lock->owner, SPIN_OWNER_HALTED);
+}
+
 void spin_lock_wait(spinlock_t *lock, u32 ticket)
 {
 	bool plain = !READ_ONCE(spinlock_backoff) || READ_ONCE(lock->plain);
@@ -171,10 +186,11 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket)
 	for (;;) {
 		/* Under paravirtual waits: spin a bounded time, then halt until kicked. */
 		u64 budget = READ_ONCE(spinlock_pv) ? SPIN_PV_THRESHOLD : SPIN_UNBOUNDED;
-		if (plain ? spin_wait_plain(lock, ticket, budget)
-			  : spin_wait_backoff(lock, ticket, budget))
-			return;
-		if (spin_pv_wait(lock, ticket))
-			return;
+		if ((plain ? spin_wait_plain(lock, ticket, budget)
+			   : spin_wait_backoff(lock, ticket, budget)) ||
+		    spin_pv_wait(lock, ticket))
+			break;
 	}
+	/* Only a lock that was contended has had waiters that could halt. */
+	spin_owner_clear_halted(lock);
 }

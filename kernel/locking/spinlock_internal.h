@@ -90,6 +90,7 @@ struct spin_pv_stats {
 	u64 halts; /* arch_spin_halt() calls */
 	u64 wakes; /* waits that halted and then found the lock theirs */
 	u64 kicks; /* kicks sent by this CPU's unlocks */
+	u64 looks; /* unlocks on this CPU that found SPIN_OWNER_HALTED and read the table */
 };
 void spin_pv_stats_of_cpu(unsigned cpu, struct spin_pv_stats *out);
 /* The sum over all possible CPUs (grace/percpu_counter.h). */

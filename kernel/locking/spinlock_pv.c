@@ -7,20 +7,27 @@
  * kvm_lock_spinning() and kvm_unlock_kick()), with the kick an NMI or IPI instead
  * of a hypercall (include/grace/arch.h: arch_spin_halt(), arch_spin_kick()).
  *
- * The wait table. A waiting CPU publishes (lock, ticket) in its per-CPU record and
- * sets its bit in the slot of spin_pv_table that the lock's address hashes to. An
- * unlocker that has just made owner = t reads that slot's mask and, for each CPU in
- * it, the record; the one whose record says (lock, t) is kicked. Only that one:
- * the others wait for later tickets and are kicked in their turn. A CPU waits for
- * one lock at a time: its record is live only with interrupts off, from
- * publication to withdrawal, so no interrupt handler on it can start a second wait.
+ * The wait table. A waiting CPU publishes (lock, ticket) in its per-CPU record,
+ * sets its bit in the slot of spin_pv_table that the lock's address hashes to, and
+ * sets SPIN_OWNER_HALTED in the lock's owner. An unlocker that has just made owner
+ * = t, and found that bit in the owner it replaced, reads that slot's mask and, for
+ * each CPU in it, the record; the one whose record says (lock, t) is kicked. Only
+ * that one: the others wait for later tickets and are kicked in their turn. An
+ * unlock that finds no bit reads nothing here, so the table's lines stay with the
+ * CPUs that wait (Linux 4.0's TICKET_SLOWPATH_FLAG in the head; 3.12 kept it in
+ * the tail and read it after the release, which could touch a freed lock). The
+ * next holder that waited clears the bit when no ticket is out behind its own
+ * (spin_owner_clear_halted()). A CPU waits for one lock at a time: its record is
+ * live only with interrupts off, from publication to withdrawal, so no interrupt
+ * handler on it can start a second wait.
  *
- * No kick is lost, and there is no timeout. The waiter publishes, smp_mb(), reads
- * owner; the unlocker stores owner, smp_mb(), reads the table. Of two CPUs that
- * each store then load across a full barrier, at least one sees the other's store:
- * the waiter sees its ticket served and does not halt, or the unlocker sees the
- * record and kicks (both may happen: a spurious kick only makes a waiter look
- * again). A kick that arrives after the waiter's last look but before it halts is
+ * No kick is lost, and there is no timeout. The waiter publishes, sets the bit by
+ * an atomic step on owner, and then reads owner; the unlocker releases by an
+ * atomic step on owner that returns the bit. Both steps are full barriers on the
+ * same word, so one comes first: the unlocker's, and the waiter then reads its
+ * ticket served and does not halt; or the waiter's, and the unlocker sees the bit,
+ * and with it the record published before, and kicks (a spurious kick only makes
+ * a waiter look again). A kick that arrives after the waiter's last look but before it halts is
  * kept by the arch until the halt: the pending level of sip.SSIP on riscv64, a
  * flag the NMI sets and a restartable test-and-hlt on x86_64. A spurious or early
  * wake-up finds the lock not yet ours and halts again, still published; the
@@ -109,14 +116,15 @@ bool spin_pv_wait(spinlock_t *lock, u32 ticket)
 	for (;;) {
 		arch_spin_halt_prepare();
 		/*
-		 * Our record and bit, then owner; the unlocker stores owner, then reads the
-		 * table. Pairs with the smp_mb() in spin_unlock_kick(): it sees us, or we see
-		 * our ticket served. Pairs with the one in spin_pv_set(false) too: it sees
-		 * us and kicks, or we see spinlock_pv off and do not halt.
+		 * Our record and bit, then the owner's bit, then owner. Pairs with the
+		 * release in spin_release_owner(): it sees the bit (and our record), or we
+		 * see our ticket served. A full barrier: pairs with the smp_mb() in
+		 * spin_pv_set(false) too, which sees us and kicks, or we see spinlock_pv
+		 * off and do not halt.
 		 */
-		smp_mb();
+		fetch_or(&lock->owner, SPIN_OWNER_HALTED);
 		/* Acquire: this may be the load that takes the lock. Pairs with spin_unlock(). */
-		if (smp_load_acquire(&lock->owner) == ticket) {
+		if (spin_owner_ticket(smp_load_acquire(&lock->owner)) == ticket) {
 			mine = true;
 			break;
 		}
@@ -136,26 +144,26 @@ bool spin_pv_wait(spinlock_t *lock, u32 ticket)
 	return mine;
 }
 
-void spin_unlock_kick(const spinlock_t *lock, u32 owner)
+void spin_unlock_kick(const spinlock_t *lock, u32 ticket)
 {
 	const struct cpumask *waiting = &spin_pv_table[spin_pv_slot(lock)].waiting;
+	struct spin_pv_stats *st;
 	unsigned cpu;
 
-	/*
-	 * Between our release of owner (spin_release_owner()) and reading the table.
-	 * Pairs with the smp_mb() in spin_pv_wait(): we see the waiter's record, or it
-	 * sees owner.
-	 */
-	smp_mb();
-	if (likely(cpumask_empty(waiting)))
+	/* Interrupts off: an interrupt's unlock on this CPU may count too. */
+	unsigned long flags = arch_irq_save();
+	st = this_cpu_ptr(&spin_pv_stats);
+	WRITE_ONCE(st->looks, st->looks + 1);
+	arch_irq_restore(flags);
+	/* The release that returned the bit was a full barrier: the records are in view. */
+	if (cpumask_empty(waiting))
 		return;
 	for_each_cpu(cpu, waiting) {
 		const struct spin_pv_waiter *w = &per_cpu(spin_pv_waiter, cpu);
-		if (READ_ONCE(w->lock) != lock || READ_ONCE(w->ticket) != owner)
+		if (READ_ONCE(w->lock) != lock || READ_ONCE(w->ticket) != ticket)
 			continue;
-		/* Interrupts off: an interrupt's unlock on this CPU may count a kick too. */
-		unsigned long flags = arch_irq_save();
-		struct spin_pv_stats *st = this_cpu_ptr(&spin_pv_stats);
+		flags = arch_irq_save();
+		st = this_cpu_ptr(&spin_pv_stats);
 		WRITE_ONCE(st->kicks, st->kicks + 1);
 		arch_irq_restore(flags);
 		arch_spin_kick(cpu);

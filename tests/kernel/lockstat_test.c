@@ -68,8 +68,7 @@ static int hold_until_queued(void *arg)
 	/* Pairs with the smp_load_acquire() in the test. */
 	smp_store_release(&holder_ready, 1);
 	u64 end = arch_clock_ns() + LOCKSTAT_TEST_WAIT_NS;
-	while (READ_ONCE(ls_contended.next) - READ_ONCE(ls_contended.owner) < 2 &&
-	       arch_clock_ns() < end)
+	while (spin_tickets_out(&ls_contended) < 2 && arch_clock_ns() < end)
 		cpu_relax();
 	spin_unlock(&ls_contended);
 	return 0;

@@ -52,11 +52,11 @@ struct ptlock_hold {
 
 /*
  * CPUs queued on a ticket lock that the caller holds: every ticket drawn after the
- * holder's. Only the holder writes owner, so it is stable here; next only grows.
+ * holder's. Only the holder moves owner's ticket, so it is stable here; next only grows.
  */
 static u32 ticket_waiters(spinlock_t *ptl)
 {
-	return READ_ONCE(ptl->next) - READ_ONCE(ptl->owner) - 1;
+	return spin_tickets_out(ptl) - 1;
 }
 
 static void ptlock_hold_worker(void *arg)

@@ -152,7 +152,7 @@ struct seq_multi {
 /* Is anyone queued behind the holder of lock? (Tickets drawn minus served: holder + waiters.) */
 static bool spin_has_waiters(spinlock_t *lock)
 {
-	return (s32)(READ_ONCE(lock->next) - READ_ONCE(lock->owner)) > 1;
+	return spin_tickets_out(lock) > 1;
 }
 
 static void seq_multi_write(struct seq_multi *t, bool meet)

@@ -3,8 +3,9 @@
  * boot argument or the machine; waiters on every CPU at once halt and are each
  * kicked into the lock in ticket order, with mutual exclusion kept; a mix of
  * spinning and halted waiters loses no update; turning pv waits off wakes every
- * halted waiter; and with pv waits off nothing halts. The counts come from the
- * per-CPU statistics (halts, wakes, kicks). The tests that need pv waits skip,
+ * halted waiter; and with pv waits off nothing halts; an unlock reads the wait
+ * table only when a waiter may have halted. The counts come from the per-CPU
+ * statistics (halts, wakes, kicks, looks). The tests that need pv waits skip,
  * saying why, when the boot turned them off (spinlock_pv=off, or hardware).
  *
  * A halted waiter wakes for nothing but a kick (on x86_64 it has interrupts off
@@ -247,6 +248,49 @@ TEST(spinlock, pv_halted_waiters_on_every_cpu_are_kicked_in_turn)
 	printk_raw("# pv: %u waiters, %llu halts, %llu wakes with the lock, %llu kicks", waiters,
 		   after.halts - before.halts, wakes, kicks);
 	EXPECT_FALSE(spin_is_locked(&t->lock));
+	/* The last waiter took the lock with no ticket behind its own: it cleared the bit. */
+	EXPECT_FALSE(READ_ONCE(t->lock.owner) & SPIN_OWNER_HALTED);
+}
+
+static u64 looks_of(unsigned cpu)
+{
+	struct spin_pv_stats st;
+	spin_pv_stats_of_cpu(cpu, &st);
+	return st.looks;
+}
+
+/* Lock and unlock `lock` n times on this CPU; how many of the unlocks read the wait table. */
+static u64 pv_unlocks_looking(spinlock_t *lock, unsigned n)
+{
+	/* Interrupts off: no unlock by an interrupt handler counts here. */
+	unsigned long flags = arch_irq_save();
+	unsigned cpu = smp_processor_id();
+	u64 before = looks_of(cpu);
+	for (unsigned i = 0; i < n; i++) {
+		spin_lock(lock);
+		spin_unlock(lock);
+	}
+	u64 looks = looks_of(cpu) - before;
+	arch_irq_restore(flags);
+	return looks;
+}
+
+/*
+ * Under pv waits an unlock reads the wait table only when a waiter may have halted
+ * (SPIN_OWNER_HALTED in owner), so that the table's lines stay with the CPUs that
+ * wait; with the bit set, every unlock looks until a waiter's acquisition clears it.
+ */
+TEST(spinlock, pv_unlock_reads_the_wait_table_only_after_a_halt)
+{
+	static spinlock_t lock;
+
+	if (!pv_usable())
+		return;
+	lock = (spinlock_t)SPINLOCK_INIT;
+	EXPECT_EQ(pv_unlocks_looking(&lock, 1000), 0);
+	fetch_or(&lock.owner, SPIN_OWNER_HALTED); /* as a waiter does before it halts */
+	EXPECT_EQ(pv_unlocks_looking(&lock, 10), 10);
+	EXPECT_FALSE(spin_is_locked(&lock));
 }
 
 /*

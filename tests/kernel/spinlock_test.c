@@ -154,7 +154,7 @@ static void fifo_worker(void *arg)
 	for (unsigned i = 0; i < t->iters; i++) {
 		spin_lock(&t->lock);
 		/* Held: owner is the ticket this CPU was served with. */
-		t->entered[t->n++] = t->lock.owner;
+		t->entered[t->n++] = spin_owner_ticket(t->lock.owner) / SPIN_TICKET_INC;
 		spin_unlock(&t->lock);
 	}
 }
