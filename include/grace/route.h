@@ -74,6 +74,7 @@ const char *rtcache_mode_name(enum rtcache_mode mode); /* "rcu", "rwlock" */
 
 struct rt_cache_stats {
 	u64 entries, hits, misses, gc_runs, gc_freed, inserts;
+	u64 gc_idle; /* of gc_runs, those that found the cache empty and read no chain */
 };
 void rt_cache_stats(struct rt_cache_stats *s);
 /* Call fn on every cached entry inside rcu_read_lock() (fn must not sleep): shell, tests. */

@@ -109,9 +109,9 @@ SHELL_CMD(rtcache, "[rcu|rwlock|flush]",
 	}
 	rt_cache_stats(&s);
 	printk("rtcache: %s entries=%llu hits=%llu misses=%llu inserts=%llu gc_runs=%llu "
-	       "gc_freed=%llu\n",
+	       "gc_freed=%llu gc_idle=%llu\n",
 	       rtcache_mode_name(rtcache_get_mode()), s.entries, s.hits, s.misses, s.inserts,
-	       s.gc_runs, s.gc_freed);
+	       s.gc_runs, s.gc_freed, s.gc_idle);
 	return 0;
 }
 

@@ -287,6 +287,35 @@ TEST(route, gc_trims_chains_only_over_the_threshold)
 	rt_test_del_routes();
 }
 
+/*
+ * A pass over an empty cache reads no chain: a machine with no traffic spends
+ * nothing on the periodic gc but the sum of the entry counts.
+ */
+TEST(route, gc_pass_over_an_empty_cache_reads_no_chain)
+{
+	struct rt_gc_params saved, p;
+	struct rt_cache_stats a, b;
+	ASSERT_EQ(rt_test_add_routes(), 0);
+	rt_gc_get_params(&saved);
+	p = saved;
+	p.interval_ns = 3600 * NSEC_PER_SEC; /* only this test's passes, not the timer's */
+	ASSERT_EQ(rt_gc_set_params(&p), 0);
+	rt_cache_flush();
+	rt_cache_stats(&a);
+	rt_gc_run();
+	rt_cache_stats(&b);
+	EXPECT_EQ(b.gc_runs - a.gc_runs, 1);
+	EXPECT_EQ(b.gc_idle - a.gc_idle, 1);
+	ASSERT_EQ(rt_test_fill(10), 0);
+	rt_gc_run();
+	rt_cache_stats(&a);
+	EXPECT_EQ(a.gc_runs - b.gc_runs, 1);
+	EXPECT_EQ(a.gc_idle - b.gc_idle, 0);
+	EXPECT_EQ(a.entries, 10); /* none idle long enough to go */
+	EXPECT_EQ(rt_gc_set_params(&saved), 0);
+	rt_test_del_routes();
+}
+
 /* Nobody calls rt_gc_run(): the timer does, every interval, and idle entries go. */
 TEST(route, gc_timer_runs_every_interval)
 {
