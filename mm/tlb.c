@@ -12,7 +12,11 @@
  * One IPI per CPU: smp_call() without waiting to every target, then one wait on a
  * counter the targets decrement. The caller holds no lock while it waits (unmap
  * drops the VMA lock first), because a CPU spinning for that lock with interrupts
- * off could never answer.
+ * off could never answer. The counter is the flushing CPU's own, not on its
+ * stack: every target writes it, and the lines of the stack it would share are
+ * the ones the flusher's next trap frame or call writes (Linux's x86
+ * flush_tlb_info left the stack for a per-CPU object alike). So a CPU flushes
+ * once at a time: preemption stays off while it waits.
  */
 #include <grace/atomic.h>
 #include <grace/huge.h>
@@ -29,6 +33,7 @@ struct tlb_flush {
 	atomic_t pending; /* targets that have not flushed yet */
 };
 
+static DEFINE_PER_CPU_ALIGNED(struct tlb_flush, tlb_flush_request);
 static DEFINE_PER_CPU(u64, tlb_ipis);
 
 u64 tlb_flush_ipis(unsigned cpu)
@@ -122,12 +127,13 @@ static void flush_ipi(void *arg)
 
 static void flush_cpus(struct tlb_gather *g)
 {
-	struct tlb_flush f = {.g = g, .pending = ATOMIC_INIT(0)};
 	struct cpumask targets;
 	unsigned cpu, self;
 
 	/* The cleared entries before the mask read; pairs with the barrier in mm_load(). */
 	smp_mb();
+	preempt_disable(); /* until the targets are done with this CPU's request */
+	struct tlb_flush *f = this_cpu_ptr(&tlb_flush_request);
 	unsigned long flags = arch_irq_save();
 	self = smp_processor_id();
 	/* A snapshot, word by word: CPUs joining later walk the cleared tables anyway. */
@@ -139,20 +145,20 @@ static void flush_cpus(struct tlb_gather *g)
 	arch_irq_restore(flags);
 
 	unsigned n = cpumask_weight(&targets);
-	atomic_set(&f.pending, n);
-	if (!n)
-		return;
+	f->g = g;
+	atomic_set(&f->pending, n);
 	for_each_cpu(cpu, &targets)
-		if (smp_call(cpu, flush_ipi, &f, false)) {
+		if (smp_call(cpu, flush_ipi, f, false)) {
 			/* Gone offline: it runs nothing, so nothing of ours is cached there. */
-			atomic_dec(&f.pending);
+			atomic_dec(&f->pending);
 		}
 	/*
 	 * Interrupts stay enabled: another CPU may be waiting for our flush meanwhile.
-	 * Pairs with the release in flush_ipi().
+	 * Pairs with the release in flush_ipi(), each target's last touch of f.
 	 */
-	while (atomic_read_acquire(&f.pending))
+	while (atomic_read_acquire(&f->pending))
 		cpu_relax();
+	preempt_enable();
 }
 
 static void free_list(struct page *page, unsigned order)
