@@ -12,25 +12,29 @@
  * One IPI per CPU: smp_call() without waiting to every target, then one wait on a
  * counter the targets decrement. The caller holds no lock while it waits (unmap
  * drops the VMA lock first), because a CPU spinning for that lock with interrupts
- * off could never answer. The counter is the flushing CPU's own, not on its
- * stack: every target writes it, and the lines of the stack it would share are
- * the ones the flusher's next trap frame or call writes (Linux's x86
- * flush_tlb_info left the stack for a per-CPU object alike). So a CPU flushes
- * once at a time: preemption stays off while it waits.
+ * off could never answer. The request the targets read (what to flush) and the
+ * counter they write are the flushing CPU's own, not on its stack: a line of the
+ * stack that other CPUs read or wrote is one the flusher's next trap frame or
+ * call must take back from them (Linux's x86 flush_tlb_info left the stack for a
+ * per-CPU object alike). So a CPU flushes once at a time: preemption stays off
+ * while it waits.
  */
 #include <grace/atomic.h>
 #include <grace/huge.h>
 #include <grace/percpu.h>
 #include <grace/printk.h>
 #include <grace/smp.h>
+#include <grace/string.h>
 #include <grace/tlb.h>
 #include <asm/cpu.h>
 #include <asm/irq.h>
 #include "address_space_internal.h"
 
 struct tlb_flush {
-	const struct tlb_gather *g;
 	atomic_t pending; /* targets that have not flushed yet */
+	bool all;	  /* the whole user TLB, or: */
+	unsigned nr_vas;
+	uintptr_t vas[TLB_FLUSH_MAX_PAGES];
 };
 
 static DEFINE_PER_CPU_ALIGNED(struct tlb_flush, tlb_flush_request);
@@ -102,21 +106,21 @@ void tlb_gather_table(struct tlb_gather *g, pte_t *table)
 	g->nr_tables++;
 }
 
-static void flush_local(const struct tlb_gather *g)
+static void flush_here(bool all, const uintptr_t *vas, unsigned nr_vas)
 {
-	if (g->flush_all) {
+	if (all) {
 		arch_flush_tlb_all();
 		return;
 	}
-	for (unsigned i = 0; i < g->nr_vas; i++)
-		arch_flush_tlb_page(g->vas[i]);
+	for (unsigned i = 0; i < nr_vas; i++)
+		arch_flush_tlb_page(vas[i]);
 }
 
 /* IPI handler: flush whether or not we still run the mm; a spare flush is harmless. */
 static void flush_ipi(void *arg)
 {
 	struct tlb_flush *f = arg;
-	flush_local(f->g);
+	flush_here(f->all, f->vas, f->nr_vas);
 	this_cpu(tlb_ipis)++;
 	/*
 	 * Release: our flush is done before the flusher may free the pages. Pairs with
@@ -140,12 +144,14 @@ static void flush_cpus(struct tlb_gather *g)
 	for (unsigned i = 0; i < CPUMASK_WORDS; i++)
 		targets.bits[i] = READ_ONCE(g->mm->cpus.bits[i]);
 	if (cpumask_test_cpu(&targets, self))
-		flush_local(g);
+		flush_here(g->flush_all, g->vas, g->nr_vas);
 	cpumask_clear_cpu(&targets, self);
 	arch_irq_restore(flags);
 
 	unsigned n = cpumask_weight(&targets);
-	f->g = g;
+	f->all = g->flush_all;
+	f->nr_vas = g->flush_all ? 0 : g->nr_vas;
+	memcpy(f->vas, g->vas, f->nr_vas * sizeof(uintptr_t));
 	atomic_set(&f->pending, n);
 	for_each_cpu(cpu, &targets)
 		if (smp_call(cpu, flush_ipi, f, false)) {
