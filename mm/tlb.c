@@ -149,6 +149,10 @@ static void flush_cpus(struct tlb_gather *g)
 	arch_irq_restore(flags);
 
 	unsigned n = cpumask_weight(&targets);
+	if (!n) {
+		preempt_enable();
+		return;
+	}
 	f->all = g->flush_all;
 	f->nr_vas = g->flush_all ? 0 : g->nr_vas;
 	memcpy(f->vas, g->vas, f->nr_vas * sizeof(uintptr_t));

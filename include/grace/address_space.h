@@ -59,8 +59,9 @@ struct vma {
 #define VMA_LOCK_WRITER (1u << 31)
 
 /*
- * The VMA pointers of an mm, sorted by start; replaced (and freed after a grace
- * period) to grow. After the cap slots come cap ends, slot[i]'s end at
+ * The VMA pointers of an mm, sorted by start, with holes (NULL slots, where an
+ * unmap left one: see mm/vma.c); replaced (and freed after a grace period) to
+ * grow. After the cap slots come cap ends, slot[i]'s end at
  * vma_table_ends(t)[i]: a lookup's binary search reads only the table's lines,
  * not the VMAs of other CPUs it passes on the way.
  */
@@ -70,8 +71,9 @@ struct vma_table {
 	struct rcu_head rcu;
 	/*
 	 * Written with WRITE_ONCE: lookups read it under RCU. From a line of its own:
-	 * every lookup reads nr and cap, which only a table's growth or compaction
-	 * writes, and the slots change at every map and unmap.
+	 * every lookup reads nr and cap, which change only when a slot is added or
+	 * taken out (a map that fills no hole, compaction, growth), and the slots
+	 * change at every map and unmap.
 	 */
 	struct vma *slot[] __cacheline_aligned;
 };

@@ -79,12 +79,18 @@ static inline u32 spin_owner_ticket(u32 owner)
 	return owner & ~SPIN_OWNER_HALTED;
 }
 
-/* Tickets drawn and not yet served: the holder's and each waiter's (0: free). */
-static inline u32 spin_tickets_out(spinlock_t *lock)
+/*
+ * Tickets drawn and not yet served: the holder's and each waiter's (0: free).
+ * Read without the lock, negative only if owner moved between the two loads.
+ */
+static inline s32 spin_tickets_out(spinlock_t *lock)
 {
-	return (READ_ONCE(lock->next) - spin_owner_ticket(READ_ONCE(lock->owner))) /
-	       SPIN_TICKET_INC;
+	u32 next = READ_ONCE(lock->next);
+	return (s32)(next - spin_owner_ticket(READ_ONCE(lock->owner))) / (s32)SPIN_TICKET_INC;
 }
+
+/* Taken with SPIN_OWNER_HALTED set: clear it unless a ticket is out behind ours. */
+void spin_owner_clear_halted(spinlock_t *lock);
 
 /*
  * spinlock_pv: contended waiters halt after SPIN_PV_THRESHOLD loops of spinning.
@@ -102,19 +108,29 @@ void spin_unlock_kick(const spinlock_t *lock, u32 ticket);
  */
 void spin_pv_init(const char *arg);
 
+/* The acquisition, once ticket is drawn: at once, or after spin_lock_wait(). */
+static inline void spin_lock_ticket(spinlock_t *lock, u32 ticket, unsigned subclass)
+{
+	/* Pairs with the release in spin_unlock(). */
+	u32 owner = smp_load_acquire(&lock->owner);
+	if (likely(owner == ticket)) {
+		lock_acquire(&lock->dep_map, subclass, LOCK_NOW, 0);
+	} else if (owner == (ticket | SPIN_OWNER_HALTED)) {
+		/* Ours at once, with the bit a halted waiter before us left. */
+		lock_acquire(&lock->dep_map, subclass, LOCK_NOW, 0);
+		spin_owner_clear_halted(lock);
+	} else {
+		/* The validator sees the attempt before the wait (grace/lockdep.h). */
+		lock_acquire(&lock->dep_map, subclass, LOCK_WAITS, 0);
+		spin_lock_wait(lock, ticket);
+		lock_acquired(&lock->dep_map);
+	}
+}
+
 static inline void spin_lock(spinlock_t *lock)
 {
 	preempt_disable();
-	u32 ticket = fetch_add_relaxed(&lock->next, SPIN_TICKET_INC);
-	/* Pairs with the release in spin_unlock(). */
-	if (unlikely(spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket)) {
-		/* The validator sees the attempt before the wait (grace/lockdep.h). */
-		lock_acquire(&lock->dep_map, 0, LOCK_WAITS, 0);
-		spin_lock_wait(lock, ticket);
-		lock_acquired(&lock->dep_map);
-	} else {
-		lock_acquire(&lock->dep_map, 0, LOCK_NOW, 0);
-	}
+	spin_lock_ticket(lock, fetch_add_relaxed(&lock->next, SPIN_TICKET_INC), 0);
 }
 
 /*
@@ -128,15 +144,7 @@ static inline void spin_lock(spinlock_t *lock)
 static inline void spin_lock_nested(spinlock_t *lock, unsigned subclass)
 {
 	preempt_disable();
-	u32 ticket = fetch_add_relaxed(&lock->next, SPIN_TICKET_INC);
-	/* As in spin_lock(). */
-	if (unlikely(spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket)) {
-		lock_acquire(&lock->dep_map, subclass, LOCK_WAITS, 0);
-		spin_lock_wait(lock, ticket);
-		lock_acquired(&lock->dep_map);
-	} else {
-		lock_acquire(&lock->dep_map, subclass, LOCK_NOW, 0);
-	}
+	spin_lock_ticket(lock, fetch_add_relaxed(&lock->next, SPIN_TICKET_INC), subclass);
 }
 #else
 #define spin_lock_nested(lock, subclass) spin_lock(lock)
@@ -150,11 +158,13 @@ static inline bool spin_trylock(spinlock_t *lock)
 	 * holder's relaxed fetch_add, made before its critical section; the release that
 	 * publishes that section is its store to owner. Pairs with spin_unlock().
 	 */
-	u32 owner = spin_owner_ticket(smp_load_acquire(&lock->owner));
-	u32 expected = owner;
+	u32 owner = smp_load_acquire(&lock->owner);
+	u32 expected = spin_owner_ticket(owner);
 	/* Free means next == owner; take ticket `owner` only if nobody else holds one. */
-	if (try_cmpxchg_acquire(&lock->next, &expected, owner + SPIN_TICKET_INC)) {
+	if (try_cmpxchg_acquire(&lock->next, &expected, expected + SPIN_TICKET_INC)) {
 		lock_acquire(&lock->dep_map, 0, LOCK_TRY | LOCK_NOW, 0);
+		if (unlikely(owner & SPIN_OWNER_HALTED))
+			spin_owner_clear_halted(lock);
 		return true;
 	}
 	preempt_enable();
@@ -179,8 +189,21 @@ static inline void spin_release_owner(spinlock_t *lock)
 		if (unlikely(old & SPIN_OWNER_HALTED))
 			spin_unlock_kick(lock, spin_owner_ticket(old) + SPIN_TICKET_INC);
 	} else {
-		/* No waiter halts: only the holder writes owner, so a plain read is stable. */
-		smp_store_release(&lock->owner, lock->owner + SPIN_TICKET_INC);
+		/*
+		 * No waiter halts while kicks are off, so only the holder moves owner and
+		 * a plain read is stable. But kicks may have come on since we looked,
+		 * and a waiter may halt before our store is seen: look again after it,
+		 * and then read the table whatever the bit, as every unlock once did.
+		 * spin_pv_set(true) makes every CPU pass a barrier between turning kicks
+		 * on and letting waiters halt, so a second look that still finds them off
+		 * had its store seen before any waiter could halt.
+		 */
+		u32 ticket = spin_owner_ticket(lock->owner) + SPIN_TICKET_INC;
+		smp_store_release(&lock->owner, ticket);
+		if (unlikely(READ_ONCE(spinlock_pv_kick))) {
+			smp_mb(); /* our store, then the table: pairs with the waiter's fetch_or */
+			spin_unlock_kick(lock, ticket);
+		}
 	}
 	/*
 	 * After the release: a report from here (printk) never waits for this lock. The

@@ -164,12 +164,12 @@ static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 }
 
 /*
- * Held, clear SPIN_OWNER_HALTED unless a ticket is out behind ours: then a waiter
- * may be halted, or may set it again before halting, and the bit must stay for
- * our unlock. A waiter that draws its ticket after we look sets the bit itself
- * after we clear it (its ticket, then its bit, fully ordered; we clear, then look).
+ * Held: clear SPIN_OWNER_HALTED unless a ticket is out behind ours, whose waiter
+ * may be halted and needs the bit for our unlock to kick it. A waiter that draws
+ * its ticket after we look sets the bit itself after we clear it (its ticket,
+ * then its bit, fully ordered; we clear, then look).
  */
-static void spin_owner_clear_halted(spinlock_t *lock)
+void spin_owner_clear_halted(spinlock_t *lock)
 {
 	if (!(READ_ONCE(lock->owner) & SPIN_OWNER_HALTED))
 		return;

@@ -36,16 +36,19 @@
  * NMI, so a lost kick would hang it, and the mutant tests/mutants/pv_no_kick.patch
  * shows the selftests notice.
  *
- * The unlocker must not touch the lock after its release store: the next holder
- * may free it. spin_unlock_kick() uses the address as a key only.
+ * The unlocker must not touch the lock after its release: the next holder may
+ * free it. spin_unlock_kick() uses the address as a key only.
  *
  * Turning pv waits off while CPUs wait (spin_pv_set(false)) clears spinlock_pv
  * first and spinlock_pv_kick last, after kicking every CPU still in the table until
  * the table is empty; turning them on sets spinlock_pv_kick first and spinlock_pv
- * after every CPU has passed a barrier, so that an unlock that read the kick flag
- * still clear has its release visible to any waiter that then halts.
+ * after every CPU has passed a barrier. An unlock that found kicks off releases
+ * with a plain store, which a waiter's bit does not survive, and looks at the
+ * kick flag again after it: still off, its release was visible before that
+ * barrier, so before any waiter could halt; on, it reads the table as if it had
+ * seen the bit (smp_mb() between, pairing with the waiter's fetch_or).
  *
- * Lock order: nothing here takes a lock; spin_unlock_kick() runs inside every unlock.
+ * Lock order: nothing here takes a lock; spin_unlock_kick() runs inside unlocks.
  */
 #include <grace/arch.h>
 #include <grace/cmdline.h>
@@ -155,7 +158,7 @@ void spin_unlock_kick(const spinlock_t *lock, u32 ticket)
 	st = this_cpu_ptr(&spin_pv_stats);
 	WRITE_ONCE(st->looks, st->looks + 1);
 	arch_irq_restore(flags);
-	/* The release that returned the bit was a full barrier: the records are in view. */
+	/* Our release and a full barrier came first: the records are in view. */
 	if (cpumask_empty(waiting))
 		return;
 	for_each_cpu(cpu, waiting) {

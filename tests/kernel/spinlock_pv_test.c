@@ -259,8 +259,12 @@ static u64 looks_of(unsigned cpu)
 	return st.looks;
 }
 
-/* Lock and unlock `lock` n times on this CPU; how many of the unlocks read the wait table. */
-static u64 pv_unlocks_looking(spinlock_t *lock, unsigned n)
+/*
+ * Lock and unlock `lock` n times on this CPU, setting the halted bit while it is
+ * held if halted_bit (as a waiter does before it halts); how many of the unlocks
+ * read the wait table.
+ */
+static u64 pv_unlocks_looking(spinlock_t *lock, unsigned n, bool halted_bit)
 {
 	/* Interrupts off: no unlock by an interrupt handler counts here. */
 	unsigned long flags = arch_irq_save();
@@ -268,6 +272,8 @@ static u64 pv_unlocks_looking(spinlock_t *lock, unsigned n)
 	u64 before = looks_of(cpu);
 	for (unsigned i = 0; i < n; i++) {
 		spin_lock(lock);
+		if (halted_bit)
+			fetch_or(&lock->owner, SPIN_OWNER_HALTED);
 		spin_unlock(lock);
 	}
 	u64 looks = looks_of(cpu) - before;
@@ -278,7 +284,8 @@ static u64 pv_unlocks_looking(spinlock_t *lock, unsigned n)
 /*
  * Under pv waits an unlock reads the wait table only when a waiter may have halted
  * (SPIN_OWNER_HALTED in owner), so that the table's lines stay with the CPUs that
- * wait; with the bit set, every unlock looks until a waiter's acquisition clears it.
+ * wait. The bit outlives the unlock that saw it; the next acquisition with no
+ * ticket behind its own clears it, a trylock's too.
  */
 TEST(spinlock, pv_unlock_reads_the_wait_table_only_after_a_halt)
 {
@@ -287,9 +294,15 @@ TEST(spinlock, pv_unlock_reads_the_wait_table_only_after_a_halt)
 	if (!pv_usable())
 		return;
 	lock = (spinlock_t)SPINLOCK_INIT;
-	EXPECT_EQ(pv_unlocks_looking(&lock, 1000), 0);
-	fetch_or(&lock.owner, SPIN_OWNER_HALTED); /* as a waiter does before it halts */
-	EXPECT_EQ(pv_unlocks_looking(&lock, 10), 10);
+	EXPECT_EQ(pv_unlocks_looking(&lock, 1000, false), 0);
+	EXPECT_EQ(pv_unlocks_looking(&lock, 10, true), 10);
+	EXPECT_TRUE(READ_ONCE(lock.owner) & SPIN_OWNER_HALTED);
+	EXPECT_EQ(pv_unlocks_looking(&lock, 10, false), 0);
+	EXPECT_FALSE(READ_ONCE(lock.owner) & SPIN_OWNER_HALTED);
+	EXPECT_EQ(pv_unlocks_looking(&lock, 1, true), 1);
+	ASSERT_TRUE(spin_trylock(&lock));
+	EXPECT_FALSE(READ_ONCE(lock.owner) & SPIN_OWNER_HALTED);
+	spin_unlock(&lock);
 	EXPECT_FALSE(spin_is_locked(&lock));
 }
 

@@ -172,6 +172,28 @@ TEST(vma, an_unmapped_range_leaves_a_hole_its_map_fills)
 	EXPECT_TRUE(vma_lookup(mm, c - 1, &v) && v.start == b && v.end == c);
 	EXPECT_TRUE(vma_lookup(mm, c, &v) && v.start == c && v.end == c + PAGE_SIZE);
 	EXPECT_EQ(vma_count(mm), 3);
+
+	/* Over two holes: the first ends inside it and goes, the second is filled. */
+	EXPECT_EQ(vma_unmap(mm, b, c - b), 0);
+	EXPECT_EQ(vma_map(mm, b, PAGE_SIZE, RW, 0), 0);
+	EXPECT_EQ(vma_map(mm, b + 2 * PAGE_SIZE, PAGE_SIZE, RW, 0), 0);
+	EXPECT_EQ(vma_unmap(mm, b, 3 * PAGE_SIZE), 0);
+	EXPECT_EQ(vma_map(mm, b, 3 * PAGE_SIZE, PROT_READ, 0), 0);
+	EXPECT_TRUE(vma_is_exactly(mm, b, b + 3 * PAGE_SIZE));
+	EXPECT_TRUE(vma_lookup(mm, b + PAGE_SIZE, &v) && v.prot == PROT_READ);
+	EXPECT_EQ(vma_count(mm), 3);
+
+	/* A split's upper part into the hole above: mprotect the middle of b's VMA. */
+	EXPECT_EQ(vma_unmap(mm, c, PAGE_SIZE), 0);
+	EXPECT_EQ(vma_protect(mm, b + PAGE_SIZE, PAGE_SIZE, RW), 0);
+	EXPECT_TRUE(vma_lookup(mm, b + PAGE_SIZE, &v) && v.start == b + PAGE_SIZE &&
+		    v.end == b + 2 * PAGE_SIZE && v.prot == RW);
+	EXPECT_TRUE(vma_lookup(mm, b, &v) && v.start == b && v.end == b + PAGE_SIZE &&
+		    v.prot == PROT_READ);
+	EXPECT_TRUE(vma_lookup(mm, b + 2 * PAGE_SIZE, &v) && v.start == b + 2 * PAGE_SIZE &&
+		    v.end == b + 3 * PAGE_SIZE && v.prot == PROT_READ);
+	EXPECT_EQ(mm_fault(mm, c, FAULT_READ), -EFAULT);
+	EXPECT_EQ(vma_count(mm), 4);
 	mm_destroy(mm);
 }
 
