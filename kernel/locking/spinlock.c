@@ -121,7 +121,7 @@ static void count_watched(const spinlock_t *lock, bool plain)
  */
 static bool spin_wait_plain(spinlock_t *lock, u32 ticket, u64 budget)
 {
-	/* Pairs with the smp_store_release() in spin_unlock(). */
+	/* Pairs with the release in spin_unlock(). */
 	for (u64 polls = 0; spin_owner_ticket(smp_load_acquire(&lock->owner)) != ticket; polls++) {
 		if (polls >= budget)
 			return false;
@@ -148,7 +148,7 @@ static bool spin_wait_backoff(spinlock_t *lock, u32 ticket, u64 budget)
 			cpu_relax();
 		spent += loops + 1;
 
-		/* Pairs with the smp_store_release() in spin_unlock(). */
+		/* Pairs with the release in spin_unlock(). */
 		owner = spin_owner_ticket(smp_load_acquire(&lock->owner));
 		acquired = owner == ticket;
 		delay = spin_delay_next(delay, acquired, owner / SPIN_TICKET_INC);
@@ -191,6 +191,6 @@ void spin_lock_wait(spinlock_t *lock, u32 ticket)
 		    spin_pv_wait(lock, ticket))
 			break;
 	}
-	/* Only a lock that was contended has had waiters that could halt. */
+	/* A waiter before us, or we, may have halted and left the bit. */
 	spin_owner_clear_halted(lock);
 }
