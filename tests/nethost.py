@@ -19,7 +19,6 @@ gives that device (eth1) GUEST_IP from the boot argument eth1=GUEST_IP/24.
    QEMU, and is reported apart.
 Every address used is on 127.0.0.1.
 """
-import re
 import socket
 import struct
 import time

@@ -386,7 +386,7 @@ def build_report(records, profiles, arches, seeds, out_dir, when, host, compare_
         md.append("## Problems\n\n" + "".join(f"- {p}\n" for p in problems))
     with open(os.path.join(out_dir, "index.md"), "w") as f:
         f.write("\n".join(md))
-    page = [f"<!doctype html><html><head><meta charset='utf-8'><title>Grace: the seed experiments</title>",
+    page = ["<!doctype html><html><head><meta charset='utf-8'><title>Grace: the seed experiments</title>",
             "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:collapse;"
             "margin:6px 0}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}img.plot{max-width:100%}"
             "</style></head><body>",
