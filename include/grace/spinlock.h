@@ -96,8 +96,9 @@ void spin_owner_clear_halted(spinlock_t *lock);
  * spinlock_pv: contended waiters halt after SPIN_PV_THRESHOLD loops of spinning.
  * spinlock_pv_kick: unlockers look for a halted next waiter; set before spinlock_pv
  * and cleared after it (spin_pv_set()), so no waiter halts unseen. Both stay false
- * on hardware without a hypervisor: unlock is then the release store and one load
- * of a flag that never changes, the "static key" of this kernel.
+ * on hardware without a hypervisor: unlock is then the release store and two loads
+ * of a flag that never changes (before the store and after), the "static key" of
+ * this kernel.
  */
 extern bool spinlock_pv;
 extern bool spinlock_pv_kick;
