@@ -224,6 +224,11 @@ static struct vma *vma_before(struct mm *mm, unsigned *i)
 	return NULL;
 }
 
+/* Each VMA v of mm that overlaps [lo, hi), in address order; i is its index. */
+#define for_each_vma_overlapping(mm, i, v, lo, hi)                                                 \
+	for (unsigned i = vma_search_locked(mm, lo);                                               \
+	     ((v) = vma_from(mm, &i)) && (v)->start < (hi); i++)
+
 struct vma *vma_next_locked(struct mm *mm, unsigned *i)
 {
 	lockdep_assert_held(&mm->vma_lock);
@@ -354,13 +359,12 @@ static bool table_compact(struct mm *mm)
 	uintptr_t *ends = vma_table_ends(t);
 	unsigned to = 0;
 
-	for (unsigned i = 0; vma_from(mm, &i); i++)
-		to++;
+	while (to < t->nr && t->slot[to])
+		to++; /* the first hole: the slots below it stay as they are */
 	if (to == t->nr)
 		return false;
 	write_seqcount_begin(&mm->vma_seq);
-	to = 0;
-	for (unsigned i = 0; vma_from(mm, &i); i++, to++) {
+	for (unsigned i = to; vma_from(mm, &i); i++, to++) {
 		WRITE_ONCE(t->slot[to], t->slot[i]);
 		WRITE_ONCE(ends[to], ends[i]);
 	}
@@ -688,8 +692,7 @@ static void vma_write_lock_range(struct mm *mm, uintptr_t start, uintptr_t end, 
 
 	*lo = start;
 	*hi = end;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
-	     i++) {
+	for_each_vma_overlapping(mm, i, v, start, end) {
 		vma_write_lock(v);
 		*lo = MIN(*lo, v->start);
 		*hi = MAX(*hi, v->end);
@@ -701,7 +704,7 @@ static void vma_write_unlock_range(struct mm *mm, uintptr_t lo, uintptr_t hi)
 {
 	struct vma *v;
 
-	for (unsigned i = vma_search_locked(mm, lo); (v = vma_from(mm, &i)) && v->start < hi; i++)
+	for_each_vma_overlapping(mm, i, v, lo, hi)
 		vma_write_unlock(v);
 }
 
@@ -738,8 +741,7 @@ static void vma_remove_range_locked(struct mm *mm, uintptr_t start, uintptr_t en
 {
 	struct vma *v;
 
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
-	     i++) {
+	for_each_vma_overlapping(mm, i, v, start, end) {
 		WRITE_ONCE(mm->vmat->slot[i], NULL);
 		v->rcu.next = *retired;
 		*retired = &v->rcu;
@@ -759,8 +761,7 @@ static void vma_retire_all(struct rcu_head *retired)
 static void vma_set_prot_locked(struct mm *mm, uintptr_t start, uintptr_t end, unsigned prot)
 {
 	struct vma *v;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
-	     i++)
+	for_each_vma_overlapping(mm, i, v, start, end)
 		WRITE_ONCE(v->prot, prot);
 }
 
@@ -777,8 +778,7 @@ enum vma_edit_op {
 static void vma_set_nohuge_locked(struct mm *mm, uintptr_t start, uintptr_t end, bool nohuge)
 {
 	struct vma *v;
-	for (unsigned i = vma_search_locked(mm, start); (v = vma_from(mm, &i)) && v->start < end;
-	     i++)
+	for_each_vma_overlapping(mm, i, v, start, end)
 		WRITE_ONCE(v->flags, nohuge ? v->flags | VMA_NOHUGE : v->flags & ~VMA_NOHUGE);
 }
 
