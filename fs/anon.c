@@ -25,10 +25,10 @@ int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags)
 		file_free_unopened(f);
 		return -ENOMEM;
 	}
-	file_open_anon(f, inode, flags, ops); /* takes the inode's reference */
+	file_open_anon(f, inode, flags & ~O_CLOEXEC, ops); /* takes the inode's reference */
 	f->private_data = priv;
 	/* Not fd_install(fd): another thread of the process may have taken fd meanwhile. */
-	fd = fd_install_lowest(fs, f);
+	fd = fd_install_lowest(fs, f, flags & O_CLOEXEC);
 	if (fd < 0) {
 		/* The table filled up since: undo, not released, priv still the caller's. */
 		f->f_op = NULL;

@@ -226,11 +226,16 @@ int fd_reserve(struct fs_context *fs)
 	return fd;
 }
 
-static void fd_install_locked(struct fs_context *fs, int fd, struct file *f)
+/*
+ * The flag is set with the slot, under the table's lock when shared: a fork in
+ * another thread copies the table under that lock, so it never sees the
+ * descriptor without its close-on-exec flag.
+ */
+static void fd_install_locked(struct fs_context *fs, int fd, struct file *f, bool cloexec)
 {
+	fs->cloexec[fd] = cloexec;
 	/* Pairs with fget()'s rcu_dereference(): the file is set up before it is seen. */
 	rcu_assign_pointer(fs->fd[fd], f);
-	fs->cloexec[fd] = false;
 	/*
 	 * next_fd has no free slot below it. A reserved descriptor installed above it
 	 * (another open took and closed lower ones meanwhile) leaves it where it is:
@@ -240,24 +245,24 @@ static void fd_install_locked(struct fs_context *fs, int fd, struct file *f)
 		fs->next_fd = fd + 1;
 }
 
-int fd_install(struct fs_context *fs, int fd, struct file *f)
+int fd_install(struct fs_context *fs, int fd, struct file *f, bool cloexec)
 {
 	bool locked = fs_lock(fs);
 	/* Another thread of the process took the reserved one meanwhile: the next lowest. */
 	if (fs->fd[fd])
 		fd = fd_lowest_free(fs);
 	if (fd >= 0)
-		fd_install_locked(fs, fd, f);
+		fd_install_locked(fs, fd, f, cloexec);
 	fs_unlock(fs, locked);
 	return fd;
 }
 
-int fd_install_lowest(struct fs_context *fs, struct file *f)
+int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec)
 {
 	bool locked = fs_lock(fs);
 	int fd = fd_lowest_free(fs);
 	if (fd >= 0)
-		fd_install_locked(fs, fd, f);
+		fd_install_locked(fs, fd, f, cloexec);
 	fs_unlock(fs, locked);
 	return fd;
 }
@@ -481,7 +486,7 @@ int sys_fd_set_flags(int fd, int flags)
 	return 0;
 }
 
-int sys_dup_min(int fd, int min)
+int sys_dup_min(int fd, int min, bool cloexec)
 {
 	struct fs_context *fs = current->fs;
 	if (min < 0 || min >= FD_MAX)
@@ -497,8 +502,8 @@ int sys_dup_min(int fd, int min)
 		if ((unsigned)i >= fs->max_fds)
 			break; /* ret: why the table could not grow */
 		if (!fs->fd[i]) {
+			fs->cloexec[i] = cloexec;
 			rcu_assign_pointer(fs->fd[i], f);
-			fs->cloexec[i] = false;
 			ret = i;
 			break;
 		}
@@ -525,15 +530,17 @@ int sys_dup(int fd)
 	struct file *f = fget(fd);
 	if (!f)
 		return -EBADF;
-	int nfd = fd_install_lowest(fs, f);
+	int nfd = fd_install_lowest(fs, f, false);
 	if (nfd < 0)
 		fput(f);
 	return nfd;
 }
 
-int sys_dup2(int oldfd, int newfd)
+int sys_dup3(int oldfd, int newfd, int flags)
 {
 	struct fs_context *fs = current->fs;
+	if (flags & ~O_CLOEXEC)
+		return -EINVAL;
 	struct file *f = fget(oldfd);
 	if (!f)
 		return -EBADF;
@@ -555,8 +562,8 @@ int sys_dup2(int oldfd, int newfd)
 		}
 	}
 	struct file *old = fs->fd[newfd];
+	fs->cloexec[newfd] = flags & O_CLOEXEC;
 	rcu_assign_pointer(fs->fd[newfd], f);
-	fs->cloexec[newfd] = false;
 	fs_unlock(fs, locked);
 	if (old)
 		fput(old);

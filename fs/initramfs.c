@@ -173,7 +173,7 @@ static int unpack_join(struct unpack *u, const char *name)
 /* Set the permission bits of path (not following a last symlink): Linux's chmod after create. */
 static int unpack_chmod(const char *path, u32 mode)
 {
-	return sys_chmod(path, mode, false);
+	return vfs_chmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
 }
 
 /* Linux's clean_path(): a name of another type than fmt (0: any) is removed first. */

@@ -238,7 +238,12 @@ long vfs_count_slot(enum vfs_counter c, unsigned cpu);
 #define LOOKUP_FOLLOW (1u << 0)	   /* follow a symlink in the last component */
 #define LOOKUP_DIRECTORY (1u << 1) /* the last component must be a directory */
 
-/* The path's object, with references. */
+/*
+ * The path's object, with references. A relative name starts at dirfd's
+ * directory (AT_FDCWD: the current directory); the forms without "at" take
+ * AT_FDCWD.
+ */
+int path_lookupat(int dirfd, const char *name, unsigned flags, struct path *out);
 int path_lookup(const char *name, unsigned flags, struct path *out);
 enum last_type { LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT };
 
@@ -258,15 +263,17 @@ struct parent_lookup {
 	unsigned links;
 	char *buf;
 };
+int path_parentat(int dirfd, const char *name, struct parent_lookup *out);
 int path_parent(const char *name, struct parent_lookup *out);
-/* The same from base (NULL: the current directory), links already followed in this walk. */
-int path_parent_at(const struct path *base, const char *name, unsigned links,
-		   struct parent_lookup *out);
+/* The same from base (NULL: dirfd's directory), links already followed in this walk. */
+int path_parent_from(int dirfd, const struct path *base, const char *name, unsigned links,
+		     struct parent_lookup *out);
 void path_parent_put(struct parent_lookup *pl);
 /* With dir's i_mutex held: the child named name, negative if it does not exist; ERR as NULL + *err.
  */
 struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err);
 /* Stat the path's object under RCU when possible: stores to no shared line. */
+int path_statat(int dirfd, const char *name, unsigned flags, struct stat *st);
 int path_stat(const char *name, unsigned flags, struct stat *st);
 void inode_stat(const struct inode *inode, struct stat *st);
 
@@ -386,13 +393,13 @@ void file_init(void);
  */
 int fd_reserve(struct fs_context *fs);
 /*
- * Install f at fd, or at the lowest free one if another thread of the process took
- * fd meanwhile: the descriptor used, or -EMFILE/-ENOMEM (f is not consumed).
+ * Install f at fd with its close-on-exec flag, or at the lowest free one if another thread of the
+ * process took fd meanwhile: the descriptor used, or -EMFILE/-ENOMEM (f is not consumed).
  */
-int fd_install(struct fs_context *fs, int fd, struct file *f);
+int fd_install(struct fs_context *fs, int fd, struct file *f, bool cloexec);
 
 /* Install f at the lowest free descriptor: the fd, or -EMFILE/-ENOMEM (f is not consumed). */
-int fd_install_lowest(struct fs_context *fs, struct file *f);
+int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec);
 
 /* ramfs (fs/ramfs.c). */
 struct super_block *ramfs_mount(void);

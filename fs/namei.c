@@ -33,6 +33,7 @@
 
 struct nameidata {
 	struct path path;    /* where the walk stands; references only in ref-walk */
+	struct file *dir;    /* the directory descriptor's file the walk started from, or NULL */
 	u32 seq;	     /* RCU-walk: path.dentry's d_seq when it was reached */
 	struct inode *inode; /* path.dentry's inode as read under seq; NULL: negative */
 	u32 mode;	     /* the inode's mode, read under seq too */
@@ -69,8 +70,33 @@ struct step {
 	u32 mode;
 };
 
-/* Start at base, the root for an absolute name, or the current directory if base is NULL. */
-static int walk_start(struct nameidata *nd, const struct path *base, const char *name,
+/*
+ * The open directory a relative name at dirfd starts from, with a reference on
+ * the file, which keeps its path for the walk; NULL for AT_FDCWD. A file has one
+ * path for its life: whatever the directory is renamed to meanwhile, the walk
+ * starts from the directory itself, never from a name rebuilt for it.
+ */
+static struct file *walk_dir_file(int dirfd, int *err)
+{
+	if (dirfd == AT_FDCWD)
+		return NULL;
+	struct file *f = fget(dirfd);
+	if (!f)
+		*err = -EBADF;
+	else if (!S_ISDIR(f->f_inode->i_mode))
+		*err = -ENOTDIR;
+	else
+		return f;
+	if (f)
+		fput(f);
+	return NULL;
+}
+
+/*
+ * Start at the root for an absolute name; else at base if given (a symlink's
+ * directory), else at dirfd's directory (AT_FDCWD: the current directory).
+ */
+static int walk_start(struct nameidata *nd, int dirfd, const struct path *base, const char *name,
 		      unsigned links, bool rcu)
 {
 	struct fs_context *fs = fs_current();
@@ -82,6 +108,11 @@ static int walk_start(struct nameidata *nd, const struct path *base, const char 
 	if (!len)
 		return -ENOENT;
 	*nd = (struct nameidata){.rcu = rcu, .links = links};
+	int err = 0;
+	if (*name != '/' && !base && (nd->dir = walk_dir_file(dirfd, &err)))
+		base = &nd->dir->f_path;
+	if (err)
+		return err;
 	/* A thread sharing fs may chdir meanwhile: the old cwd stays until our reference. */
 	bool locked = fs_lock(fs);
 	nd->path = *name == '/' ? (struct path){&root_mnt, root_mnt.mnt_root}
@@ -94,10 +125,14 @@ static int walk_start(struct nameidata *nd, const struct path *base, const char 
 		path_get(&nd->path);
 	}
 	fs_unlock(fs, locked);
+	/* Where the walk starts from its base: a rename of the base's directory may run here. */
+	race_point_key("namei.walk_start", nd->path.dentry);
 	nd->inode = READ_ONCE(nd->path.dentry->d_inode);
 	nd->mode = nd->inode ? READ_ONCE(nd->inode->i_mode) : 0;
 	if (rcu && !d_seq_valid(nd->path.dentry, nd->seq)) {
 		rcu_read_unlock();
+		if (nd->dir)
+			fput(nd->dir);
 		return -ECHILD;
 	}
 	return 0;
@@ -113,6 +148,9 @@ static void walk_end(struct nameidata *nd)
 		saved_link_put(&nd->stack[--nd->depth]);
 	kfree(nd->stack);
 	nd->stack = NULL;
+	if (nd->dir)
+		fput(nd->dir);
+	nd->dir = NULL;
 }
 
 /* May the walk go on from where it stands? Checked under the d_seq the step validated. */
@@ -423,14 +461,16 @@ static bool unlazy(struct nameidata *nd)
 }
 
 /* Run fn's walk under RCU, then again by reference if RCU-walk gave up. */
-#define WALK_RCU_THEN_REF(nd, base, name, links, call)                                             \
+#define WALK_RCU_THEN_REF(nd, dirfd, base, name, links, call)                                      \
 	({                                                                                         \
-		int __err = vfs_global() ? -ECHILD : walk_start(nd, base, name, links, true);      \
+		int __err =                                                                        \
+		    vfs_global() ? -ECHILD : walk_start(nd, dirfd, base, name, links, true);       \
 		if (!__err) {                                                                      \
 			__err = call;                                                              \
 			walk_end(nd);                                                              \
 		}                                                                                  \
-		if (__err == -ECHILD && !(__err = walk_start(nd, base, name, links, false))) {     \
+		if (__err == -ECHILD &&                                                            \
+		    !(__err = walk_start(nd, dirfd, base, name, links, false))) {                  \
 			__err = call;                                                              \
 			walk_end(nd);                                                              \
 		}                                                                                  \
@@ -450,10 +490,15 @@ static int lookup_result(struct nameidata *nd, const char *name, unsigned flags,
 	return 0;
 }
 
-int path_lookup(const char *name, unsigned flags, struct path *out)
+int path_lookupat(int dirfd, const char *name, unsigned flags, struct path *out)
 {
 	struct nameidata nd;
-	return WALK_RCU_THEN_REF(&nd, NULL, name, 0, lookup_result(&nd, name, flags, out));
+	return WALK_RCU_THEN_REF(&nd, dirfd, NULL, name, 0, lookup_result(&nd, name, flags, out));
+}
+
+int path_lookup(const char *name, unsigned flags, struct path *out)
+{
+	return path_lookupat(AT_FDCWD, name, flags, out);
 }
 
 static int stat_result(struct nameidata *nd, const char *name, unsigned flags, struct stat *st)
@@ -471,10 +516,15 @@ static int stat_result(struct nameidata *nd, const char *name, unsigned flags, s
 	return 0;
 }
 
-int path_stat(const char *name, unsigned flags, struct stat *st)
+int path_statat(int dirfd, const char *name, unsigned flags, struct stat *st)
 {
 	struct nameidata nd;
-	return WALK_RCU_THEN_REF(&nd, NULL, name, 0, stat_result(&nd, name, flags, st));
+	return WALK_RCU_THEN_REF(&nd, dirfd, NULL, name, 0, stat_result(&nd, name, flags, st));
+}
+
+int path_stat(const char *name, unsigned flags, struct stat *st)
+{
+	return path_statat(AT_FDCWD, name, flags, st);
 }
 
 static int parent_result(struct nameidata *nd, const char *name, struct parent_lookup *out)
@@ -507,17 +557,22 @@ static int parent_result(struct nameidata *nd, const char *name, struct parent_l
 	return 0;
 }
 
-int path_parent_at(const struct path *base, const char *name, unsigned links,
-		   struct parent_lookup *out)
+int path_parent_from(int dirfd, const struct path *base, const char *name, unsigned links,
+		     struct parent_lookup *out)
 {
 	struct nameidata nd;
 	*out = (struct parent_lookup){0};
-	return WALK_RCU_THEN_REF(&nd, base, name, links, parent_result(&nd, name, out));
+	return WALK_RCU_THEN_REF(&nd, dirfd, base, name, links, parent_result(&nd, name, out));
+}
+
+int path_parentat(int dirfd, const char *name, struct parent_lookup *out)
+{
+	return path_parent_from(dirfd, NULL, name, 0, out);
 }
 
 int path_parent(const char *name, struct parent_lookup *out)
 {
-	return path_parent_at(NULL, name, 0, out);
+	return path_parentat(AT_FDCWD, name, out);
 }
 
 void path_parent_put(struct parent_lookup *pl)

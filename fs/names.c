@@ -9,14 +9,9 @@
 
 #include "internal.h"
 
-int sys_stat(const char *name, struct stat *st)
+int vfs_statat(int dirfd, const char *name, int flags, struct stat *st)
 {
-	return path_stat(name, LOOKUP_FOLLOW, st);
-}
-
-int sys_lstat(const char *name, struct stat *st)
-{
-	return path_stat(name, 0, st);
+	return path_statat(dirfd, name, (flags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW, st);
 }
 
 /*
@@ -42,10 +37,10 @@ static void unlock_last(struct parent_lookup *pl, struct dentry *d)
 
 /* Make the last name of path, negative now, as mode (link: a symlink's target; rdev: a device's
  * number). */
-static int create(const char *name, u32 mode, const char *link, u32 rdev)
+static int create(int dirfd, const char *name, u32 mode, const char *link, u32 rdev)
 {
 	struct parent_lookup pl;
-	int err = path_parent(name, &pl);
+	int err = path_parentat(dirfd, name, &pl);
 	if (err)
 		return err;
 	if (pl.last_type != LAST_NORM) {
@@ -68,34 +63,34 @@ static int create(const char *name, u32 mode, const char *link, u32 rdev)
 	return err;
 }
 
-int sys_mkdir(const char *name, unsigned mode)
+int vfs_mkdirat(int dirfd, const char *name, unsigned mode)
 {
-	return create(name, S_IFDIR | (mode & 07777), NULL, 0);
+	return create(dirfd, name, S_IFDIR | (mode & 07777), NULL, 0);
 }
 
-int sys_symlink(const char *target, const char *linkpath)
+int vfs_symlinkat(const char *target, int dirfd, const char *linkpath)
 {
 	size_t len = strnlen(target, PATH_MAX);
 	if (!len)
 		return -ENOENT;
 	if (len == PATH_MAX)
 		return -ENAMETOOLONG;
-	return create(linkpath, S_IFLNK | 0777, target, 0);
+	return create(dirfd, linkpath, S_IFLNK | 0777, target, 0);
 }
 
-int sys_mknod(const char *path, unsigned mode, u32 dev)
+int vfs_mknodat(int dirfd, const char *path, unsigned mode, u32 dev)
 {
 	if (!S_ISCHR(mode))
 		return -EINVAL; /* only character devices: files come from open, directories from
 				   mkdir */
-	return create(path, mode & (S_IFMT | 07777), NULL, dev);
+	return create(dirfd, path, mode & (S_IFMT | 07777), NULL, dev);
 }
 
 /* Remove the last name of path: a directory (rmdir) or anything else (unlink). */
-static int remove(const char *name, bool dir)
+static int remove(int dirfd, const char *name, bool dir)
 {
 	struct parent_lookup pl;
-	int err = path_parent(name, &pl);
+	int err = path_parentat(dirfd, name, &pl);
 	if (err)
 		return err;
 	if (pl.last_type != LAST_NORM) {
@@ -139,14 +134,11 @@ static int remove(const char *name, bool dir)
 	return err;
 }
 
-int sys_unlink(const char *name)
+int vfs_unlinkat(int dirfd, const char *name, int flags)
 {
-	return remove(name, false);
-}
-
-int sys_rmdir(const char *name)
-{
-	return remove(name, true);
+	if (flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	return remove(dirfd, name, flags & AT_REMOVEDIR);
 }
 
 /* /proc is a file system of its own on Linux: its links cannot take a name outside it. */
@@ -155,16 +147,19 @@ static bool link_crosses_proc(const struct inode *inode)
 	return READ_ONCE(inode->i_state) & I_FD_LINK;
 }
 
-int sys_link(const char *oldpath, const char *newpath)
+int vfs_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
 {
 	struct path old;
-	int err = path_lookup(oldpath, 0, &old);
+	if (flags & ~AT_SYMLINK_FOLLOW)
+		return -EINVAL;
+	int err =
+	    path_lookupat(olddirfd, oldpath, (flags & AT_SYMLINK_FOLLOW) ? LOOKUP_FOLLOW : 0, &old);
 	if (err)
 		return err;
 	struct inode *inode = old.dentry->d_inode;
 	struct parent_lookup pl;
 	/* The new name's errors come before a directory's EPERM, as on Linux. */
-	err = path_parent(newpath, &pl);
+	err = path_parentat(newdirfd, newpath, &pl);
 	if (!err) {
 		struct dentry *d = NULL;
 		if (pl.last_type != LAST_NORM)
@@ -184,10 +179,10 @@ int sys_link(const char *oldpath, const char *newpath)
 	return err;
 }
 
-long sys_readlink(const char *name, char *buf, size_t size)
+long vfs_readlinkat(int dirfd, const char *name, char *buf, size_t size)
 {
 	struct path p;
-	int err = path_lookup(name, 0, &p);
+	int err = path_lookupat(dirfd, name, 0, &p);
 	if (err)
 		return err;
 	struct inode *inode = p.dentry->d_inode;

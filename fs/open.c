@@ -3,6 +3,7 @@
  * through a descriptor. Each returns what its system call returns, or -errno.
  */
 #include <grace/printk.h>
+#include <grace/race_point.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
 #include <grace/string.h>
@@ -19,8 +20,8 @@
  * /proc/self/fd/N names a file already open, which is opened again: nothing is
  * made.
  */
-static int open_create(const struct path *base, const char *name, int flags, unsigned mode,
-		       struct path *out, unsigned links);
+static int open_create(int dirfd, const struct path *base, const char *name, int flags,
+		       unsigned mode, struct path *out, unsigned links);
 
 static int open_create_through(const struct path *dir, struct inode *link, int flags, unsigned mode,
 			       struct path *out, unsigned links)
@@ -34,17 +35,18 @@ static int open_create_through(const struct path *dir, struct inode *link, int f
 	if (inode_link_made(link) && !(buf = fs_alloc(PATH_MAX)))
 		return -ENOMEM;
 	long len = inode_link_text(link, buf, &text);
-	int err = len < 0 ? (int)len : open_create(dir, text, flags, mode, out, links + 1);
+	int err =
+	    len < 0 ? (int)len : open_create(AT_FDCWD, dir, text, flags, mode, out, links + 1);
 	kfree(buf);
 	return err;
 }
 
 /* O_CREAT: find or make the last name under its directory's i_mutex. */
-static int open_create(const struct path *base, const char *name, int flags, unsigned mode,
-		       struct path *out, unsigned links)
+static int open_create(int dirfd, const struct path *base, const char *name, int flags,
+		       unsigned mode, struct path *out, unsigned links)
 {
 	struct parent_lookup pl;
-	int err = path_parent_at(base, name, links, &pl);
+	int err = path_parent_from(dirfd, base, name, links, &pl);
 	if (err)
 		return err;
 	if (pl.last_type != LAST_NORM || pl.trailing_slash) {
@@ -76,7 +78,7 @@ static int open_create(const struct path *base, const char *name, int flags, uns
 	return err;
 }
 
-int sys_open(const char *name, int flags, unsigned mode)
+int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
 {
 	int acc = flags & O_ACCMODE;
 	struct fs_context *fs = fs_current();
@@ -97,12 +99,12 @@ int sys_open(const char *name, int flags, unsigned mode)
 	if (!f)
 		return -ENOMEM;
 	if (flags & O_CREAT)
-		err = open_create(NULL, name, flags, mode, &p, 0);
+		err = open_create(dirfd, NULL, name, flags, mode, &p, 0);
 	else
-		err = path_lookup(name,
-				  ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |
-				      ((flags & O_DIRECTORY) ? LOOKUP_DIRECTORY : 0),
-				  &p);
+		err = path_lookupat(dirfd, name,
+				    ((flags & O_NOFOLLOW) ? 0 : LOOKUP_FOLLOW) |
+					((flags & O_DIRECTORY) ? LOOKUP_DIRECTORY : 0),
+				    &p);
 	if (err) {
 		file_free_unopened(f);
 		return err;
@@ -119,16 +121,19 @@ int sys_open(const char *name, int flags, unsigned mode)
 	if (err)
 		file_free_unopened(f);
 	else
-		file_open_path(f, &p, flags);
+		file_open_path(f, &p, flags & ~O_CLOEXEC); /* the descriptor's, not the file's */
 	path_put(&p);
 	if (err)
 		return err;
 	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
 	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
 		ramfs_truncate(inode, 0);
-	fd = fd_install(fs, fd, f); /* the reserved one, unless another thread took it */
+	/* The reserved one, unless another thread took it; close-on-exec set as it appears. */
+	fd = fd_install(fs, fd, f, flags & O_CLOEXEC);
 	if (fd < 0)
 		fput(f);
+	/* Another thread may fork and exec from here on: the flag must be set already. */
+	race_point_key("open.installed", inode);
 	return fd;
 }
 
@@ -250,16 +255,6 @@ long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
 	return fd_rw(fd, (void *)buf, count, &offset, true, true);
 }
 
-long sys_fd_dir_path(int fd, char *buf, size_t size)
-{
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long len = S_ISDIR(f->f_inode->i_mode) ? d_path(f->f_path.dentry, buf, size) : -ENOTDIR;
-	fput(f);
-	return len;
-}
-
 long sys_fd_path(int fd, char *buf, size_t size)
 {
 	struct file *f = fget(fd);
@@ -331,10 +326,10 @@ static void inode_chmod(struct inode *inode, unsigned mode)
 	mutex_unlock(&inode->i_mutex);
 }
 
-int sys_chmod(const char *name, unsigned mode, bool follow)
+int vfs_chmodat(int dirfd, const char *name, unsigned mode, int flags)
 {
 	struct path p;
-	int err = path_lookup(name, follow ? LOOKUP_FOLLOW : 0, &p);
+	int err = path_lookupat(dirfd, name, (flags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW, &p);
 	if (err)
 		return err;
 	inode_chmod(p.dentry->d_inode, mode);

@@ -170,29 +170,33 @@ static struct pipe *pipe_alloc(void)
 
 /* A file on one end of p, holding the caller's reference to inode; NULL (and the
  * reference dropped) on ENOMEM. */
-static struct file *pipe_file(struct pipe *p, struct inode *inode, bool read)
+static struct file *pipe_file(struct pipe *p, struct inode *inode, bool read, int flags)
 {
 	struct file *f = file_alloc();
 	if (!f) {
 		iput(inode);
 		return NULL;
 	}
-	file_open_anon(f, inode, read ? O_RDONLY : O_WRONLY, &pipe_ops);
+	file_open_anon(f, inode, (read ? O_RDONLY : O_WRONLY) | (flags & O_NONBLOCK), &pipe_ops);
 	f->private_data = p;
 	return f;
 }
 
-int sys_pipe(int fds[2])
+int sys_pipe2(int fds[2], int flags)
 {
+	if (flags & ~(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	bool cloexec = flags & O_CLOEXEC;
 	struct fs_context *fs = fs_current();
 	struct pipe *p = fs ? pipe_alloc() : NULL;
 	if (!p)
 		return -ENOMEM;
 	struct inode *inode = new_inode(root_mnt.mnt_root->d_sb, S_IFIFO | 0600);
-	struct file *rd = inode ? pipe_file(p, igrab(inode), true) : NULL;
+	struct file *rd = inode ? pipe_file(p, igrab(inode), true, flags) : NULL;
 	if (!rd && inode)
 		iput(inode);
-	struct file *wr = rd ? pipe_file(p, inode, false) : NULL; /* takes inode's reference */
+	struct file *wr =
+	    rd ? pipe_file(p, inode, false, flags) : NULL; /* takes inode's reference */
 	if (!wr) {
 		/* Undo what exists: the pipe's writer count keeps rd's release from freeing it. */
 		if (rd)
@@ -202,13 +206,13 @@ int sys_pipe(int fds[2])
 		return -ENOMEM;
 	}
 	/* From here each end's release does the freeing. */
-	fds[0] = fd_install_lowest(fs, rd);
+	fds[0] = fd_install_lowest(fs, rd, cloexec);
 	if (fds[0] < 0) {
 		fput(rd);
 		fput(wr);
 		return fds[0];
 	}
-	fds[1] = fd_install_lowest(fs, wr);
+	fds[1] = fd_install_lowest(fs, wr, cloexec);
 	if (fds[1] < 0) {
 		sys_close(fds[0]);
 		fput(wr);

@@ -82,16 +82,17 @@ static int do_rename(struct parent_lookup *po, struct parent_lookup *pn, struct 
 	return ramfs_rename(po->dir.dentry, pn->dir.dentry, old, new);
 }
 
-int sys_rename(const char *oldpath, const char *newpath, unsigned flags)
+int vfs_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+		 unsigned flags)
 {
 	struct parent_lookup po, pn;
 	int err;
 
 	if (flags & ~RENAME_NOREPLACE)
 		return -EINVAL;
-	if ((err = path_parent(oldpath, &po)))
+	if ((err = path_parentat(olddirfd, oldpath, &po)))
 		return err;
-	if ((err = path_parent(newpath, &pn))) {
+	if ((err = path_parentat(newdirfd, newpath, &pn))) {
 		path_parent_put(&po);
 		return err;
 	}

@@ -89,13 +89,13 @@ int sock_create(int family, int type, int protocol)
 		return -ENOMEM;
 	/* Each datagram queued may make a poller's descriptor readable. */
 	udp_set_data_ready(s, poll_notify);
-	int fd = anon_fd_open(S_IFSOCK | 0777, &sock_ops, s, O_RDWR | (flags & SOCK_NONBLOCK));
+	int fd = anon_fd_open(S_IFSOCK | 0777, &sock_ops, s,
+			      O_RDWR | ((flags & SOCK_NONBLOCK) ? O_NONBLOCK : 0) |
+				  ((flags & SOCK_CLOEXEC) ? O_CLOEXEC : 0));
 	if (fd < 0) {
 		udp_close(s);
 		return fd;
 	}
-	if (flags & SOCK_CLOEXEC)
-		sys_fd_cloexec(fd, 1);
 	return fd;
 }
 

@@ -1,9 +1,12 @@
 /*
  * The file-system calls. They are shaped like the system calls of the same names
- * and return what those return, or -errno; kernel threads call them directly (there
- * is no user mode yet, so paths and buffers are kernel pointers). Each thread has
- * its own descriptor table and current directory, made on its first call and
- * released when it exits.
+ * and return what those return, or -errno, on kernel pointers: the system calls
+ * (kernel/syscall/sys_fs.c) copy paths in and call them, and kernel threads call
+ * them directly. A relative path of a vfs_*at() call is walked from the directory
+ * dirfd has open (AT_FDCWD: the current directory), as Linux's *at() calls walk
+ * it; the sys_ forms without a dirfd take AT_FDCWD. Each thread has its own
+ * descriptor table and current directory, made on its first call and released
+ * when it exits.
  *
  * One ramfs is mounted at "/". Names are looked up in the dentry cache under RCU
  * first, storing to no shared line, and fall back to taking references when
@@ -20,23 +23,11 @@
 
 #include <grace/compiler.h>
 #include <grace/types.h>
+#include <grace/uapi/fcntl.h>
 
 #define PATH_MAX 4096  /* bytes of a path, its terminating NUL included */
 #define NAME_MAX 255   /* bytes of one component */
 #define SYMLOOP_MAX 40 /* symbolic links one lookup may follow */
-
-/* open() flags, with Linux's values. */
-#define O_ACCMODE 03
-#define O_RDONLY 00
-#define O_WRONLY 01
-#define O_RDWR 02
-#define O_CREAT 0100
-#define O_EXCL 0200
-#define O_TRUNC 01000
-#define O_APPEND 02000
-#define O_NONBLOCK 04000
-#define O_DIRECTORY 0200000
-#define O_NOFOLLOW 0400000
 
 /* rename() flags. */
 #define RENAME_NOREPLACE (1u << 0)
@@ -83,7 +74,28 @@ struct dirent64 {
 	char d_name[]; /* NUL-terminated */
 };
 
-int sys_open(const char *path, int flags, unsigned mode);
+/* open() with O_CLOEXEC set on the descriptor as it is installed. */
+int vfs_openat(int dirfd, const char *path, int flags, unsigned mode);
+/* flags: AT_SYMLINK_NOFOLLOW or 0. */
+int vfs_statat(int dirfd, const char *path, int flags, struct stat *st);
+int vfs_mkdirat(int dirfd, const char *path, unsigned mode);
+/* A character device node (mode S_IFCHR | permissions, dev its number); -EINVAL for other types. */
+int vfs_mknodat(int dirfd, const char *path, unsigned mode, u32 dev);
+/* flags: AT_REMOVEDIR (rmdir) or 0 (unlink). */
+int vfs_unlinkat(int dirfd, const char *path, int flags);
+int vfs_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+		 unsigned flags);
+/* flags: AT_SYMLINK_FOLLOW (link what a symlink oldpath names) or 0. */
+int vfs_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
+int vfs_symlinkat(const char *target, int dirfd, const char *linkpath);
+long vfs_readlinkat(int dirfd, const char *path, char *buf, size_t size);
+/* The permission bits of path; flags: AT_SYMLINK_NOFOLLOW or 0. */
+int vfs_chmodat(int dirfd, const char *path, unsigned mode, int flags);
+
+static inline int sys_open(const char *path, int flags, unsigned mode)
+{
+	return vfs_openat(AT_FDCWD, path, flags, mode);
+}
 int sys_close(int fd);
 long sys_read(int fd, void *buf, size_t count);
 long sys_write(int fd, const void *buf, size_t count);
@@ -99,26 +111,54 @@ long sys_write_user(int fd, const void __user *buf, size_t count);
 long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset);
 long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
 s64 sys_lseek(int fd, s64 offset, int whence);
-int sys_stat(const char *path, struct stat *st);
-int sys_lstat(const char *path, struct stat *st);
+static inline int sys_stat(const char *path, struct stat *st)
+{
+	return vfs_statat(AT_FDCWD, path, 0, st);
+}
+static inline int sys_lstat(const char *path, struct stat *st)
+{
+	return vfs_statat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, st);
+}
 int sys_fstat(int fd, struct stat *st);
-int sys_mkdir(const char *path, unsigned mode);
-int sys_rmdir(const char *path);
-int sys_unlink(const char *path);
-int sys_rename(const char *oldpath, const char *newpath, unsigned flags);
-int sys_link(const char *oldpath, const char *newpath);
-int sys_symlink(const char *target, const char *linkpath);
-/* A character device node (mode S_IFCHR | permissions, dev its number); -EINVAL for other types. */
-int sys_mknod(const char *path, unsigned mode, u32 dev);
-long sys_readlink(const char *path, char *buf, size_t size);
+static inline int sys_mkdir(const char *path, unsigned mode)
+{
+	return vfs_mkdirat(AT_FDCWD, path, mode);
+}
+static inline int sys_rmdir(const char *path)
+{
+	return vfs_unlinkat(AT_FDCWD, path, AT_REMOVEDIR);
+}
+static inline int sys_unlink(const char *path)
+{
+	return vfs_unlinkat(AT_FDCWD, path, 0);
+}
+static inline int sys_rename(const char *oldpath, const char *newpath, unsigned flags)
+{
+	return vfs_renameat(AT_FDCWD, oldpath, AT_FDCWD, newpath, flags);
+}
+static inline int sys_link(const char *oldpath, const char *newpath)
+{
+	return vfs_linkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0);
+}
+static inline int sys_symlink(const char *target, const char *linkpath)
+{
+	return vfs_symlinkat(target, AT_FDCWD, linkpath);
+}
+static inline int sys_mknod(const char *path, unsigned mode, u32 dev)
+{
+	return vfs_mknodat(AT_FDCWD, path, mode, dev);
+}
+static inline long sys_readlink(const char *path, char *buf, size_t size)
+{
+	return vfs_readlinkat(AT_FDCWD, path, buf, size);
+}
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
 long sys_getdents(int fd, void *buf, size_t size);
 int sys_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
 long sys_getcwd(char *buf, size_t size);
 int sys_truncate(const char *path, s64 length);
-/* The permission bits of path (a last symlink followed or not) or of fd's file. */
-int sys_chmod(const char *path, unsigned mode, bool follow);
+/* The permission bits of fd's file. */
 int sys_fchmod(int fd, unsigned mode);
 int sys_ftruncate(int fd, s64 length);
 int sys_dup(int fd);
@@ -131,8 +171,11 @@ int sys_fd_cloexec(int fd, int set);
 int sys_fd_flags(int fd);
 /* F_SETFL: O_APPEND and O_NONBLOCK of fd's open file set as in flags; 0 or -EBADF. */
 int sys_fd_set_flags(int fd, int flags);
-/* F_DUPFD: fd again at the lowest free descriptor >= min; -EBADF, -EINVAL, -EMFILE. */
-int sys_dup_min(int fd, int min);
+/*
+ * F_DUPFD (F_DUPFD_CLOEXEC: cloexec): fd again at the lowest free descriptor >= min;
+ * -EBADF, -EINVAL, -EMFILE.
+ */
+int sys_dup_min(int fd, int min, bool cloexec);
 /* Close the calling thread's close-on-exec descriptors (execve). */
 void fs_close_on_exec(void);
 /* poll(), with Linux's struct pollfd and bits. */
@@ -153,13 +196,20 @@ struct pollfd {
 int sys_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns);
 /* Something a poller may wait for changed (a pipe, the console): look again. */
 void poll_notify(void);
-/* A pipe: fds[0] its read end, fds[1] its write end. 0, -EMFILE or -ENOMEM. */
-int sys_pipe(int fds[2]);
+/*
+ * A pipe: fds[0] its read end, fds[1] its write end, each opened with flags
+ * (O_NONBLOCK, O_CLOEXEC; others -EINVAL). 0, -EMFILE or -ENOMEM.
+ */
+int sys_pipe2(int fds[2], int flags);
+static inline int sys_pipe(int fds[2])
+{
+	return sys_pipe2(fds, 0);
+}
 /*
  * A file no name reaches, with calls of its own (a socket's, grace/socket.h):
  * a new inode of mode (type and permission bits), ops for its calls and priv
- * for them (file_private()), flags as open()'s (the access mode, O_NONBLOCK),
- * installed at the lowest free descriptor. The fd, or -EMFILE or -ENOMEM, and
+ * for them (file_private()), flags as open()'s (the access mode, O_NONBLOCK,
+ * O_CLOEXEC), installed at the lowest free descriptor. The fd, or -EMFILE or -ENOMEM, and
  * then nothing was made: ops->release is not called and priv is the caller's.
  */
 struct file_ops;
@@ -176,12 +226,9 @@ void *file_private(const struct file *f);
 int file_flags(const struct file *f);
 
 /*
- * The absolute path of the directory fd has open, into buf: its length, -EBADF,
- * -ENOTDIR (not a directory) or -ERANGE. What the *at() calls resolve a relative
- * path against.
+ * The absolute path of the file fd has open, into buf: its length, -EBADF,
+ * -ERANGE, or -ENOENT for a file that has none (a pipe).
  */
-long sys_fd_dir_path(int fd, char *buf, size_t size);
-/* The same for any file fd has open that has a name: -ENOENT for one that has none (a pipe). */
 long sys_fd_path(int fd, char *buf, size_t size);
 /*
  * From now on /proc/self/exe names path (absolute, kmalloc'd; taken over and
@@ -193,7 +240,12 @@ void fs_set_exe(char *path);
 void proc_self_init(void);
 /* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
 long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
-int sys_dup2(int oldfd, int newfd);
+/* newfd made to be oldfd (flags: O_CLOEXEC or 0); newfd, -EBADF or -EINVAL. */
+int sys_dup3(int oldfd, int newfd, int flags);
+static inline int sys_dup2(int oldfd, int newfd)
+{
+	return sys_dup3(oldfd, newfd, 0);
+}
 
 /* The most descriptors one thread may have open; the table grows to it. */
 #define FD_MAX 1024

@@ -1,14 +1,14 @@
 /*
  * The file system calls of the user ABI, over the VFS's calls (grace/fs.h). A
- * path is copied in by getname_at() (strncpy_from_user into a PATH_MAX buffer),
+ * path is copied in by getname() (strncpy_from_user into a PATH_MAX buffer),
  * a struct stat translated into the arch's layout, and read and write data go
  * straight between the file and user memory (sys_read_user and its kin). A bad
  * pointer is -EFAULT before anything changes; a copy that faults part way
  * returns what was done, as Linux does.
  *
- * Paths relative to a directory descriptor are resolved against that
- * directory's current path (sys_fd_dir_path), which is the same as Linux's
- * walk from the dentry unless the directory is renamed during the call.
+ * A path relative to a directory descriptor is walked from that directory
+ * itself (the vfs_*at() calls), as on Linux: however deep it lies and whatever
+ * it is renamed to meanwhile.
  */
 #include <grace/chrdev.h>
 #include <grace/errno.h>
@@ -23,25 +23,16 @@
 #include <asm/stat.h>
 #include "syscall_internal.h"
 
-#define AT_FDCWD (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_REMOVEDIR 0x200
-#define AT_SYMLINK_FOLLOW 0x400
-#define AT_EMPTY_PATH 0x1000
-#define O_CLOEXEC 02000000
-#define O_NOCTTY 0400
-#define O_LARGEFILE 0100000
 #define IOV_MAX 1024
 
 /* The largest directory listing one getdents64 returns, in bytes. */
 #define GETDENTS_MAX (64 * 1024)
 
 /*
- * A user path copied in, relative ones made absolute against dirfd: a PATH_MAX
- * buffer to kfree, or NULL with *err (-EFAULT, -ENAMETOOLONG, -ENOENT for "",
- * -EBADF or -ENOTDIR for dirfd, -ENOMEM).
+ * A user path copied in: a PATH_MAX buffer to kfree, or NULL with *err
+ * (-EFAULT, -ENAMETOOLONG, -ENOENT for "", -ENOMEM).
  */
-static char *getname_at(int dirfd, const char __user *upath, int *err)
+static char *getname(const char __user *upath, int *err)
 {
 	char *buf = kmalloc(PATH_MAX);
 	if (!buf) {
@@ -50,20 +41,6 @@ static char *getname_at(int dirfd, const char __user *upath, int *err)
 	}
 	long len = strncpy_from_user(buf, upath, PATH_MAX);
 	*err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
-	if (!*err && buf[0] != '/' && dirfd != AT_FDCWD) {
-		char *dir = kmalloc(PATH_MAX);
-		long dlen = dir ? sys_fd_dir_path(dirfd, dir, PATH_MAX) : -ENOMEM;
-		if (dlen < 0)
-			*err = (int)dlen;
-		else if ((size_t)dlen + 1 + len >= PATH_MAX)
-			*err = -ENAMETOOLONG;
-		else {
-			dir[dlen] = '/';
-			memcpy(dir + dlen + 1, buf, len + 1);
-			memcpy(buf, dir, dlen + 1 + len + 1);
-		}
-		kfree(dir);
-	}
 	if (*err) {
 		kfree(buf);
 		return NULL;
@@ -139,15 +116,13 @@ USER_CALL(pwrite64)
 USER_CALL(openat)
 {
 	int err;
-	char *path = getname_at((int)a0, (const char __user *)a1, &err);
+	char *path = getname((const char __user *)a1, &err);
 	if (!path)
 		return err;
-	/* Flags that change nothing for ramfs and the console; close-on-exec is the table's. */
-	int flags = (int)a2 & ~(O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
-	long fd = sys_open(path, flags, (unsigned)a3 & ~current_process()->umask);
+	/* Flags that change nothing for ramfs and the console. */
+	int flags = (int)a2 & ~(O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
+	long fd = vfs_openat((int)a0, path, flags, (unsigned)a3 & ~current_process()->umask);
 	kfree(path);
-	if (fd >= 0 && (a2 & O_CLOEXEC))
-		sys_fd_cloexec((int)fd, 1);
 	return fd;
 }
 
@@ -192,12 +167,12 @@ USER_CALL(fstat)
 static int stat_at(int dirfd, const char __user *upath, int flags, struct stat *st)
 {
 	int err;
-	char *path = getname_at(dirfd, upath, &err);
+	char *path = getname(upath, &err);
 	if (!path && err == -ENOENT && (flags & AT_EMPTY_PATH))
 		return dirfd == AT_FDCWD ? sys_stat(".", st) : sys_fstat(dirfd, st);
 	if (!path)
 		return err;
-	err = (flags & AT_SYMLINK_NOFOLLOW) ? sys_lstat(path, st) : sys_stat(path, st);
+	err = vfs_statat(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, st);
 	kfree(path);
 	return err;
 }
@@ -286,12 +261,7 @@ USER_CALL(dup3)
 {
 	if (a0 == a1)
 		return -EINVAL; /* dup3 refuses what dup2 allows */
-	if (a2 & ~(unsigned long)O_CLOEXEC)
-		return -EINVAL;
-	long fd = sys_dup2((int)a0, (int)a1);
-	if (fd >= 0 && a2)
-		sys_fd_cloexec((int)fd, 1);
-	return fd;
+	return sys_dup3((int)a0, (int)a1, (int)a2);
 }
 
 USER_CALL(dup2)
@@ -307,17 +277,9 @@ USER_CALL(pipe2)
 	/* Checked first: a pipe made and then not reported would leak its descriptors. */
 	if (!access_ok((void __user *)a0, sizeof(fds)))
 		return -EFAULT;
-	int err = sys_pipe(fds);
+	int err = sys_pipe2(fds, (int)a1);
 	if (err)
 		return err;
-	if (a1 & O_CLOEXEC) {
-		sys_fd_cloexec(fds[0], 1);
-		sys_fd_cloexec(fds[1], 1);
-	}
-	if (a1 & O_NONBLOCK) {
-		sys_fd_set_flags(fds[0], O_NONBLOCK);
-		sys_fd_set_flags(fds[1], O_NONBLOCK);
-	}
 	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
 		sys_close(fds[0]);
 		sys_close(fds[1]);
@@ -331,25 +293,13 @@ USER_CALL(pipe)
 	return user_pipe2(a0, 0, 0, 0, 0, 0);
 }
 
-#define F_DUPFD 0
-#define F_GETFD 1
-#define F_SETFD 2
-#define F_GETFL 3
-#define F_SETFL 4
-#define F_DUPFD_CLOEXEC 1030
-#define FD_CLOEXEC 1
-
 USER_CALL(fcntl)
 {
 	int fd = (int)a0;
 	switch ((unsigned)a1) { /* Linux reads cmd as an unsigned int */
 	case F_DUPFD:
-	case F_DUPFD_CLOEXEC: {
-		long nfd = sys_dup_min(fd, (int)a2);
-		if (nfd >= 0 && a1 == F_DUPFD_CLOEXEC)
-			sys_fd_cloexec((int)nfd, 1);
-		return nfd;
-	}
+	case F_DUPFD_CLOEXEC:
+		return sys_dup_min(fd, (int)a2, a1 == F_DUPFD_CLOEXEC);
 	case F_GETFD: {
 		int on = sys_fd_cloexec(fd, -1);
 		return on < 0 ? on : on ? FD_CLOEXEC : 0;
@@ -378,20 +328,20 @@ USER_CALL(getcwd)
 	return len;
 }
 
-/* A call on one path: copy it in, call fn, free it. */
-static long with_path(int dirfd, unsigned long upath, int (*fn)(const char *path, unsigned arg),
-		      unsigned arg)
+/* A call on one path at dirfd: copy it in, call fn, free it. */
+static long with_path(int dirfd, unsigned long upath,
+		      int (*fn)(int dirfd, const char *path, unsigned arg), unsigned arg)
 {
 	int err;
-	char *path = getname_at(dirfd, (const char __user *)upath, &err);
+	char *path = getname((const char __user *)upath, &err);
 	if (!path)
 		return err;
-	err = fn(path, arg);
+	err = fn(dirfd, path, arg);
 	kfree(path);
 	return err;
 }
 
-static int chdir_path(const char *path, unsigned unused)
+static int chdir_path(int dirfd, const char *path, unsigned unused)
 {
 	return sys_chdir(path);
 }
@@ -401,19 +351,14 @@ USER_CALL(chdir)
 	return with_path(AT_FDCWD, a0, chdir_path, 0);
 }
 
-static int mkdir_path(const char *path, unsigned mode)
-{
-	return sys_mkdir(path, mode);
-}
-
 USER_CALL(mkdirat)
 {
-	return with_path((int)a0, a1, mkdir_path, (unsigned)a2 & ~current_process()->umask);
+	return with_path((int)a0, a1, vfs_mkdirat, (unsigned)a2 & ~current_process()->umask);
 }
 
-static int unlink_path(const char *path, unsigned flags)
+static int unlink_path(int dirfd, const char *path, unsigned flags)
 {
-	return (flags & AT_REMOVEDIR) ? sys_rmdir(path) : sys_unlink(path);
+	return vfs_unlinkat(dirfd, path, (int)flags);
 }
 
 USER_CALL(unlinkat)
@@ -423,15 +368,14 @@ USER_CALL(unlinkat)
 	return with_path((int)a0, a1, unlink_path, (unsigned)a2);
 }
 
-/* Two paths: oldpath at olddirfd, newpath at newdirfd. */
-static long with_two_paths(unsigned long olddirfd, unsigned long uold, unsigned long newdirfd,
-			   unsigned long unew, char **oldp, char **newp)
+/* Two paths copied in, both or neither. */
+static long getname2(unsigned long uold, unsigned long unew, char **oldp, char **newp)
 {
 	int err;
-	*oldp = getname_at((int)olddirfd, (const char __user *)uold, &err);
+	*oldp = getname((const char __user *)uold, &err);
 	if (!*oldp)
 		return err;
-	*newp = getname_at((int)newdirfd, (const char __user *)unew, &err);
+	*newp = getname((const char __user *)unew, &err);
 	if (!*newp) {
 		kfree(*oldp);
 		return err;
@@ -444,24 +388,28 @@ USER_CALL(renameat2)
 	char *oldp, *newp;
 	if (a4 & ~(unsigned long)RENAME_NOREPLACE)
 		return -EINVAL;
-	long err = with_two_paths(a0, a1, a2, a3, &oldp, &newp);
+	long err = getname2(a1, a3, &oldp, &newp);
 	if (err)
 		return err;
-	err = sys_rename(oldp, newp, (unsigned)a4);
+	err = vfs_renameat((int)a0, oldp, (int)a2, newp, (unsigned)a4);
 	kfree(oldp);
 	kfree(newp);
 	return err;
 }
 
+/*
+ * AT_EMPTY_PATH is accepted and has no effect: an empty oldpath is -ENOENT, as
+ * for a caller without CAP_DAC_READ_SEARCH on Linux.
+ */
 USER_CALL(linkat)
 {
 	char *oldp, *newp;
 	if (a4 & ~(unsigned long)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	long err = with_two_paths(a0, a1, a2, a3, &oldp, &newp);
+	long err = getname2(a1, a3, &oldp, &newp);
 	if (err)
 		return err;
-	err = sys_link(oldp, newp);
+	err = vfs_linkat((int)a0, oldp, (int)a2, newp, (int)(a4 & AT_SYMLINK_FOLLOW));
 	kfree(oldp);
 	kfree(newp);
 	return err;
@@ -476,8 +424,8 @@ USER_CALL(symlinkat)
 	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : 0;
 	if (!err) {
 		int perr;
-		char *linkpath = getname_at((int)a1, (const char __user *)a2, &perr);
-		err = linkpath ? sys_symlink(target, linkpath) : perr;
+		char *linkpath = getname((const char __user *)a2, &perr);
+		err = linkpath ? vfs_symlinkat(target, (int)a1, linkpath) : perr;
 		kfree(linkpath);
 	}
 	kfree(target);
@@ -489,12 +437,12 @@ USER_CALL(readlinkat)
 	int err;
 	if ((long)a3 <= 0)
 		return -EINVAL;
-	char *path = getname_at((int)a0, (const char __user *)a1, &err);
+	char *path = getname((const char __user *)a1, &err);
 	if (!path)
 		return err;
 	size_t size = MIN(a3, PATH_MAX);
 	char *kbuf = kmalloc(size);
-	long n = kbuf ? sys_readlink(path, kbuf, size) : -ENOMEM;
+	long n = kbuf ? vfs_readlinkat((int)a0, path, kbuf, size) : -ENOMEM;
 	if (n > 0 && copy_to_user((void __user *)a2, kbuf, n))
 		n = -EFAULT;
 	kfree(kbuf);
@@ -515,11 +463,11 @@ USER_CALL(umask)
 #define W_OK 2
 #define R_OK 4
 
-static int access_path(const char *path, unsigned mode)
+static int access_path(int dirfd, const char *path, unsigned mode)
 {
 	struct stat st;
 	/* Every process is root: any file is readable and writable, executable if some x bit is. */
-	int err = sys_stat(path, &st);
+	int err = vfs_statat(dirfd, path, 0, &st);
 	if (!err && (mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111))
 		err = -EACCES;
 	return err;
@@ -569,6 +517,11 @@ USER_CALL(unlink)
 	return user_unlinkat(AT_FDCWD, a0, 0, 0, 0, 0);
 }
 
+USER_CALL(renameat)
+{
+	return user_renameat2(a0, a1, a2, a3, 0, 0);
+}
+
 USER_CALL(rename)
 {
 	return user_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
@@ -589,9 +542,9 @@ USER_CALL(readlink)
 	return user_readlinkat(AT_FDCWD, a0, a1, a2, 0, 0);
 }
 
-static int chmod_path(const char *path, unsigned mode)
+static int chmod_path(int dirfd, const char *path, unsigned mode)
 {
-	return sys_chmod(path, mode, true);
+	return vfs_chmodat(dirfd, path, mode, 0);
 }
 
 USER_CALL(fchmodat)
@@ -609,10 +562,10 @@ USER_CALL(fchmod)
 	return sys_fchmod((int)a0, (unsigned)a1);
 }
 
-static int exists_path(const char *path, unsigned flags)
+static int exists_path(int dirfd, const char *path, unsigned flags)
 {
 	struct stat st;
-	return (flags & AT_SYMLINK_NOFOLLOW) ? sys_lstat(path, &st) : sys_stat(path, &st);
+	return vfs_statat(dirfd, path, (int)(flags & AT_SYMLINK_NOFOLLOW), &st);
 }
 
 /*

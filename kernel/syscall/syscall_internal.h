@@ -72,6 +72,7 @@ USER_CALL(mkdir);
 USER_CALL(rmdir);
 USER_CALL(unlink);
 USER_CALL(rename);
+USER_CALL(renameat);
 USER_CALL(link);
 USER_CALL(symlink);
 USER_CALL(readlink);

@@ -52,6 +52,9 @@ const syscall_fn syscall_table[NR_SYSCALLS] = {
     [__NR_readlink] = user_readlink,
     [__NR_chmod] = user_chmod,
 #endif
+#ifdef __NR_renameat
+    [__NR_renameat] = user_renameat,
+#endif
     [__NR_brk] = user_brk,
     [__NR_mmap] = user_mmap,
     [__NR_munmap] = user_munmap,

@@ -222,7 +222,7 @@ static void lowest_after_late_install(const char *dir)
 	ASSERT_EQ(sys_close(a), 0);
 	struct file *f = fget(b);
 	ASSERT_TRUE(f != NULL);
-	EXPECT_EQ(fd_install(fs, reserved, f), reserved);
+	EXPECT_EQ(fd_install(fs, reserved, f, false), reserved);
 
 	int next = file_open_new(vfs_at(dir, "c"), O_RDWR);
 	EXPECT_EQ(next, a);

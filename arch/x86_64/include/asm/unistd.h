@@ -102,6 +102,7 @@
 #define __NR_symlinkat 266
 #define __NR_readlinkat 267
 #define __NR_fchmodat 268
+#define __NR_renameat 264
 #define __NR_faccessat 269
 #define __NR_ppoll 271
 #define __NR_utimensat 280
