@@ -147,7 +147,7 @@ LDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --no-warn-rwx-
 # controllers, power-off devices) are named by the arch's ARCH_DRIVERS.
 COMMON_DRIVERS := acpi fdt firmware uart pci virtio net
 DRIVER_SRCS := $(wildcard $(COMMON_DRIVERS:%=drivers/%/*.c)) $(ARCH_DRIVERS)
-KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c net/*.c net/*/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/*/*.c mm/*.c fs/*.c fs/*/*.c net/*.c net/*/*.c lib/*.c) $(DRIVER_SRCS) $(ARCH_SRCS)
 TEST_SRCS := $(wildcard tests/kernel/*.c tests/bench/*.c)
 objs_of = $(patsubst %,$(BUILD)/%.o,$(basename $(1)))
 KERNEL_OBJS := $(call objs_of,$(KERNEL_SRCS))

@@ -20,7 +20,7 @@ int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags)
 	struct file *f = file_alloc();
 	if (!f)
 		return -ENOMEM;
-	struct inode *inode = new_inode(root_mnt.mnt_root->d_sb, mode);
+	struct inode *inode = new_inode(anon_sb, mode);
 	if (!inode) {
 		file_free_unopened(f);
 		return -ENOMEM;

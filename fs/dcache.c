@@ -141,6 +141,7 @@ static struct dentry *__d_alloc(struct super_block *sb, const struct qstr *name)
 	d->d_parent = d;
 	d->d_inode = NULL;
 	d->d_sb = sb;
+	d->d_op = NULL;
 	list_init(&d->d_child);
 	list_init(&d->d_subdirs);
 	list_init(&d->d_lru);
@@ -448,6 +449,21 @@ static struct dentry *dput_locked(struct dentry *d)
 	return __dentry_kill(d, parent);
 }
 
+void d_put_root(struct dentry *root)
+{
+	bool global = vfs_global();
+	dcache_global_lock(global);
+	d_lock(root);
+	bool last = d_count(root) == 1 && list_empty(&root->d_subdirs);
+	if (last)
+		__dentry_kill(root, root);
+	else
+		d_unlock(root);
+	dcache_global_unlock(global);
+	if (!last)
+		dput(root); /* still used: the last dput keeps it, as any root */
+}
+
 void dput(struct dentry *d)
 {
 	while (d) {
@@ -658,7 +674,7 @@ void d_prune_negative_children(struct dentry *dir)
 	dcache_global_unlock(global);
 }
 
-long d_path(struct dentry *d, char *buf, size_t size)
+long d_path(const struct path *path, char *buf, size_t size)
 {
 	long len;
 
@@ -666,14 +682,23 @@ long d_path(struct dentry *d, char *buf, size_t size)
 	for (;;) {
 		u32 seq = read_seqbegin(&rename_lock);
 		char *end = buf + size, *p = end;
-		struct dentry *cur = d;
 		len = 0;
 		if (size < 2) {
 			len = -ERANGE;
 			break;
 		}
 		*--p = '\0';
-		while (!d_is_root(cur)) {
+		const struct vfsmount *mnt = path->mnt;
+		struct dentry *cur = path->dentry;
+		for (;;) {
+			/* A mount's root: on in the mount it is mounted in, from its mountpoint. */
+			if (d_is_root(cur) && mnt != &root_mnt && cur == mnt->mnt_root) {
+				cur = mnt->mnt_mountpoint;
+				mnt = mnt->mnt_parent;
+				continue;
+			}
+			if (d_is_root(cur))
+				break;
 			u32 n = READ_ONCE(cur->d_name.len);
 			const char *name = READ_ONCE(cur->d_name.name);
 			if (name == cur->d_iname && n >= DNAME_INLINE_LEN)

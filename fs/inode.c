@@ -128,6 +128,7 @@ struct inode *new_inode(struct super_block *sb, u32 mode)
 	atomic_set(&inode->i_count, 1);
 	inode->i_ino = inode_next_ino(sb, global);
 	inode->i_sb = sb;
+	inode->i_op = &empty_iops;
 	inode->i_mode = mode;
 	inode->i_nlink = S_ISDIR(mode) ? 2 : 1;
 	inode->i_size = 0;
@@ -168,7 +169,8 @@ static void evict(struct inode *inode, bool global)
 	spin_unlock(&b->lock);
 	inode_global_unlock(global);
 
-	ramfs_evict(inode);
+	if (inode->i_sb->s_op && inode->i_sb->s_op->evict_inode)
+		inode->i_sb->s_op->evict_inode(inode);
 	if (inode->i_free_mode == INODE_FREE_CALL_RCU) {
 		call_rcu(&inode->i_rcu, inode_free_rcu);
 	} else {
@@ -260,6 +262,7 @@ found:
 
 void inode_stat(const struct inode *inode, struct stat *st)
 {
+	st->st_dev = READ_ONCE(inode->i_sb)->s_dev;
 	st->st_ino = READ_ONCE(inode->i_ino);
 	st->st_mode = READ_ONCE(inode->i_mode);
 	st->st_nlink = READ_ONCE(inode->i_nlink);

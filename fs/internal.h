@@ -30,7 +30,9 @@
 #include <grace/seqlock.h>
 #include <grace/spinlock.h>
 
+struct dentry;
 struct inode;
+struct path;
 struct super_block;
 
 /* A name and its hash, as the walk and the hash table compare them. */
@@ -46,8 +48,19 @@ u32 name_hash(const char *name, u32 len);
 #define DNAME_INLINE_LEN 40
 
 /* d_flags, under d_lock. */
-#define DCACHE_LRU (1u << 0)	/* on the unused list */
-#define DCACHE_PINNED (1u << 1) /* ramfs holds a reference: the name is the file's only record */
+#define DCACHE_LRU (1u << 0)	 /* on the unused list */
+#define DCACHE_PINNED (1u << 1)	 /* ramfs holds a reference: the name is the file's only record */
+#define DCACHE_MOUNTED (1u << 2) /* a mount's mountpoint: walks go on in what is mounted */
+
+/* What a file system says about its dentries beyond the cache's own rules. */
+struct dentry_operations {
+	/*
+	 * May a cached d still be used by this caller? 0, or the error its walk
+	 * fails with (a /proc/self/fd name the caller has no descriptor for).
+	 * Called in ref-walk only: an RCU walk meeting a d_op leaves it to ref-walk.
+	 */
+	int (*d_revalidate)(struct dentry *d);
+};
 
 struct dentry {
 	struct lockref d_lockref; /* d_lock and the reference count (grace/lockref.h) */
@@ -61,6 +74,7 @@ struct dentry {
 	struct list_head d_child;   /* in d_parent's d_subdirs, under the parent's d_lock */
 	struct list_head d_subdirs; /* children, positive and negative, under d_lock */
 	struct list_head d_lru;	    /* on the unused list, under the LRU lock */
+	const struct dentry_operations *d_op; /* set before the dentry is hashed; NULL: none */
 	struct rcu_head d_rcu;
 	char d_iname[DNAME_INLINE_LEN];
 };
@@ -97,6 +111,11 @@ static inline bool d_is_root(const struct dentry *d)
 {
 	return d->d_parent == d;
 }
+/* Is something mounted on d? A walk reads it locklessly; mount and umount bump d_seq. */
+static inline bool d_mountpoint(const struct dentry *d)
+{
+	return READ_ONCE(d->d_flags) & DCACHE_MOUNTED;
+}
 
 /* The dentry cache (fs/dcache.c). */
 void dcache_init(void);
@@ -105,6 +124,12 @@ struct dentry *d_alloc_root(struct super_block *sb);
 struct dentry *dget(struct dentry *d);
 struct dentry *dget_parent(struct dentry *d);
 void dput(struct dentry *d);
+/*
+ * A superblock's own reference to its root, its tree taken down: the root and
+ * its inode are freed if nothing else holds them (a root is never put on the
+ * LRU's way out, as a hashed dentry is).
+ */
+void d_put_root(struct dentry *root);
 /* Hash d (negative or positive) under its parent. */
 void d_add(struct dentry *d, struct inode *inode);
 /* Give a negative dentry its inode (the inode's reference passes to it). */
@@ -133,8 +158,12 @@ static inline bool d_seq_valid(const struct dentry *d, u32 seq)
 {
 	return !read_seqcount_retry(&d->d_seq, seq);
 }
-/* d's path from the root into buf (NUL-terminated); its length, or -ERANGE. */
-long d_path(struct dentry *d, char *buf, size_t size);
+/*
+ * p's path from the root into buf (NUL-terminated), crossing mounts; its
+ * length, or -ERANGE.
+ */
+struct path;
+long d_path(const struct path *p, char *buf, size_t size);
 /* Is d anc or below it? Caller holds the superblock's rename mutex. */
 bool d_is_subdir(struct dentry *d, struct dentry *anc);
 
@@ -143,10 +172,66 @@ extern seqlock_t rename_lock;
 /* The inode cache (fs/inode.c). */
 #define I_FREEING (1u << 0) /* on its way out: lookups must not take it */
 #define I_DEADDIR (1u << 1) /* a removed directory: nothing may be created in it */
-#define I_SELF_EXE                                                                                 \
-	(1u << 2)	    /* a symlink to the caller's program, not to its text: /proc/self/exe */
-#define I_SELF_FD (1u << 3) /* /proc/self/fd: its names are the caller's descriptors */
-#define I_FD_LINK (1u << 4) /* /proc/self/fd/N: a link to what descriptor N has open */
+
+/* What setattr changes: the fields named in ia_valid. */
+#define ATTR_MODE (1u << 0) /* the permission bits, from ia_mode */
+#define ATTR_SIZE (1u << 1) /* the size, from ia_size (truncate) */
+struct iattr {
+	u32 ia_valid;
+	u32 ia_mode;
+	s64 ia_size;
+};
+
+/*
+ * What a kind of inode does: the only way the generic code reaches a file
+ * system's names, links and attributes. An operation left NULL is refused with
+ * Linux's error for a file system without it (-EPERM; lookup: -ENOTDIR).
+ * The directory operations run with the directory's i_mutex held, d a dentry
+ * of it: negative for the calls that make a name, positive for those that
+ * remove one; each instantiates or removes d itself, and fails leaving nothing
+ * changed.
+ */
+struct inode_operations {
+	/*
+	 * d new and unhashed: make it what the name is, with d_add() (d_inode NULL
+	 * for a name that does not exist); 0, or -errno and d left unhashed.
+	 */
+	int (*lookup)(struct inode *dir, struct dentry *d);
+	/* A regular file (create), directory, character device node or symlink. */
+	int (*create)(struct inode *dir, struct dentry *d, u32 mode);
+	int (*mkdir)(struct inode *dir, struct dentry *d, u32 mode);
+	int (*mknod)(struct inode *dir, struct dentry *d, u32 mode, u32 rdev);
+	int (*symlink)(struct inode *dir, struct dentry *d, const char *target);
+	/* Another name for old's inode at the negative d. */
+	int (*link)(struct dentry *old, struct inode *dir, struct dentry *d);
+	int (*unlink)(struct inode *dir, struct dentry *d);
+	/* d's own i_mutex held too; -ENOTEMPTY unless it is empty. */
+	int (*rmdir)(struct inode *dir, struct dentry *d);
+	/*
+	 * Both directories' i_mutex held (and a directory new's): old takes new's
+	 * name, replacing what new names (-ENOTEMPTY for a directory that is not empty).
+	 */
+	int (*rename)(struct inode *odir, struct dentry *old, struct inode *ndir,
+		      struct dentry *new);
+	/*
+	 * A symlink's text: its length with *text set, or -errno. A text made for
+	 * the caller is made in a buffer the call allocates into *buf (PATH_MAX
+	 * bytes), which the caller frees once done with the text; else *buf stays NULL.
+	 */
+	long (*get_link)(struct inode *inode, const char **text, char **buf);
+	/*
+	 * A "magic" link (/proc/self/fd/N): where a walk through it goes, with
+	 * references, instead of walking its text. NULL for an ordinary link.
+	 */
+	int (*jump_link)(struct inode *inode, struct path *out);
+	int (*setattr)(struct inode *inode, const struct iattr *attr);
+};
+
+/* What a file system does with its superblock's inodes. */
+struct super_operations {
+	/* The inode's last reference is gone: free what the file system keeps for it. */
+	void (*evict_inode)(struct inode *inode);
+};
 
 struct inode {
 	spinlock_t i_lock; /* i_state, i_count's last reference */
@@ -158,6 +243,8 @@ struct inode {
 	s64 i_size;
 	u32 i_free_mode; /* enum inode_free_mode, fixed at allocation */
 	struct super_block *i_sb;
+	const struct inode_operations
+	    *i_op;		  /* set by the file system before the inode is reachable */
 	struct hlist_node i_hash; /* in the inode table, keyed by (i_sb, i_ino) */
 	struct mutex i_mutex;	  /* a directory's names; a file's data and size */
 	union {
@@ -174,8 +261,12 @@ struct inode {
 };
 
 void inode_init(void);
-/* A new inode of sb with a fresh number, one reference, hashed; NULL on ENOMEM. */
+/*
+ * A new inode of sb with a fresh number, one reference, hashed; NULL on ENOMEM.
+ * Its i_op is empty_iops until the file system sets its own.
+ */
 struct inode *new_inode(struct super_block *sb, u32 mode);
+extern const struct inode_operations empty_iops;
 struct inode *igrab(struct inode *inode);
 void iput(struct inode *inode);
 /* The live inode (sb, ino) with a reference, or NULL: a lockless walk, then revalidated. */
@@ -189,21 +280,60 @@ bool inode_take_if(struct inode *inode, struct super_block *sb, u64 ino);
 /* The inode hash table bucket of (sb, ino): white-box tests make inodes share one. */
 u32 inode_hash_index(const struct super_block *sb, u64 ino);
 
+/* A mounted file system's instance (fs/super.c). Fixed once mounted. */
 struct super_block {
 	struct dentry *s_root;
 	atomic64_t s_next_ino;
 	struct mutex s_rename_mutex; /* cross-directory renames: the tree's shape */
+	const struct super_operations *s_op;
+	const char *s_type; /* the file system's name, as /proc/mounts would give it */
+	u32 s_dev;	    /* st_dev of its files: an anonymous device number, major 0 */
 };
+/*
+ * A superblock of type (kmalloc'd, s_dev its own), with a root directory inode of
+ * mode made by new_inode() for the file system to fill in: NULL on ENOMEM.
+ */
+struct super_block *sb_alloc(const char *type, const struct super_operations *s_op, u32 mode);
 
-/* The one mount. Its reference count is per CPU: taking it writes only this CPU's line. */
+/*
+ * A superblock where the tree has it (fs/mount.c). Mounts are made and taken
+ * down by the kernel (boot, tests); a walk reads the table under RCU alone.
+ * The reference count is per CPU: taking it writes only this CPU's line.
+ */
 struct vfsmount {
 	struct super_block *mnt_sb;
 	struct dentry *mnt_root;
+	struct vfsmount *mnt_parent;   /* the mount mnt_mountpoint is in; the root's: itself */
+	struct dentry *mnt_mountpoint; /* where it is mounted; a reference */
+	unsigned mnt_id;	       /* its slot in the table and in the per-CPU counts */
+	struct rcu_head mnt_rcu;
 };
 extern struct vfsmount root_mnt;
 void mnt_get(struct vfsmount *mnt);
 void mnt_put(struct vfsmount *mnt);
 long mnt_count(struct vfsmount *mnt);
+/* The mount on dentry d of parent, or NULL; under RCU or with a reference on both. */
+struct vfsmount *lookup_mnt(const struct vfsmount *parent, const struct dentry *d);
+/*
+ * Mount sb on the directory at (a reference on) where: 0, -ENOTDIR, -EBUSY
+ * (something is mounted there already), -ENOSPC (the table is full) or -ENOMEM.
+ * The mount takes over the caller's reference on sb's root.
+ */
+int vfs_mount(struct super_block *sb, const struct path *where);
+/*
+ * Take down the mount whose root is at, consuming the caller's reference on at;
+ * -EINVAL if at is no mount's root, -EBUSY while anything but that reference
+ * uses it. Its superblock and tree (the superblock's reference on its root) are
+ * then the caller's to free; the mount struct goes after a grace period.
+ */
+int vfs_umount(const struct path *at);
+/*
+ * The superblock of the files no name reaches (pipes, sockets), mounted nowhere,
+ * as Linux's pipefs and sockfs: their st_dev is its own.
+ */
+extern struct super_block *anon_sb;
+/* Make sb's tree the root of every walk; at boot, before anything uses a path. */
+void mount_root(struct super_block *sb);
 
 struct path {
 	struct vfsmount *mnt;
@@ -322,41 +452,17 @@ struct fs_context {
 };
 
 /*
- * A symlink's target as the caller sees it: the length of its text, *text set
- * to it, or -errno (-ENOENT: it names nothing, as a kernel thread's
- * /proc/self/exe). An ordinary link's text is its inode's own, kept by the
- * caller's reference on the link, and buf goes unused; a /proc/self link's
- * (inode_link_made()) is made for the calling process into buf, PATH_MAX bytes.
+ * A symlink's text as the caller sees it (i_op->get_link): its length with
+ * *text set, or -errno; *buf, if the call made one, for the caller to kfree.
  */
-long inode_link_text(struct inode *inode, char *buf, const char **text);
+long inode_get_link(struct inode *inode, const char **text, char **buf);
 
-/* Is inode a link whose text is made for each caller, needing inode_link_text()'s buf? */
-static inline bool inode_link_made(const struct inode *inode)
-{
-	return READ_ONCE(inode->i_state) & (I_SELF_EXE | I_FD_LINK);
-}
-
-/* Is d /proc/self/fd? Marked at boot, before any walk reaches it. */
-static inline bool d_is_proc_fd(const struct dentry *d)
-{
-	struct inode *inode = READ_ONCE(d->d_inode);
-	return inode && (READ_ONCE(inode->i_state) & I_SELF_FD);
-}
-
-/* /proc/self/fd (fs/proc_fd.c). */
-/*
- * With dir's (/proc/self/fd's) i_mutex held: the link named name, made the first
- * time any process looks it up, if name is the caller's open descriptor; else
- * NULL and *err -ENOENT (or -ENOMEM).
- */
-struct dentry *proc_fd_lookup_locked(struct dentry *dir, const struct qstr *name, int *err);
-/* The inode number of dir's link for the caller's descriptor fd, or -errno. */
+/* procfs (fs/proc/): mounted on /proc at boot. */
+void proc_init(void);
+/* Is d /proc/self/fd, whose listing is the caller's descriptors? */
+bool proc_fd_dir(const struct dentry *d);
+/* The inode number of /proc/self/fd's link for the caller's descriptor fd, or -errno. */
 long proc_fd_ino(struct dentry *dir, int fd);
-/* Where a walk through /proc/self/fd/N goes: N's open file, with references; or -errno. */
-int proc_fd_follow(struct inode *link, struct path *out);
-/* readlink of /proc/self/fd/N, into buf (PATH_MAX bytes): its length or -errno. */
-long proc_fd_link_text(struct inode *link, char *buf);
-void proc_fd_init(void);
 /* The caller's lowest open descriptor at or above from, or -1 (fs/file.c). */
 int fd_next_open(int from);
 
@@ -401,7 +507,7 @@ int fd_install(struct fs_context *fs, int fd, struct file *f, bool cloexec);
 /* Install f at the lowest free descriptor: the fd, or -EMFILE/-ENOMEM (f is not consumed). */
 int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec);
 
-/* ramfs (fs/ramfs.c). */
+/* ramfs (fs/ramfs.c): a new instance, its root one reference for the mount; NULL on ENOMEM. */
 struct super_block *ramfs_mount(void);
 /*
  * buf is a user pointer when user is true: the copy stops at the first byte that
@@ -411,25 +517,20 @@ long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user
 /* At *pos (at the end of the file if append), which moves past what was written. */
 long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append,
 		 bool user);
-int ramfs_truncate(struct inode *inode, s64 size);
-void ramfs_evict(struct inode *inode);
+
+/* Helpers for file systems whose names live in the dcache alone (fs/libfs.c). */
+/* A lookup in such a directory: every name not in the cache does not exist. */
+int simple_lookup(struct inode *dir, struct dentry *d);
 /*
- * With dir's i_mutex held, d negative: make the file, directory, symlink
- * (link: its target) or character device (rdev: its number) d names. 0 or
- * -ENOMEM, and then nothing changed.
+ * A name made at mount time in a tree that has no other record of it: d (new,
+ * unhashed) gets inode, hashed and pinned. The inode's reference
+ * passes to d.
  */
-int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link, u32 rdev);
-/* With dir's i_mutex held: another name for inode, at the negative d. */
-int ramfs_link(struct dentry *dir, struct dentry *d, struct inode *inode);
-/* With dir's i_mutex held: remove the name d (a directory: empty, its i_mutex held too). */
-void ramfs_unlink(struct dentry *dir, struct dentry *d);
-/*
- * Both directories' i_mutex held (and a directory target's): move old to new's
- * name, replacing what new names. 0, or -ENOMEM and nothing changed.
- */
-int ramfs_rename(struct dentry *odir, struct dentry *ndir, struct dentry *old, struct dentry *new);
-/* Is the directory empty? Its i_mutex held. */
-bool ramfs_dir_empty(const struct inode *dir);
+void simple_add(struct dentry *d, struct inode *inode);
+/* The permission bits (ATTR_MODE) under the inode's i_mutex; a size is -EPERM. */
+int simple_setattr(struct inode *inode, const struct iattr *attr);
+/* Change an inode's attributes: its setattr, or simple_setattr() without one, as on Linux. */
+int notify_change(struct inode *inode, const struct iattr *attr);
 
 /* Allocation with failure injection (failslab=), for every allocation the VFS makes. */
 void *fs_alloc(size_t size);

@@ -20,10 +20,16 @@
  * the stack of saved links is at most SYMLOOP_MAX deep. A /proc/self/exe text is
  * made for the caller, in a buffer the saved link keeps until then.
  *
- * /proc/self/fd is walked by reference only: what its names mean depends on the
- * caller (fs/proc_fd.c). A link in it is "magic", as on Linux: the walk goes on
- * from the descriptor's open file itself, counted as a link followed, instead of
- * walking a text.
+ * A directory's names come from the dcache and, for a name not cached, from its
+ * inode's lookup operation; a cached dentry whose file system revalidates it
+ * (d_op->d_revalidate: /proc/self/fd, whose names depend on the caller) is
+ * left to ref-walk, which asks. A "magic" link (i_op->jump_link, /proc/self/fd/N)
+ * is not walked as a text: the walk goes on from where the link leads, counted
+ * as a link followed.
+ *
+ * A step onto a mountpoint goes on at the root of what is mounted there, and
+ * ".." at a mount's root first goes to its mountpoint (fs/mount.c), so a walk
+ * crosses from one file system to the next as on Linux.
  */
 #include <grace/race_point.h>
 #include <grace/slab.h>
@@ -168,12 +174,12 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 	if (dotdot) {
 		s->d = READ_ONCE(parent->d_parent);
 		s->seq = raw_seqcount_begin(&s->d->d_seq);
-	} else if (d_is_proc_fd(parent)) {
-		return -ECHILD; /* names that depend on the caller: ref-walk checks each */
 	} else {
 		s->d = d_lookup_rcu(parent, q, &s->seq);
 		if (!s->d)
 			return -ECHILD; /* not cached, or a race: ref-walk decides */
+		if (READ_ONCE(s->d->d_op))
+			return -ECHILD; /* a name its file system revalidates: ref-walk asks */
 	}
 	/*
 	 * The child as of s->seq, under the parent as of nd->seq: renamed or removed
@@ -189,16 +195,31 @@ static int step_rcu(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 	return 0;
 }
 
-/* With the directory's i_mutex held: the child, a new negative dentry if the name is not cached. */
+/* A cached d that its file system revalidates: d, or NULL with *err and d put. */
+static struct dentry *d_revalidate(struct dentry *d, int *err)
+{
+	if (!d->d_op || !d->d_op->d_revalidate || !(*err = d->d_op->d_revalidate(d)))
+		return d;
+	dput(d);
+	return NULL;
+}
+
+/*
+ * With the directory's i_mutex held: the child, cached or looked up by the
+ * directory's inode operation (a negative dentry for a name that does not exist).
+ */
 struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err)
 {
-	if (d_is_proc_fd(dir))
-		return proc_fd_lookup_locked(dir, name, err);
+	struct inode *idir = dir->d_inode;
 	struct dentry *d = d_lookup(dir, name);
 	if (d)
-		return d;
-	if (dir->d_inode->i_state & I_DEADDIR) {
+		return d_revalidate(d, err);
+	if (idir->i_state & I_DEADDIR) {
 		*err = -ENOENT;
+		return NULL;
+	}
+	if (!idir->i_op->lookup) {
+		*err = -ENOTDIR;
 		return NULL;
 	}
 	d = d_alloc(dir, name);
@@ -206,7 +227,10 @@ struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *e
 		*err = -ENOMEM;
 		return NULL;
 	}
-	d_add(d, NULL);
+	if ((*err = idir->i_op->lookup(idir, d))) {
+		dput(d); /* never hashed: freed */
+		return NULL;
+	}
 	return d;
 }
 
@@ -217,7 +241,10 @@ static int step_ref(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 
 	if (dotdot) {
 		s->d = dget_parent(parent);
-	} else if (d_is_proc_fd(parent) || !(s->d = d_lookup(parent, q))) {
+	} else if ((s->d = d_lookup(parent, q))) {
+		if (!(s->d = d_revalidate(s->d, &err)))
+			return err;
+	} else {
 		struct inode *dir = parent->d_inode;
 		mutex_lock(&dir->i_mutex);
 		s->d = lookup_locked(parent, q, &err);
@@ -230,10 +257,55 @@ static int step_ref(struct nameidata *nd, const struct qstr *q, bool dotdot, str
 	return 0;
 }
 
+/* Set nd's inode and mode from its dentry; false if RCU-walk's check of it failed. */
+static bool stand_on(struct nameidata *nd, struct path p)
+{
+	if (!nd->rcu) {
+		path_get(&p);
+		path_put(&nd->path);
+	}
+	nd->path = p;
+	if (nd->rcu)
+		nd->seq = raw_seqcount_begin(&p.dentry->d_seq);
+	nd->inode = READ_ONCE(p.dentry->d_inode);
+	nd->mode = nd->inode ? READ_ONCE(nd->inode->i_mode) : 0;
+	return !nd->rcu || d_seq_valid(p.dentry, nd->seq);
+}
+
+/*
+ * ".." at the root of a mount other than the root's: first to the mountpoint,
+ * in the mount it is in, as often as mounts stack there; its parent is then "..".
+ */
+static int leave_mounts(struct nameidata *nd)
+{
+	while (nd->path.mnt != &root_mnt && nd->path.dentry == nd->path.mnt->mnt_root) {
+		struct vfsmount *m = nd->path.mnt;
+		if (!stand_on(nd, (struct path){m->mnt_parent, m->mnt_mountpoint}))
+			return -ECHILD;
+	}
+	return 0;
+}
+
+/*
+ * The step landed on a mountpoint: stand on the root of what is mounted there
+ * (the last mount of a stack). RCU-walk checked the mountpoint's d_seq after
+ * reading the flag, and mount and umount change it.
+ */
+static int enter_mounts(struct nameidata *nd)
+{
+	struct vfsmount *m;
+	while (d_mountpoint(nd->path.dentry) && (m = lookup_mnt(nd->path.mnt, nd->path.dentry)))
+		if (!stand_on(nd, (struct path){m, m->mnt_root}))
+			return -ECHILD;
+	return 0;
+}
+
 static int step(struct nameidata *nd, const struct qstr *q, enum last_type type, struct step *s)
 {
 	int err = may_descend(nd);
 	if (err)
+		return err;
+	if (type == LAST_DOTDOT && (err = leave_mounts(nd)))
 		return err;
 	if (type == LAST_DOT) {
 		*s = (struct step){nd->path.dentry, nd->seq, nd->inode, nd->mode};
@@ -245,8 +317,8 @@ static int step(struct nameidata *nd, const struct qstr *q, enum last_type type,
 		       : step_ref(nd, q, type == LAST_DOTDOT, s);
 }
 
-/* Stand on what the step found. */
-static void step_in(struct nameidata *nd, const struct step *s)
+/* Stand on what the step found, and on what is mounted there if anything is. */
+static int step_in(struct nameidata *nd, const struct step *s)
 {
 	if (!nd->rcu)
 		dput(nd->path.dentry);
@@ -254,6 +326,7 @@ static void step_in(struct nameidata *nd, const struct step *s)
 	nd->seq = s->seq;
 	nd->inode = s->inode;
 	nd->mode = s->mode;
+	return enter_mounts(nd);
 }
 
 /*
@@ -274,11 +347,9 @@ static int follow_link(struct nameidata *nd, struct step *s, const char **name, 
 		return err;
 	}
 	/* depth <= links <= SYMLOOP_MAX: an entry is pushed only for a link counted. */
-	char *buf = NULL;
+	char *buf;
 	const char *text;
-	long len = -ENOMEM;
-	if (!inode_link_made(s->inode) || (buf = fs_alloc(PATH_MAX)))
-		len = inode_link_text(s->inode, buf, &text);
+	long len = inode_get_link(s->inode, &text, &buf);
 	if (len < 0) {
 		kfree(buf);
 		dput(s->d);
@@ -296,14 +367,20 @@ static int follow_link(struct nameidata *nd, struct step *s, const char **name, 
 	return 0;
 }
 
+/* Is the link the step found a magic one, followed by jumping rather than by its text? */
+static bool link_jumps(const struct step *s)
+{
+	return s->inode->i_op->jump_link != NULL;
+}
+
 /*
- * The step found /proc/self/fd/N: stand on N's open file itself, the link
- * counted as followed. Ref-walk only.
+ * The step found a magic link (/proc/self/fd/N): stand where it leads (N's open
+ * file itself), the link counted as followed. Ref-walk only.
  */
-static int jump_to_fd(struct nameidata *nd, struct step *s)
+static int jump_link(struct nameidata *nd, struct step *s)
 {
 	struct path p;
-	int err = ++nd->links > SYMLOOP_MAX ? -ELOOP : proc_fd_follow(s->inode, &p);
+	int err = ++nd->links > SYMLOOP_MAX ? -ELOOP : s->inode->i_op->jump_link(s->inode, &p);
 	dput(s->d);
 	if (err)
 		return err;
@@ -390,15 +467,16 @@ static int walk_to_last(struct nameidata *nd, const char *name)
 		if (s.inode && S_ISLNK(s.mode)) {
 			if (nd->rcu)
 				return -ECHILD;
-			if (READ_ONCE(s.inode->i_state) & I_FD_LINK)
-				err = jump_to_fd(nd, &s);
+			if (link_jumps(&s))
+				err = jump_link(nd, &s);
 			else
 				err = follow_link(nd, &s, &name, name);
 			if (err)
 				return err;
 			continue;
 		}
-		step_in(nd, &s);
+		if ((err = step_in(nd, &s)))
+			return err;
 		name = after;
 	}
 }
@@ -419,7 +497,7 @@ static int walk_all(struct nameidata *nd, const char *name, unsigned flags)
 		bool link = s.inode && S_ISLNK(s.mode) && follow;
 		if (link && nd->rcu)
 			return -ECHILD;
-		if (link && !(READ_ONCE(s.inode->i_state) & I_FD_LINK)) {
+		if (link && !link_jumps(&s)) {
 			/* The trailing slash, if any, stays behind the target. */
 			const char *rest = nd->trailing_slash ? "/" : "";
 			if ((err = follow_link(nd, &s, &name, rest)))
@@ -427,10 +505,10 @@ static int walk_all(struct nameidata *nd, const char *name, unsigned flags)
 			continue;
 		}
 		/* /proc/self/fd/N: the walk ends on the open file itself. */
-		if (link && (err = jump_to_fd(nd, &s)))
+		if (link && (err = jump_link(nd, &s)))
 			return err;
-		if (!link)
-			step_in(nd, &s);
+		if (!link && (err = step_in(nd, &s)))
+			return err;
 		if (!nd->inode)
 			return -ENOENT;
 		if ((nd->trailing_slash || (flags & LOOKUP_DIRECTORY)) && !S_ISDIR(nd->mode))

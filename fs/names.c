@@ -1,7 +1,10 @@
 /*
  * The calls on names: make, remove, rename, link and look at them, and the
  * current directory. Each takes the directory's i_mutex around the change, so
- * changes in one directory are serialised while other directories go on.
+ * changes in one directory are serialised while other directories go on, and
+ * makes it through the directory's inode operations: what the checks here
+ * decide is Linux's generic part (what exists, what is a directory, where a
+ * mount is), what the operation decides is the file system's.
  */
 #include <grace/sched.h>
 #include <grace/slab.h>
@@ -35,6 +38,17 @@ static void unlock_last(struct parent_lookup *pl, struct dentry *d)
 	path_parent_put(pl);
 }
 
+/* The directory operation that makes an inode of mode at the negative d. */
+static int make_node(struct inode *dir, struct dentry *d, u32 mode, const char *link, u32 rdev)
+{
+	const struct inode_operations *iop = dir->i_op;
+	if (S_ISDIR(mode))
+		return iop->mkdir ? iop->mkdir(dir, d, mode) : -EPERM;
+	if (S_ISLNK(mode))
+		return iop->symlink ? iop->symlink(dir, d, link) : -EPERM;
+	return iop->mknod ? iop->mknod(dir, d, mode, rdev) : -EPERM;
+}
+
 /* Make the last name of path, negative now, as mode (link: a symlink's target; rdev: a device's
  * number). */
 static int create(int dirfd, const char *name, u32 mode, const char *link, u32 rdev)
@@ -58,7 +72,7 @@ static int create(int dirfd, const char *name, u32 mode, const char *link, u32 r
 	else if (pl.trailing_slash && !S_ISDIR(mode))
 		err = -ENOENT;
 	else
-		err = ramfs_mknod(pl.dir.dentry, d, mode, link, rdev);
+		err = make_node(pl.dir.dentry->d_inode, d, mode, link, rdev);
 	unlock_last(&pl, d);
 	return err;
 }
@@ -106,7 +120,7 @@ static int remove(int dirfd, const char *name, bool dir)
 		path_parent_put(&pl);
 		return err;
 	}
-	struct inode *inode = d->d_inode;
+	struct inode *inode = d->d_inode, *idir = pl.dir.dentry->d_inode;
 	if (!inode)
 		err = -ENOENT;
 	else if (dir && !S_ISDIR(inode->i_mode))
@@ -115,18 +129,17 @@ static int remove(int dirfd, const char *name, bool dir)
 		err = -EISDIR;
 	else if (!dir && pl.trailing_slash)
 		err = -ENOTDIR;
-	else if (d_is_proc_fd(pl.dir.dentry) || d_is_proc_fd(d))
-		err = -EPERM; /* its names come and go with the descriptors, as on Linux */
+	else if (!(dir ? idir->i_op->rmdir : idir->i_op->unlink))
+		err = -EPERM; /* a file system whose names are not the caller's to remove */
+	else if (d_mountpoint(d))
+		err = -EBUSY;
 	if (!err && dir) {
 		/* The child's i_mutex: a create inside it either finishes first or sees it dead. */
 		mutex_lock_nested(&inode->i_mutex, 1);
-		if (!ramfs_dir_empty(inode))
-			err = -ENOTEMPTY;
-		else
-			ramfs_unlink(pl.dir.dentry, d);
+		err = idir->i_op->rmdir(idir, d);
 		mutex_unlock(&inode->i_mutex);
 	} else if (!err) {
-		ramfs_unlink(pl.dir.dentry, d);
+		err = idir->i_op->unlink(idir, d);
 	}
 	if (!err)
 		d_delete(d);
@@ -139,12 +152,6 @@ int vfs_unlinkat(int dirfd, const char *name, int flags)
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
 	return remove(dirfd, name, flags & AT_REMOVEDIR);
-}
-
-/* /proc is a file system of its own on Linux: its links cannot take a name outside it. */
-static bool link_crosses_proc(const struct inode *inode)
-{
-	return READ_ONCE(inode->i_state) & I_FD_LINK;
 }
 
 int vfs_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
@@ -164,12 +171,15 @@ int vfs_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newp
 		struct dentry *d = NULL;
 		if (pl.last_type != LAST_NORM)
 			err = -EEXIST;
-		else if ((d = lock_last(&pl, &err)))
-			err = !d_is_negative(d)		 ? -EEXIST
-			      : pl.trailing_slash	 ? -ENOENT
-			      : link_crosses_proc(inode) ? -EXDEV
-			      : S_ISDIR(inode->i_mode)	 ? -EPERM
-							 : ramfs_link(pl.dir.dentry, d, inode);
+		else if ((d = lock_last(&pl, &err))) {
+			struct inode *idir = pl.dir.dentry->d_inode;
+			err = !d_is_negative(d)	       ? -EEXIST
+			      : pl.trailing_slash      ? -ENOENT
+			      : old.mnt != pl.dir.mnt  ? -EXDEV
+			      : S_ISDIR(inode->i_mode) ? -EPERM
+			      : !idir->i_op->link      ? -EPERM
+						       : idir->i_op->link(old.dentry, idir, d);
+		}
 		if (d)
 			unlock_last(&pl, d);
 		else
@@ -190,9 +200,7 @@ long vfs_readlinkat(int dirfd, const char *name, char *buf, size_t size)
 	char *made = NULL;
 	if (S_ISLNK(inode->i_mode) && size > 0) {
 		const char *text;
-		n = -ENOMEM;
-		if (!inode_link_made(inode) || (made = fs_alloc(PATH_MAX)))
-			n = inode_link_text(inode, made, &text);
+		n = inode_get_link(inode, &text, &made);
 		if (n > (long)size)
 			n = size;
 		if (n > 0)
@@ -231,7 +239,7 @@ long sys_getcwd(char *buf, size_t size)
 	if (d_unhashed(fs->cwd.dentry) && !d_is_root(fs->cwd.dentry))
 		len = -ENOENT;
 	else
-		len = d_path(fs->cwd.dentry, buf, size);
+		len = d_path(&fs->cwd, buf, size);
 	fs_unlock(fs, locked);
 	return len;
 }

@@ -28,13 +28,11 @@ static int open_create_through(const struct path *dir, struct inode *link, int f
 {
 	if (links >= SYMLOOP_MAX)
 		return -ELOOP;
-	if (READ_ONCE(link->i_state) & I_FD_LINK)
-		return proc_fd_follow(link, out);
-	char *buf = NULL;
+	if (link->i_op->jump_link)
+		return link->i_op->jump_link(link, out);
+	char *buf;
 	const char *text;
-	if (inode_link_made(link) && !(buf = fs_alloc(PATH_MAX)))
-		return -ENOMEM;
-	long len = inode_link_text(link, buf, &text);
+	long len = inode_get_link(link, &text, &buf);
 	int err =
 	    len < 0 ? (int)len : open_create(AT_FDCWD, dir, text, flags, mode, out, links + 1);
 	kfree(buf);
@@ -54,15 +52,17 @@ static int open_create(int dirfd, const struct path *base, const char *name, int
 		return -EISDIR;
 	}
 	struct dentry *dir = pl.dir.dentry, *d;
-	mutex_lock(&dir->d_inode->i_mutex);
+	struct inode *idir = dir->d_inode;
+	mutex_lock(&idir->i_mutex);
 	d = lookup_locked(dir, &pl.last, &err);
 	if (d && d_is_negative(d))
-		err = ramfs_mknod(dir, d, S_IFREG | (mode & 07777), NULL, 0);
+		err = idir->i_op->create ? idir->i_op->create(idir, d, S_IFREG | (mode & 07777))
+					 : -EACCES;
 	else if (d && (flags & O_EXCL))
 		err = -EEXIST;
 	else if (d && S_ISDIR(d->d_inode->i_mode))
 		err = -EISDIR;
-	mutex_unlock(&dir->d_inode->i_mutex);
+	mutex_unlock(&idir->i_mutex);
 	struct inode *link = d && !err && S_ISLNK(d->d_inode->i_mode) ? d->d_inode : NULL;
 	if (!err && !link) {
 		*out = (struct path){pl.dir.mnt, d};
@@ -127,7 +127,7 @@ int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
 		return err;
 	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
 	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
-		ramfs_truncate(inode, 0);
+		notify_change(inode, &(struct iattr){.ia_valid = ATTR_SIZE});
 	/* The reserved one, unless another thread took it; close-on-exec set as it appears. */
 	fd = fd_install(fs, fd, f, flags & O_CLOEXEC);
 	if (fd < 0)
@@ -260,7 +260,7 @@ long sys_fd_path(int fd, char *buf, size_t size)
 	struct file *f = fget(fd);
 	if (!f)
 		return -EBADF;
-	long len = f->f_path.dentry ? d_path(f->f_path.dentry, buf, size) : -ENOENT;
+	long len = f->f_path.dentry ? d_path(&f->f_path, buf, size) : -ENOENT;
 	fput(f);
 	return len;
 }
@@ -319,22 +319,16 @@ int sys_fstat(int fd, struct stat *st)
 	return 0;
 }
 
-static void inode_chmod(struct inode *inode, unsigned mode)
-{
-	mutex_lock(&inode->i_mutex);
-	WRITE_ONCE(inode->i_mode, (inode->i_mode & S_IFMT) | (mode & 07777));
-	mutex_unlock(&inode->i_mutex);
-}
-
 int vfs_chmodat(int dirfd, const char *name, unsigned mode, int flags)
 {
 	struct path p;
 	int err = path_lookupat(dirfd, name, (flags & AT_SYMLINK_NOFOLLOW) ? 0 : LOOKUP_FOLLOW, &p);
 	if (err)
 		return err;
-	inode_chmod(p.dentry->d_inode, mode);
+	err = notify_change(p.dentry->d_inode,
+			    &(struct iattr){.ia_valid = ATTR_MODE, .ia_mode = mode});
 	path_put(&p);
-	return 0;
+	return err;
 }
 
 int sys_fchmod(int fd, unsigned mode)
@@ -342,9 +336,10 @@ int sys_fchmod(int fd, unsigned mode)
 	struct file *f = fget(fd);
 	if (!f)
 		return -EBADF;
-	inode_chmod(f->f_inode, mode);
+	int err =
+	    notify_change(f->f_inode, &(struct iattr){.ia_valid = ATTR_MODE, .ia_mode = mode});
 	fput(f);
-	return 0;
+	return err;
 }
 
 int sys_truncate(const char *name, s64 length)
@@ -354,7 +349,9 @@ int sys_truncate(const char *name, s64 length)
 	if (err)
 		return err;
 	struct inode *inode = p.dentry->d_inode;
-	err = S_ISDIR(inode->i_mode) ? -EISDIR : ramfs_truncate(inode, length);
+	err = S_ISDIR(inode->i_mode)
+		  ? -EISDIR
+		  : notify_change(inode, &(struct iattr){.ia_valid = ATTR_SIZE, .ia_size = length});
 	path_put(&p);
 	return err;
 }
@@ -366,7 +363,8 @@ int sys_ftruncate(int fd, s64 length)
 		return -EBADF;
 	int err = (!f->f_write || !S_ISREG(f->f_inode->i_mode))
 		      ? -EINVAL
-		      : ramfs_truncate(f->f_inode, length);
+		      : notify_change(f->f_inode,
+				      &(struct iattr){.ia_valid = ATTR_SIZE, .ia_size = length});
 	fput(f);
 	return err;
 }
@@ -481,7 +479,7 @@ long sys_getdents(int fd, void *buf, size_t size)
 		dput(parent);
 		pos += !full;
 	}
-	if (!full && d_is_proc_fd(dir))
+	if (!full && proc_fd_dir(dir))
 		full = getdents_fds(dir, buf, size, &used, &pos, &err);
 	else if (!full)
 		full = getdents_children(dir, buf, size, &used, &pos);

@@ -191,7 +191,7 @@ int sys_pipe2(int fds[2], int flags)
 	struct pipe *p = fs ? pipe_alloc() : NULL;
 	if (!p)
 		return -ENOMEM;
-	struct inode *inode = new_inode(root_mnt.mnt_root->d_sb, S_IFIFO | 0600);
+	struct inode *inode = new_inode(anon_sb, S_IFIFO | 0600);
 	struct file *rd = inode ? pipe_file(p, igrab(inode), true, flags) : NULL;
 	if (!rd && inode)
 		iput(inode);

@@ -18,21 +18,15 @@
 
 #define RAMFS_BLOCK 4096u
 
-static struct super_block ramfs_sb;
+static const struct inode_operations ramfs_dir_iops, ramfs_file_iops, ramfs_symlink_iops;
+static void ramfs_evict(struct inode *inode);
+static const struct super_operations ramfs_sops = {.evict_inode = ramfs_evict};
 
 struct super_block *ramfs_mount(void)
 {
-	struct super_block *sb = &ramfs_sb;
-	atomic64_set(&sb->s_next_ino, 0);
-	mutex_init(&sb->s_rename_mutex);
-	struct inode *root = new_inode(sb, S_IFDIR | 0755);
-	struct dentry *d = root ? d_alloc_root(sb) : NULL;
-	if (!d)
-		return NULL;
-	/* The root is never hashed: no lookup names it. The reference passes to the superblock. */
-	d->d_inode = root;
-	vfs_count_add(NR_DENTRY_NEGATIVE, -1);
-	sb->s_root = d;
+	struct super_block *sb = sb_alloc("ramfs", &ramfs_sops, S_IFDIR | 0755);
+	if (sb)
+		sb->s_root->d_inode->i_op = &ramfs_dir_iops;
 	return sb;
 }
 
@@ -178,7 +172,7 @@ static void ramfs_drop_blocks(struct inode *inode, s64 size)
 		       RAMFS_BLOCK - size % RAMFS_BLOCK);
 }
 
-int ramfs_truncate(struct inode *inode, s64 size)
+static int ramfs_truncate(struct inode *inode, s64 size)
 {
 	if (size < 0)
 		return -EINVAL;
@@ -190,6 +184,19 @@ int ramfs_truncate(struct inode *inode, s64 size)
 	WRITE_ONCE(inode->i_size, size);
 	mutex_unlock(&inode->i_mutex);
 	return 0;
+}
+
+static int ramfs_setattr(struct inode *inode, const struct iattr *attr)
+{
+	if (attr->ia_valid & ATTR_SIZE) {
+		if (!S_ISREG(inode->i_mode))
+			return S_ISDIR(inode->i_mode) ? -EISDIR : -EINVAL;
+		int err = ramfs_truncate(inode, attr->ia_size);
+		if (err)
+			return err;
+	}
+	return simple_setattr(inode,
+			      &(struct iattr){attr->ia_valid & ~ATTR_SIZE, attr->ia_mode, 0});
 }
 
 /* Directory sizes and link counts change under the directory's i_mutex; i_lock makes each update
@@ -209,14 +216,12 @@ static void dir_add_entry(struct inode *dir, int v)
 	spin_unlock(&dir->i_lock);
 }
 
-bool ramfs_dir_empty(const struct inode *dir)
+/*
+ * d negative: make the file, directory, symlink (link: its target) or character
+ * device (rdev: its number) d names. 0 or -ENOMEM, and then nothing changed.
+ */
+static int ramfs_make(struct inode *idir, struct dentry *d, u32 mode, const char *link, u32 rdev)
 {
-	return dir->entries == 0;
-}
-
-int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link, u32 rdev)
-{
-	struct inode *idir = dir->d_inode;
 	char *copy = NULL;
 
 	if (link) {
@@ -225,11 +230,14 @@ int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link
 			return -ENOMEM;
 		memcpy(copy, link, len + 1);
 	}
-	struct inode *inode = new_inode(dir->d_sb, mode);
+	struct inode *inode = new_inode(idir->i_sb, mode);
 	if (!inode) {
 		kfree(copy);
 		return -ENOMEM;
 	}
+	inode->i_op = S_ISDIR(mode) ? &ramfs_dir_iops
+		      : copy	    ? &ramfs_symlink_iops
+				    : &ramfs_file_iops;
 	if (copy) {
 		inode->link = copy;
 		inode->i_size = strlen(copy);
@@ -244,8 +252,29 @@ int ramfs_mknod(struct dentry *dir, struct dentry *d, u32 mode, const char *link
 	return 0;
 }
 
-int ramfs_link(struct dentry *dir, struct dentry *d, struct inode *inode)
+static int ramfs_create(struct inode *dir, struct dentry *d, u32 mode)
 {
+	return ramfs_make(dir, d, S_IFREG | (mode & 07777), NULL, 0);
+}
+
+static int ramfs_mkdir(struct inode *dir, struct dentry *d, u32 mode)
+{
+	return ramfs_make(dir, d, S_IFDIR | (mode & 07777), NULL, 0);
+}
+
+static int ramfs_mknod(struct inode *dir, struct dentry *d, u32 mode, u32 rdev)
+{
+	return ramfs_make(dir, d, mode, NULL, rdev);
+}
+
+static int ramfs_symlink(struct inode *dir, struct dentry *d, const char *target)
+{
+	return ramfs_make(dir, d, S_IFLNK | 0777, target, 0);
+}
+
+static int ramfs_link(struct dentry *old, struct inode *dir, struct dentry *d)
+{
+	struct inode *inode = old->d_inode;
 	spin_lock(&inode->i_lock);
 	bool gone = inode->i_nlink == 0;
 	if (!gone)
@@ -255,13 +284,14 @@ int ramfs_link(struct dentry *dir, struct dentry *d, struct inode *inode)
 		return -ENOENT;
 	d_instantiate(d, igrab(inode));
 	d_pin(d);
-	dir_add_entry(dir->d_inode, 1);
+	dir_add_entry(dir, 1);
 	return 0;
 }
 
-void ramfs_unlink(struct dentry *dir, struct dentry *d)
+/* Remove the name d (a directory: empty, its i_mutex held too). */
+static void ramfs_remove(struct inode *idir, struct dentry *d)
 {
-	struct inode *inode = d->d_inode, *idir = dir->d_inode;
+	struct inode *inode = d->d_inode;
 
 	if (S_ISDIR(inode->i_mode)) {
 		spin_lock(&inode->i_lock);
@@ -277,8 +307,22 @@ void ramfs_unlink(struct dentry *dir, struct dentry *d)
 	d_unpin(d);
 }
 
+static int ramfs_unlink(struct inode *dir, struct dentry *d)
+{
+	ramfs_remove(dir, d);
+	return 0;
+}
+
+static int ramfs_rmdir(struct inode *dir, struct dentry *d)
+{
+	if (d->d_inode->entries)
+		return -ENOTEMPTY;
+	ramfs_remove(dir, d);
+	return 0;
+}
+
 /* The inode's last reference is gone (no lock needed: nobody else can reach it). */
-void ramfs_evict(struct inode *inode)
+static void ramfs_evict(struct inode *inode)
 {
 	if (S_ISREG(inode->i_mode)) {
 		ramfs_drop_blocks(inode, 0);
@@ -290,19 +334,48 @@ void ramfs_evict(struct inode *inode)
 	}
 }
 
-int ramfs_rename(struct dentry *odir, struct dentry *ndir, struct dentry *old, struct dentry *new)
+static int ramfs_rename(struct inode *odir, struct dentry *old, struct inode *ndir,
+			struct dentry *new)
 {
 	struct inode *target = new->d_inode, *iold = old->d_inode;
+	if (target && S_ISDIR(target->i_mode) && target->entries)
+		return -ENOTEMPTY;
 	int err = d_move(old, new); /* the only step that can fail: first */
 	if (err)
 		return err;
 	if (target)
-		ramfs_unlink(ndir, new);
-	dir_add_entry(odir->d_inode, -1);
-	dir_add_entry(ndir->d_inode, 1);
+		ramfs_remove(ndir, new);
+	dir_add_entry(odir, -1);
+	dir_add_entry(ndir, 1);
 	if (S_ISDIR(iold->i_mode) && odir != ndir) {
-		inode_add(odir->d_inode, &odir->d_inode->i_nlink, -1);
-		inode_add(ndir->d_inode, &ndir->d_inode->i_nlink, 1);
+		inode_add(odir, &odir->i_nlink, -1);
+		inode_add(ndir, &ndir->i_nlink, 1);
 	}
 	return 0;
 }
+
+static long ramfs_get_link(struct inode *inode, const char **text, char **buf)
+{
+	*text = inode->link;
+	return inode->i_size;
+}
+
+static const struct inode_operations ramfs_dir_iops = {
+    .lookup = simple_lookup,
+    .create = ramfs_create,
+    .mkdir = ramfs_mkdir,
+    .mknod = ramfs_mknod,
+    .symlink = ramfs_symlink,
+    .link = ramfs_link,
+    .unlink = ramfs_unlink,
+    .rmdir = ramfs_rmdir,
+    .rename = ramfs_rename,
+    .setattr = ramfs_setattr,
+};
+
+static const struct inode_operations ramfs_file_iops = {.setattr = ramfs_setattr};
+
+static const struct inode_operations ramfs_symlink_iops = {
+    .get_link = ramfs_get_link,
+    .setattr = ramfs_setattr,
+};

@@ -65,21 +65,24 @@ static int rename_check(const struct parent_lookup *po, const struct parent_look
 static int do_rename(struct parent_lookup *po, struct parent_lookup *pn, struct dentry *old,
 		     struct dentry *new)
 {
-	struct inode *target = new->d_inode;
+	struct inode *target = new->d_inode, *odir = po->dir.dentry->d_inode,
+		     *ndir = pn->dir.dentry->d_inode;
 	int err;
 
 	/* Same inode (the same name, or two links to one file): nothing to do. */
 	if (target == old->d_inode)
 		return 0;
+	if (!odir->i_op->rename)
+		return -EPERM; /* a file system whose names are not the caller's to move */
+	if (d_mountpoint(old) || d_mountpoint(new))
+		return -EBUSY;
 	if (target && S_ISDIR(target->i_mode)) {
 		mutex_lock_nested(&target->i_mutex, 2);
-		err = ramfs_dir_empty(target)
-			  ? ramfs_rename(po->dir.dentry, pn->dir.dentry, old, new)
-			  : -ENOTEMPTY;
+		err = odir->i_op->rename(odir, old, ndir, new);
 		mutex_unlock(&target->i_mutex);
 		return err;
 	}
-	return ramfs_rename(po->dir.dentry, pn->dir.dentry, old, new);
+	return odir->i_op->rename(odir, old, ndir, new);
 }
 
 int vfs_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
@@ -96,8 +99,8 @@ int vfs_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *ne
 		path_parent_put(&po);
 		return err;
 	}
-	/* /proc is a file system of its own on Linux: a rename into or out of it crosses one. */
-	if (d_is_proc_fd(po.dir.dentry) != d_is_proc_fd(pn.dir.dentry)) {
+	/* A rename never moves a name from one mount to another. */
+	if (po.dir.mnt != pn.dir.mnt) {
 		err = -EXDEV;
 		goto out;
 	}
@@ -111,7 +114,7 @@ int vfs_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *ne
 	if (old)
 		new = lookup_locked(ndir, &pn.last, &err);
 	if (new && !(err = rename_check(&po, &pn, old, new, flags)))
-		err = d_is_proc_fd(odir) ? -EPERM : do_rename(&po, &pn, old, new);
+		err = do_rename(&po, &pn, old, new);
 	unlock_rename(odir, ndir);
 	if (new)
 		dput(new);

@@ -1,7 +1,6 @@
 /*
  * The VFS's switches and shared state: the vfs=, inode_free= and file_free= modes with
- * vfs=global's two big locks, the per-CPU counters, the root mount with its
- * per-CPU reference count, and boot-time setup.
+ * vfs=global's two big locks, the per-CPU counters, and boot-time setup.
  *
  * vfs=global adds its locks around the scalable design's own, never instead of
  * them, so a mode switch while calls are in flight is safe: each call reads the
@@ -123,32 +122,6 @@ void vfs_counts(struct vfs_counts *c)
 	c->files = vfs_count_sum(NR_FILE);
 }
 
-struct vfsmount root_mnt;
-static DEFINE_PER_CPU_ALIGNED(long, root_mnt_count);
-
-/* Interrupts off for the same reason as the counters: files are released from RCU callbacks too. */
-void mnt_get(struct vfsmount *mnt)
-{
-	unsigned long flags = arch_irq_save();
-	this_cpu(root_mnt_count)++;
-	arch_irq_restore(flags);
-}
-
-void mnt_put(struct vfsmount *mnt)
-{
-	unsigned long flags = arch_irq_save();
-	this_cpu(root_mnt_count)--;
-	arch_irq_restore(flags);
-}
-
-long mnt_count(struct vfsmount *mnt)
-{
-	long sum = 0;
-	for (unsigned cpu = 0; cpu < boot_info.nr_cpus; cpu++)
-		sum += READ_ONCE(per_cpu(root_mnt_count, cpu));
-	return sum;
-}
-
 void path_get(const struct path *p)
 {
 	mnt_get(p->mnt);
@@ -160,6 +133,8 @@ void path_put(const struct path *p)
 	dput(p->dentry);
 	mnt_put(p->mnt);
 }
+
+struct super_block *anon_sb;
 
 void *fs_alloc(size_t size)
 {
@@ -188,10 +163,10 @@ void vfs_init(void)
 	inode_init();
 	file_init();
 	struct super_block *sb = ramfs_mount();
-	if (!sb)
+	anon_sb = sb_alloc("anon_inodefs", NULL, S_IFDIR | 0700);
+	if (!sb || !anon_sb)
 		panic("vfs: cannot mount the root ramfs");
-	root_mnt.mnt_sb = sb;
-	root_mnt.mnt_root = sb->s_root;
+	mount_root(sb);
 	printk("vfs: ramfs on /, %s dcache, inodes freed %s, files freed %s\n",
 	       vfs_mode_name(vfs_get_mode()), inode_free_mode_name(inode_get_free_mode()),
 	       file_free_mode_name(file_get_free_mode()));

@@ -128,7 +128,7 @@ void __noreturn kernel_main(void)
 	initramfs_init(); /* before anything else uses a path */
 	chrdev_init();	  /* /dev, after the initramfs: its own nodes are kept */
 	futex_init();
-	proc_self_init(); /* /proc/self/exe, after the initramfs too */
+	proc_init(); /* procfs on /proc, after the initramfs too */
 	net_core_init();
 	ip_rt_init(); /* the route cache and the neighbour table: timers, so after sched_start */
 	neigh_init();

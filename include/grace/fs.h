@@ -53,6 +53,7 @@
 #define S_ISSOCK(m) (((m)&S_IFMT) == S_IFSOCK)
 
 struct stat {
+	u32 st_dev; /* the file system's: an anonymous device number, major 0 */
 	u64 st_ino;
 	u32 st_mode;   /* type and permission bits */
 	u32 st_nlink;  /* names (a directory: 2 plus its subdirectories) */
@@ -236,8 +237,8 @@ long sys_fd_path(int fd, char *buf, size_t size);
  * calls once the process is the new program's, with no other thread left.
  */
 void fs_set_exe(char *path);
-/* Make /proc/self/exe at boot, after the initramfs. */
-void proc_self_init(void);
+/* Mount procfs on /proc at boot, after the initramfs. */
+void proc_init(void);
 /* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
 long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
 /* newfd made to be oldfd (flags: O_CLOEXEC or 0); newfd, -EBADF or -EINVAL. */

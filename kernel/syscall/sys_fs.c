@@ -138,14 +138,12 @@ USER_CALL(lseek)
 
 /* Block size st_blksize reports: a page, what ramfs allocates in. */
 #define STAT_BLKSIZE 4096
-/* The st_dev of the root ramfs: an anonymous device, as tmpfs and ramfs are on Linux. */
-#define RAMFS_DEV 0x1
 
 static long stat_to_user(const struct stat *st, void __user *ubuf)
 {
 	struct user_stat us;
 	memset(&us, 0, sizeof(us));
-	us.st_dev = RAMFS_DEV;
+	us.st_dev = st->st_dev;
 	us.st_ino = st->st_ino;
 	us.st_nlink = st->st_nlink;
 	us.st_mode = st->st_mode;
@@ -210,8 +208,8 @@ static long statx_to_user(const struct stat *st, void __user *ubuf)
 	sx.stx_blocks = st->st_blocks;
 	sx.stx_rdev_major = MAJOR(st->st_rdev);
 	sx.stx_rdev_minor = MINOR(st->st_rdev);
-	sx.stx_dev_major = MAJOR(RAMFS_DEV);
-	sx.stx_dev_minor = MINOR(RAMFS_DEV);
+	sx.stx_dev_major = MAJOR(st->st_dev);
+	sx.stx_dev_minor = MINOR(st->st_dev);
 	return copy_to_user(ubuf, &sx, sizeof(sx)) ? -EFAULT : 0;
 }
 

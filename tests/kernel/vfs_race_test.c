@@ -455,7 +455,7 @@ TEST(vfs_race, d_lookup_retries_when_rename_moves_chain)
 static void racer_d_path(void *arg)
 {
 	struct vfs_race *r = arg;
-	r->len = d_path(r->child, r->buf, sizeof(r->buf));
+	r->len = d_path(&(struct path){&root_mnt, r->child}, r->buf, sizeof(r->buf));
 }
 
 /*
