@@ -1,5 +1,5 @@
 /*
- * What the address-space files (mm/address_space.c, vma.c, fault.c, huge.c, pagewalk.c,
+ * What the address-space files (mm/address_space.c, vma_table.c, fault.c, huge.c, pagewalk.c,
  * tlb.c) share and nobody else needs: the allocation wrapper that fault injection
  * hooks into, and the per-CPU fault and page-table page counters.
  */

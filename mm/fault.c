@@ -5,7 +5,7 @@
  * A fault holds its VMA from the lookup to the end of the walk, so the VMA and
  * every table it walks stay put: by the VMA's own lock, taken under RCU, when
  * the mm looks VMAs up that way (VMA_LOOKUP_RCU) and the lookup succeeds, else
- * by mm->vma_lock for reading (mm/vma.c says why either keeps unmap out). Only
+ * by mm->vma_lock for reading (mm/vma_lock.c says why either keeps unmap out). Only
  * to allocate and clear a 2 MiB block does it let go and then start over. Memory
  * for a new page or table is allocated with no page-table lock held; then the
  * lock of the one table whose entry changes is taken, the entry rechecked, and

@@ -3,7 +3,7 @@
  *
  * An mm is a top-level page table whose kernel half is shared with every other
  * mm (arch_mm_init_root) and whose user half [0, USER_VA_END) is filled on demand
- * by the page-fault handler (mm/fault.c) inside the VMAs (mm/vma.c). A CPU enters
+ * by the page-fault handler (mm/fault.c) inside the VMAs (mm/vma*.c). A CPU enters
  * an mm with mm_switch(); it may then touch the user half between
  * arch_user_access_begin() and arch_user_access_end(), faulting pages in.
  *
@@ -16,7 +16,7 @@
  *   vma->lock             one VMA: a fault that found its VMA under RCU holds it
  *                         for reading (it only ever tries); a writer takes it,
  *                         waiting for those faults, before it changes or removes
- *                         the VMA (mm/vma.c).
+ *                         the VMA (mm/vma_lock.c).
  *   vma_seq (seqcount)    bumped around every change of the table, so a fork
  *                         knows whether the VMAs it copied are still all.
  *   page-table locks      the entries of one PMD or PTE table: that table page's
@@ -53,14 +53,14 @@ struct vma {
 	unsigned prot;		      /* PROT_READ|PROT_WRITE|PROT_EXEC (PROT_USER implied) */
 	unsigned flags;		      /* VMA_* */
 	struct rcu_head rcu;	      /* vma_free=rcu: freed after a grace period */
-	u32 lock __cacheline_aligned; /* readers | VMA_LOCK_WRITER (mm/vma.c) */
+	u32 lock __cacheline_aligned; /* readers | VMA_LOCK_WRITER (mm/vma_lock.c) */
 } __cacheline_aligned;
 /* vma->lock: the count of readers, and this bit while a writer holds or waits for it. */
 #define VMA_LOCK_WRITER (1u << 31)
 
 /*
  * The VMA pointers of an mm, sorted by start, with holes (NULL slots, where an
- * unmap left one: see mm/vma.c); replaced (and freed after a grace period) to
+ * unmap left one: see mm/vma_table.c); replaced (and freed after a grace period) to
  * grow. After the cap slots come cap ends, slot[i]'s end at
  * vma_table_ends(t)[i]: a lookup's binary search reads only the table's lines,
  * not the VMAs of other CPUs it passes on the way.

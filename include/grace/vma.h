@@ -1,7 +1,9 @@
 /*
  * Virtual memory areas: the ranges of an mm's user half that may be faulted in,
  * with their protection. A sorted table of VMA pointers, changed under
- * mm->vma_lock and looked up by faults under RCU (mm/vma.c).
+ * mm->vma_lock and looked up by faults under RCU: the table mm/vma_table.c, the
+ * per-VMA lock and the lookup mm/vma_lock.c, the edits mm/vma.c, the freeing
+ * mm/vma_free.c.
  */
 #ifndef GRACE_VMA_H
 #define GRACE_VMA_H
@@ -119,10 +121,10 @@ void vma_free_all(struct mm *mm);
 void vma_init(void);
 
 /*
- * How a VMA that leaves its table is freed (vma_free= on the command line; mm/vma.c
- * says why): at once into a SLAB_TYPESAFE_BY_RCU cache, lookups revalidating what
- * they find, or after a grace period (call_rcu), as before Linux 6.15. A VMA
- * goes the way of the mode in force when it was made.
+ * How a VMA that leaves its table is freed (vma_free= on the command line;
+ * mm/vma_free.c says why): at once into a SLAB_TYPESAFE_BY_RCU cache, lookups
+ * revalidating what they find, or after a grace period (call_rcu), as before
+ * Linux 6.15. A VMA goes the way of the mode in force when it was made.
  */
 enum vma_free_mode {
 	VMA_FREE_TYPESAFE,

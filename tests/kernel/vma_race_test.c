@@ -1,5 +1,5 @@
 /*
- * The per-VMA lookup under RCU (vma_read_lock_rcu(), mm/vma.c) held inside its
+ * The per-VMA lookup under RCU (vma_read_lock_rcu(), mm/vma_lock.c) held inside its
  * lockless window by a race point while a writer changes the table on another
  * CPU: each test needs one recheck, or one grace period, every time it runs.
  *

@@ -1,5 +1,5 @@
 /*
- * VMA lookups under RCU (mm/vma.c): a VMA that unmap took out stays intact for a
+ * VMA lookups under RCU (mm/vma_lock.c): a VMA that unmap took out stays intact for a
  * lookup still inside its read-side section, and faults racing munmap of their
  * own VMA on other CPUs either map before the unmap (which then takes the page
  * away) or fail with -EFAULT, leaving nothing mapped, counted or allocated, also
