@@ -247,7 +247,7 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 	$(Q)$(CC) $(ASFLAGS) -DELF_PATH='"$<"' -DELF_START=$*_start -DELF_END=$*_end \
 		-c tests/user/elf_blob.S -o $@
 
-# The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
+# The programs of the differential user tests (tests/harness/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
 USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
@@ -375,7 +375,7 @@ docs-check: | $(DEPS_STAMP)
 	$(Q)$(MAKE) -s ARCH=riscv64 test-image plugin
 	$(Q)python3 tests/docs_check.py
 
-# The VFS against Linux (tests/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
+# The VFS against Linux (tests/harness/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
 fsdiff: test-image | $(DEPS_STAMP)
 	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
@@ -401,7 +401,7 @@ report: | $(DEPS_STAMP)
 		$(SYSTEM_PYTHON) tests/report.py --smp $(SMP) --arch $(subst $(eval) ,$(COMMA),$(REPORT_ARCHES)) \
 		$(if $(REUSE),--reuse)
 
-# User programs against Linux (tests/userdiff.py): tests/user's programs run at the prompt
+# User programs against Linux (tests/harness/userdiff.py): tests/user's programs run at the prompt
 # and on the host (natively, or under qemu-riscv64), their outputs compared.
 userdiff: test-image user-progs | $(DEPS_STAMP)
 	$(Q)python3 tests/run --userdiff --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \
