@@ -302,8 +302,10 @@ $(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 $(TEST_KERNEL): $(TEST_KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 	$(call link_with_ksyms,$(TEST_KERNEL_OBJS) $(TEST_OBJS))
 
-# QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
-# TESTS=1: boot the test image instead of the production kernel.
+# QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike:
+# tests/harness/launcher.py states which it reads, and starts it with them (make qemu and make gdb
+# as tests/run does). TESTS=1: boot the test image instead of the production kernel.
+LAUNCH = $(SYSTEM_PYTHON) tests/harness/launcher.py $(ARCH)
 QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS) \
 	MACHINE="$(MACHINE)" BOOT="$(BOOT)" FIRMWARE="$(FIRMWARE)" DTB="$(DTB)"
 # One configuration's QEMU for tests/run: the machine, the boot path and the firmware.
@@ -330,8 +332,7 @@ ifneq ($(INIT),)
 else
 	$(if $(INITRD_DIR),$(Q)scripts/mkinitrd "$(INITRD_DIR)" $(INITRD))
 endif
-	$(Q)$(QEMU_ENV) CMDLINE="$(strip $(if $(INIT),init=$(INIT)) $(ARGS))" INITRD="$(INITRD)" \
-		scripts/qemu/$(ARCH).sh
+	$(Q)$(LAUNCH) $(QEMU_ENV) CMDLINE="$(strip $(if $(INIT),init=$(INIT)) $(ARGS))" INITRD="$(INITRD)"
 
 # What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
 # boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).
@@ -343,7 +344,7 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)scripts/install-deps --gdb $(ARCH)
 	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
 	@echo "  $(GDB_CMD) $(BOOT_ELF) -ex 'target remote :1234'"
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
+	$(Q)$(LAUNCH) $(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1
 
 # Any of these on the command line selects one configuration; none runs the matrix.
 SELECTORS := $(strip $(foreach v,ARCH SMP CPUS MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB T,$(if $(filter command line,$(origin $(v))),$(v))))
