@@ -247,7 +247,7 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 	$(Q)$(CC) $(ASFLAGS) -DELF_PATH='"$<"' -DELF_START=$*_start -DELF_END=$*_end \
 		-c tests/user/elf_blob.S -o $@
 
-# The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
+# The programs of the differential user tests (tests/harness/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
 USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
@@ -302,8 +302,10 @@ $(KERNEL): $(KERNEL_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 $(TEST_KERNEL): $(TEST_KERNEL_OBJS) $(TEST_OBJS) $(LDSCRIPT) scripts/gen-ksyms
 	$(call link_with_ksyms,$(TEST_KERNEL_OBJS) $(TEST_OBJS))
 
-# QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike.
-# TESTS=1: boot the test image instead of the production kernel.
+# QEMU is started by scripts/qemu/<arch>.sh from these variables, for make and the test runner alike:
+# tests/harness/launcher.py states which it reads, and starts it with them (make qemu and make gdb
+# as tests/run does). TESTS=1: boot the test image instead of the production kernel.
+LAUNCH = $(SYSTEM_PYTHON) tests/harness/launcher.py $(ARCH)
 QEMU_ENV = BUILD=$(BUILD) SMP=$(SMP) MEM=$(MEM) NUMA="$(NUMA)" QEMUFLAGS="$(QEMUFLAGS)" TESTS=$(TESTS) \
 	MACHINE="$(MACHINE)" BOOT="$(BOOT)" FIRMWARE="$(FIRMWARE)" DTB="$(DTB)"
 # One configuration's QEMU for tests/run: the machine, the boot path and the firmware.
@@ -330,8 +332,7 @@ ifneq ($(INIT),)
 else
 	$(if $(INITRD_DIR),$(Q)scripts/mkinitrd "$(INITRD_DIR)" $(INITRD))
 endif
-	$(Q)$(QEMU_ENV) CMDLINE="$(strip $(if $(INIT),init=$(INIT)) $(ARGS))" INITRD="$(INITRD)" \
-		scripts/qemu/$(ARCH).sh
+	$(Q)$(LAUNCH) $(QEMU_ENV) CMDLINE="$(strip $(if $(INIT),init=$(INIT)) $(ARGS))" INITRD="$(INITRD)"
 
 # What a real machine boots: build/riscv64/grace.img (a disk image for U-Boot's distro
 # boot; DTB=board.dtb adds a device tree) or build/x86_64/grace.iso (BIOS and UEFI).
@@ -343,7 +344,7 @@ gdb qemu-gdb: $(BOOT_IMAGE)
 	$(Q)scripts/install-deps --gdb $(ARCH)
 	@echo "QEMU waits for gdb on localhost:1234. In another terminal:"
 	@echo "  $(GDB_CMD) $(BOOT_ELF) -ex 'target remote :1234'"
-	$(Q)$(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1 scripts/qemu/$(ARCH).sh
+	$(Q)$(LAUNCH) $(QEMU_ENV) CMDLINE="$(ARGS)" GDB=1
 
 # Any of these on the command line selects one configuration; none runs the matrix.
 SELECTORS := $(strip $(foreach v,ARCH SMP CPUS MEM NUMA ARGS QEMUFLAGS MACHINE BOOT FIRMWARE DTB T,$(if $(filter command line,$(origin $(v))),$(v))))
@@ -375,7 +376,7 @@ docs-check: | $(DEPS_STAMP)
 	$(Q)$(MAKE) -s ARCH=riscv64 test-image plugin
 	$(Q)python3 tests/docs_check.py
 
-# The VFS against Linux (tests/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
+# The VFS against Linux (tests/harness/fsdiff.py) for seeds 1..SEEDS; make test runs the fixed seeds.
 fsdiff: test-image | $(DEPS_STAMP)
 	$(Q)python3 tests/run --fsdiff $(SEEDS) --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
@@ -401,7 +402,7 @@ report: | $(DEPS_STAMP)
 		$(SYSTEM_PYTHON) tests/report.py --smp $(SMP) --arch $(subst $(eval) ,$(COMMA),$(REPORT_ARCHES)) \
 		$(if $(REUSE),--reuse)
 
-# User programs against Linux (tests/userdiff.py): tests/user's programs run at the prompt
+# User programs against Linux (tests/harness/userdiff.py): tests/user's programs run at the prompt
 # and on the host (natively, or under qemu-riscv64), their outputs compared.
 userdiff: test-image user-progs | $(DEPS_STAMP)
 	$(Q)python3 tests/run --userdiff --arch $(ARCH) --smp $(if $(SMP_GIVEN),$(SMP),4) \

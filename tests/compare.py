@@ -33,9 +33,8 @@ import subprocess
 import sys
 import time
 
-import kmsg
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, kmsg, launcher
+from harness.bench import PLUGIN
 BUILD = os.path.join(ROOT, "build", "x86_64")
 OUT = os.path.join(BUILD, "compare")
 LINUX_DIR = os.path.join(OUT, "linux")
@@ -44,7 +43,6 @@ LINE = re.compile(r"^bench: (error )?compare arch=\S+ online=\d+ cpus=(\d+) kern
 OPS = re.compile(r"\bops_per_sec=(\d+)")
 PROFILE = re.compile(r"^bench: profile .*\bphase=compare/(\S+?)/cpus=(\d+) .*\binsns_per_op=([\d.]+)"
                      r"(?: transfers_per_op=([\d.]+))?")
-PLUGIN = os.path.join(ROOT, "build", "tools", "grace_profile.so")
 # The kernels a run boots: the column's name, and Linux's command line (None: Grace).
 LINUX_ARGS = "console=ttyS0 rdinit=/init mitigations=off panic=-1 quiet"
 KERNELS = (("grace", None),
@@ -115,19 +113,14 @@ def parse_line(line, kernel, want):
 
 def boot(kernel, cmdline, smp, initrd, vmlinuz, want, timeout_s, log_path, qemuflags=""):
     """Boot one kernel, return its bench: compare lines as {(workload, variant): fields}."""
-    env = dict(os.environ, BUILD=os.path.relpath(BUILD, ROOT), SMP=str(smp), MEM=mem_for(smp),
-               INITRD=initrd, CMDLINE=cmdline or "init=/init", LINUX=vmlinuz if cmdline else "",
-               TESTS="", NUMA="", QEMUFLAGS=qemuflags, MACHINE="", BOOT="", FIRMWARE="")
-    env.pop("GRACE_UDP_ECHO_PORT", None)
+    env = launcher.env(BUILD=os.path.relpath(BUILD, ROOT), SMP=smp, MEM=mem_for(smp), INITRD=initrd,
+                       CMDLINE=cmdline or "init=/init", LINUX=vmlinuz if cmdline else "", TESTS="",
+                       NUMA="", QEMUFLAGS=qemuflags, MACHINE="", BOOT="", FIRMWARE="",
+                       GRACE_UDP_ECHO_PORT=None)
     start = time.monotonic()
-    with open(log_path, "w") as out:
-        try:
-            subprocess.run([os.path.join(ROOT, "scripts", "qemu", "x86_64.sh")], env=env, cwd=ROOT,
-                           stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                           timeout=timeout_s)
-            why = None
-        except subprocess.TimeoutExpired:
-            why = f"no power-off after {timeout_s} s"
+    # Read until QEMU exits: the program powers off once every workload has printed.
+    ended = launcher.boot("x86_64", env, log_path, timeout_s, lambda line: False)
+    why = None if ended.finished else f"no power-off after {timeout_s} s"
     rows = {}
     with open(log_path, errors="replace") as f:
         for line in f:

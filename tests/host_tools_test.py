@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """The host-side tools, checked without booting anything (make test runs this first):
 
+- the launchers' variables as tests/harness/launcher.py states them: each read by a
+  launcher, and a name no launcher reads refused;
 - the QEMU launchers' echo port: GRACE_UDP_ECHO_PORT when set; else 5555 when free,
   another free port when it is taken; the port QEMU is given is the one the first line
   names (QEMU replaced by a stand-in on PATH that prints its arguments); two launchers
   started together are not handed the same port (scripts/qemu/udp-port);
 - scripts/check-vars: what it lets through and what it refuses, with the range said;
 - scripts/make-help --check: a README table missing a Makefile variable is found;
-- tests/run's matrix recap: failed configurations first, with their first failing
+- the matrix's recap (tests/harness/matrix.py): failed configurations first, with their first failing
   result and log, from what each configuration printed.
 """
-import importlib.machinery
-import importlib.util
 import os
 import re
 import shutil
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, launcher, matrix
 failures = []
 
 
@@ -30,7 +30,7 @@ def check(name, ok, detail=""):
         failures.append(name)
 
 
-def launcher(arch, env_port, tmp, machine=""):
+def run_launcher(arch, env_port, tmp, machine=""):
     """(first line, the hostfwd option QEMU got) from scripts/qemu/<arch>.sh."""
     bindir = os.path.join(tmp, "bin")
     os.makedirs(bindir, exist_ok=True)
@@ -41,14 +41,11 @@ def launcher(arch, env_port, tmp, machine=""):
         os.chmod(path, 0o755)
     for name in ("Image", "kernel.elf", "bzImage"):
         open(os.path.join(tmp, name), "w").close()
-    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], BUILD=tmp, SMP="2", MEM="128M",
-               MACHINE=machine, BOOT="", FIRMWARE="", NUMA="", GDB="", TESTS="", CMDLINE="",
-               DTB="", INITRD="", QEMUFLAGS="", LINUX=os.path.join(tmp, "bzImage"))
-    env.pop("GRACE_UDP_ECHO_PORT", None)
-    if env_port:
-        env["GRACE_UDP_ECHO_PORT"] = str(env_port)
-    out = subprocess.run([os.path.join(ROOT, "scripts", "qemu", f"{arch}.sh")], env=env,
-                         capture_output=True, text=True).stdout.splitlines()
+    env = launcher.env(BUILD=tmp, SMP=2, MEM="128M", MACHINE=machine, BOOT="", FIRMWARE="", NUMA="",
+                       GDB="", TESTS="", CMDLINE="", DTB="", INITRD="", QEMUFLAGS="",
+                       LINUX=os.path.join(tmp, "bzImage"), GRACE_UDP_ECHO_PORT=env_port or None)
+    env["PATH"] = bindir + ":" + os.environ["PATH"]
+    out = subprocess.run([launcher.script(arch)], env=env, capture_output=True, text=True).stdout.splitlines()
     fwd = next((re.search(r"hostfwd=udp:127\.0\.0\.1:(\d+)-:7", l) for l in out if "hostfwd=" in l), None)
     first = next((l for l in out if not l.startswith("arg: ")), "")
     return first, fwd.group(1) if fwd else None
@@ -58,19 +55,19 @@ def launcher_checks():
     tmp = tempfile.mkdtemp(prefix="host-tools-")
     try:
         for arch in ("riscv64", "x86_64"):
-            first, port = launcher(arch, 40123, tmp)
+            first, port = run_launcher(arch, 40123, tmp)
             check(f"{arch}_launcher_takes_GRACE_UDP_ECHO_PORT", port == "40123" and "127.0.0.1:40123" in first,
                   f"first line {first!r}, QEMU got port {port}")
             holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             try:
                 holder.bind(("127.0.0.1", 5555))
-                first, port = launcher(arch, None, tmp)
+                first, port = run_launcher(arch, None, tmp)
                 check(f"{arch}_launcher_avoids_a_taken_5555",
                       port not in (None, "5555") and f"127.0.0.1:{port} " in first,
                       f"first line {first!r}, QEMU got port {port}")
             except OSError:
                 print(f"    # 5555 is held by another program: {arch}'s fallback checked by it")
-                first, port = launcher(arch, None, tmp)
+                first, port = run_launcher(arch, None, tmp)
                 check(f"{arch}_launcher_avoids_a_taken_5555", port not in (None, "5555"), f"QEMU got port {port}")
             finally:
                 holder.close()
@@ -78,10 +75,22 @@ def launcher_checks():
                                 capture_output=True, text=True).stdout.strip() for _ in range(2)]
         check("udp_port_not_handed_out_twice_before_qemu_binds_it",
               all(p.isdigit() for p in ports) and ports[0] != ports[1], f"ports {ports}")
-        first, port = launcher("riscv64", None, tmp, machine="sifive_u")
+        first, port = run_launcher("riscv64", None, tmp, machine="sifive_u")
         check("sifive_u_launcher_says_no_network", port is None and "no network" in first, first)
     finally:
         shutil.rmtree(tmp)
+    # The harness's statement of the launchers' variables: each one a launcher reads,
+    # and no other name passed.
+    scripts = "".join(open(launcher.script(arch)).read() for arch in launcher.ARCHES)
+    unread = [v for v in launcher.VARIABLES if not re.search(rf"\$\{{?{v}\b", scripts)]
+    check("launcher_variables_are_read_by_the_launchers", not unread, f"no launcher reads {unread}")
+    try:
+        launcher.env(SMP=2, CPUS=2)
+        refused = None
+    except ValueError as e:
+        refused = str(e)
+    check("launcher_env_refuses_a_name_no_launcher_reads", refused is not None and "CPUS" in refused,
+          "launcher.env(CPUS=2) was let through")
 
 
 CHECK_VARS = [
@@ -151,17 +160,13 @@ def make_help_checks():
 
 
 def recap_checks():
-    loader = importlib.machinery.SourceFileLoader("tests_run", os.path.join(ROOT, "tests", "run"))
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    spec = importlib.util.spec_from_loader("tests_run", loader)
-    run = importlib.util.module_from_spec(spec)
-    loader.exec_module(run)
+
     tmp = tempfile.mkdtemp(prefix="host-tools-")
     real_stdout = sys.stdout
     try:
-        run.MatrixProgress.TIMES = os.path.join(tmp, "times.json")
+        matrix.MatrixProgress.TIMES = os.path.join(tmp, "times.json")
         labels = ["a smp=1", "b smp=4", "c smp=4"]
-        progress = run.MatrixProgress(labels)
+        progress = matrix.MatrixProgress(labels)
         said = []
         for n, (printed, counts) in enumerate([
                 (["a smp=1: booting (log build/a.log)", "    ok 1 x.y", "a smp=1: 1 passed, 0 failed"], (1, 0, 0)),
@@ -189,7 +194,7 @@ def recap_checks():
               and "first: FAIL: no end marker after 9 s; log build/c.log" in rows[1] and rows[2].startswith("  ok")
               and "a smp=1" in rows[2], "\n".join(lines))
         check("matrix_times_kept_for_the_next_estimate",
-              sorted(run.MatrixProgress(labels).known) == sorted(labels), open(run.MatrixProgress.TIMES).read())
+              sorted(matrix.MatrixProgress(labels).known) == sorted(labels), open(matrix.MatrixProgress.TIMES).read())
     finally:
         sys.stdout = real_stdout
         shutil.rmtree(tmp)

@@ -31,16 +31,15 @@ import subprocess
 import sys
 import time
 
-import kmsg
+from harness import ROOT, kmsg
+from harness.bench import BENCH_DONE as DONE
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "build", "report")
 SEEDS = os.path.join(ROOT, "tests", "report", "seeds.json")
 BENCH_LINE = re.compile(r"^bench: (\S+) arch=(\S+) online=(\d+) cpus=(\d+) (.*)$")
 PROFILE_LINE = re.compile(r"^bench: profile arch=(\S+) online=(\d+) cpus=(\d+) phase=(\S+) ops=(\d+) "
                           r"insns_per_op=([\d.]+)(?: transfers_per_op=([\d.]+))?")
 ERROR_LINE = re.compile(r"^bench: error |^error: |Kernel panic")
-DONE = "benchmarks: done"
 
 
 class ReportError(Exception):

@@ -52,7 +52,7 @@
  * QEMU's user networking (slirp) hands the first guest 10.0.2.15/24 behind the gateway
  * 10.0.2.2 (which reaches the host's loopback) and has no DHCP client to ask here, so
  * the first device takes those. A later one takes its address from a boot argument named
- * after it, eth1=10.0.3.15/24 (tests/nethost.py's second NIC), and has no gateway.
+ * after it, eth1=10.0.3.15/24 (tests/harness/nethost.py's second NIC), and has no gateway.
  */
 #define SLIRP_GUEST_ADDR IPV4(10, 0, 2, 15)
 #define SLIRP_NETMASK IPV4(255, 255, 255, 0)

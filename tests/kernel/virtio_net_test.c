@@ -22,9 +22,9 @@
 #include <grace/virtio_net.h>
 
 #define SLIRP_GATEWAY IPV4(10, 0, 2, 2)
-/* What tests/run's listener looks for (HOST_PAYLOAD there). */
+/* What tests/run's listener looks for (HOST_PAYLOAD in tests/harness/nethost.py). */
 #define HOST_PAYLOAD "grace virtio-net to the host"
-/* tests/run waits for this line before it sends to the echo port (NET_ECHO_READY there). */
+/* tests/run waits for this line before it sends to the echo port (tests/harness/nethost.py). */
 #define VIRTIO_NET_ECHO_READY "# virtio_net: echo service ready for the host"
 #define HOST_REPLY_TIMEOUT_NS (5 * NSEC_PER_SEC)
 /* The host resends every half second; this covers a slow TCG boot's scheduling too. */

@@ -6,7 +6,7 @@
  * PROT_NONE page, unmapped and kernel memory and past the end of the address
  * space, paths in a directory of the child's own, strings that run into an
  * unreadable page, sizes from 0 to 2^64 - 1. The kernel must answer each one
- * and stay up; the test around it (tests/userdiff.py) checks that afterwards
+ * and stay up; the test around it (tests/harness/userdiff.py) checks that afterwards
  * its free memory, slab objects and descriptor counts are where they were.
  *
  * What is left out is only what would end a child or block it forever, or

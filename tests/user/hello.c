@@ -2,7 +2,7 @@
  * What a program finds at its start: its arguments, its environment and the
  * auxiliary vector exec laid on the stack, printed through stdio, with a
  * little floating point so that the FP registers must survive the traps of
- * the writes between. tests/userdiff.py runs it at Grace's prompt and on
+ * the writes between. tests/harness/userdiff.py runs it at Grace's prompt and on
  * Linux and compares the two outputs byte for byte, so it prints no address,
  * pid or time, only what the ABI fixes.
  *

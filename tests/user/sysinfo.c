@@ -8,7 +8,7 @@
  * getrlimit, setrlimit and prlimit64.
  *
  * The limits printed are the ones the runner gives the host's side (RLIMIT_STACK
- * 8 MiB, RLIMIT_NOFILE 1024, RLIMIT_CORE 0: tests/userdiff.py), which are
+ * 8 MiB, RLIMIT_NOFILE 1024, RLIMIT_CORE 0: tests/harness/userdiff.py), which are
  * Grace's. Only sets that change nothing, or that Linux refuses too, are made:
  * Grace's limits are fixed, and qemu-user, the riscv64 reference, ignores a
  * set of RLIMIT_STACK, RLIMIT_DATA or RLIMIT_AS. Every call is made through

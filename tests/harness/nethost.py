@@ -18,12 +18,18 @@ gives that device (eth1) GUEST_IP from the boot argument eth1=GUEST_IP/24.
    what never reached eth0, or left it and never came back, was lost inside the host's
    QEMU, and is reported apart.
 Every address used is on 127.0.0.1.
+
+HostNet, at the end, is the host's side of the test boot's own network tests
+(tests/kernel/virtio_net_test.c): a listener the kernel sends to through QEMU's user
+networking, and the check of the guest's echo service through the forwarded port.
 """
 import socket
 import struct
+import threading
 import time
 
-import kmsg
+from . import kmsg
+from .launcher import free_udp_port
 
 GUEST_MAC = bytes.fromhex("525400000102")
 GUEST_IP = bytes([10, 0, 3, 15])
@@ -138,12 +144,11 @@ def counters(con, deadline):
     """netstat's and `ifconfig eth0`/`eth1`'s numbers, as {"drop ip_csum": n, "eth1 rx packets": n}."""
     out = {}
     for cmd in ("netstat", "ifconfig eth0", "ifconfig eth1"):
-        con.type(cmd + "\r")
-        chunk, seen = con.read_until("grace> ", deadline)
-        if chunk is None:
+        out_text, seen = con.command(cmd, deadline)
+        if out_text is None:
             raise RuntimeError(f"no prompt after {cmd}: {seen[-200:]!r}")
         dev = cmd.split()[1] if " " in cmd else ""
-        for line in chunk.replace("\r", "").split("\n"):
+        for line in out_text.replace("\r", "").split("\n"):
             words = kmsg.strip_time(line).split()
             if not words:
                 continue
@@ -293,4 +298,81 @@ class Wire:
         return self.sock.recv(n)
 
     def close(self):
+        self.sock.close()
+
+
+
+
+# The host's side of the network tests (tests/kernel/virtio_net_test.c): the kernel sends
+# HOST_PAYLOAD to the gateway 10.0.2.2:<listener>, which QEMU's user networking delivers
+# to 127.0.0.1:<listener> here, and we answer with the same bytes; once the kernel prints
+# NET_ECHO_READY we send ECHO_PAYLOAD to the forwarded echo port until it comes back.
+HOST_PAYLOAD = b"grace virtio-net to the host"
+NET_ECHO_READY = "# virtio_net: echo service ready for the host"
+ECHO_PAYLOAD = b"grace echo check from the host"
+ECHO_RESEND_S = 0.5
+ECHO_GIVE_UP_S = 25
+
+
+class HostNet:
+    """A UDP listener the kernel sends to, and the sender that checks the echo service."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.5)
+        self.port = self.sock.getsockname()[1]
+        self.echo_port = free_udp_port()
+        self.received = []          # payloads that reached the listener
+        self.echo_ready = False     # the kernel said the echo service waits for us
+        self.echo_ok = None         # None: never tried; then whether the echo came back
+        self.stop = threading.Event()
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def _listen(self):
+        while not self.stop.is_set():
+            try:
+                data, addr = self.sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.received.append(data)
+            self.sock.sendto(data, addr)
+
+    def _echo_check(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(ECHO_RESEND_S)
+            deadline = time.monotonic() + ECHO_GIVE_UP_S
+            self.echo_ok = False
+            while time.monotonic() < deadline and not self.stop.is_set():
+                s.sendto(ECHO_PAYLOAD, ("127.0.0.1", self.echo_port))
+                try:
+                    data, _ = s.recvfrom(2048)
+                except socket.timeout:
+                    continue
+                if data == ECHO_PAYLOAD:
+                    self.echo_ok = True
+                    return
+
+    def feed(self, line):
+        if line.strip() == NET_ECHO_READY and not self.echo_ready:
+            self.echo_ready = True
+            threading.Thread(target=self._echo_check, daemon=True).start()
+
+    def problems(self, status):
+        """What went wrong on the host's side of the tests that ran (skipped ones ask nothing)."""
+        out = []
+        if status.get("virtio_net.udp_round_trip_through_the_host") == "pass" and \
+                HOST_PAYLOAD not in self.received:
+            out.append(f"the host listener on 127.0.0.1:{self.port} never got {HOST_PAYLOAD!r}")
+        ran_echo = status.get("virtio_net.host_datagrams_reach_the_echo_service") in ("pass", "fail")
+        if ran_echo and not self.echo_ready:
+            out.append(f"no '{NET_ECHO_READY}' line before the echo test ended")
+        elif ran_echo and not self.echo_ok:
+            out.append(f"no echo of {ECHO_PAYLOAD!r} from 127.0.0.1:{self.echo_port} (forwarded to the guest's port 7)")
+        return out
+
+    def close(self):
+        self.stop.set()
         self.sock.close()

@@ -158,17 +158,16 @@ def grace_result(cmd, out):
 
 
 class Shell:
-    """Commands typed at Grace's prompt over tests/run's Console."""
+    """Commands typed at Grace's prompt over the harness's Console."""
 
     def __init__(self, con, deadline):
         self.con, self.deadline = con, deadline
 
     def run(self, cmd):
-        self.con.type(cmd + "\r")
-        chunk, seen = self.con.read_until("grace> ", self.deadline)
-        if chunk is None:
+        out, seen = self.con.command(cmd, self.deadline)
+        if out is None:
             raise RuntimeError(f"no prompt after {cmd!r}; last output: {seen[-300:]!r}")
-        lines = chunk[:-len("grace> ")].replace("\r", "").split("\n")
+        lines = out.replace("\r", "").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         if any("Kernel panic" in l for l in lines):

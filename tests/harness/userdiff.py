@@ -60,8 +60,8 @@ import signal
 import subprocess
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROMPT = "grace> "
+from . import ROOT
+
 # tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever) and
 # null_syscall.c, open_close.c and memscale.c the benchmarks': linked into the test image.
 NOT_USER_PROGRAMS = ("elf_min", "null_syscall", "open_close", "memscale")
@@ -240,11 +240,10 @@ def host_run(arch, bindir, prog, command):
 
 def grace_run(con, deadline, command):
     """(echo, output) of `run command` typed at the prompt, line endings as \\n."""
-    con.type(f"run {command}\r")
-    chunk, seen = con.read_until(PROMPT, min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
-    if chunk is None:
+    out, seen = con.command(f"run {command}", min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
+    if out is None:
         raise RuntimeError(f"no prompt after 'run {command}'; last output: {seen[-300:]!r}")
-    text = chunk[:-len(PROMPT)].replace("\r\n", "\n")
+    text = out.replace("\r\n", "\n")
     echo, _, out = text.partition("\n")
     return echo, out
 
@@ -357,11 +356,10 @@ PAGE_KIB = 4
 
 def shell(con, deadline, line):
     """What a line typed at Grace's prompt printed, without its echo."""
-    con.type(line + "\r")
-    chunk, seen = con.read_until(PROMPT, min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
-    if chunk is None:
+    out, seen = con.command(line, min(deadline, time.monotonic() + GRACE_TIMEOUT_S))
+    if out is None:
         raise RuntimeError(f"no prompt after '{line}'; last output: {seen[-300:]!r}")
-    return chunk[:-len(PROMPT)].replace("\r\n", "\n").partition("\n")[2]
+    return out.replace("\r\n", "\n").partition("\n")[2]
 
 
 def slab_kib(size_objects_slabs):

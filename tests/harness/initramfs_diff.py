@@ -15,9 +15,9 @@ import shutil
 import subprocess
 import tempfile
 
-import fsdiff
+from . import fsdiff
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from . import ROOT
 # The boot-time test that checks the archive's memory came back (tests/kernel/initramfs_test.c).
 BOOT_TEST = "initramfs.the_boot_archive_is_unpacked_and_its_pages_go_back_to_the_allocator"
 

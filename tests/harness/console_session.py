@@ -44,9 +44,8 @@ kernel must say so and power off.
 import codecs
 import re
 
-import kmsg
+from . import kmsg
 
-PROMPT = "grace> "
 EXPECT_MARK = "  #=> "
 INTERRUPT_MARK = "  #^C "
 NOWAIT_MARK = "  #&"
