@@ -22,13 +22,16 @@
  * or fails before it has touched one (the process is exiting already: the
  * caller dies of that on its way out, as a Linux thread does with its fatal
  * signal pending). What follows switches the process over, and none of it can
- * fail, so an exec never returns an error to a process whose threads are gone,
- * and it has no failure past the point to answer with Linux's SIGSEGV
- * (bprm_execve's force_fatal_sig()).
+ * fail, so an exec never returns an error to a process whose threads are gone.
  *
- * Deviation from Linux: Linux maps the segments and builds the stack after its
- * point of no return (begin_new_exec()), so a segment it cannot map kills the
- * process with SIGSEGV; here that is an error return with every thread as it was.
+ * Linux maps the segments after its point of no return (begin_new_exec()), so a
+ * segment its mmap() refuses (elf_check()'s -EINVAL: p_filesz over p_memsz, an
+ * address outside the user half, p_vaddr and p_offset not congruent) kills the
+ * process with SIGSEGV (bprm_execve()'s force_fatal_sig()). Such an image is
+ * found here before the point, but goes past it all the same and ends the same
+ * way, so a program sees Linux's behaviour. Deviation from Linux: a segment
+ * that cannot be mapped for want of memory is -ENOMEM with every thread as it
+ * was, where Linux kills the process.
  */
 #include <grace/arch.h>
 #include <grace/elf.h>
@@ -194,6 +197,17 @@ static long exec_map_trampoline(struct mm *mm)
 	return va;
 }
 
+/*
+ * A failure past the point of no return, the other threads gone: the process
+ * is killed with SIGSEGV, blocked or ignored or not, as Linux's bprm_execve()
+ * does with force_fatal_sig(). It is delivered on the way back to user mode.
+ */
+static void exec_fail_past_no_return(void)
+{
+	struct ksiginfo info = {.code = SI_KERNEL};
+	signal_force(SIGSEGV, &info);
+}
+
 uintptr_t proc_sigreturn_trampoline(void)
 {
 	return current_process()->sigreturn_tramp;
@@ -221,10 +235,12 @@ int exec_load(struct process *p, const char *path, struct exec_vec argv, struct 
 		err = exec_args_init(&args, mm, argv, envp);
 	if (!err)
 		err = exec_args_copy(&args, path, argv, envp);
-	/* The image only now, as Linux reads it after the arguments: -ENOEXEC comes after -E2BIG.
-	 */
-	if (!err)
+	/* The image only now, as Linux reads it after the arguments: -E2BIG before -ENOEXEC. */
+	bool past_no_return = false;
+	if (!err) {
 		err = elf_load(mm, image, len, &info);
+		past_no_return = err == -EINVAL; /* a segment Linux's mmap() would refuse */
+	}
 	free_pages(image, order);
 	long tramp = err ? 0 : exec_map_trampoline(mm);
 	if (tramp < 0)
@@ -236,10 +252,16 @@ int exec_load(struct process *p, const char *path, struct exec_vec argv, struct 
 	/*
 	 * The point of no return: the other threads go. proc_exec_alone() fails only
 	 * before it has touched one of them (the process is exiting already), and
-	 * nothing after it can fail.
+	 * nothing after it can fail. An image Linux finds bad only past its own point
+	 * goes past it too, and is the process's end.
 	 */
-	if (!err)
-		err = proc_exec_alone();
+	if (!err || past_no_return) {
+		int alone = proc_exec_alone();
+		if (alone)
+			err = alone;
+		else if (err)
+			exec_fail_past_no_return();
+	}
 	if (err) {
 		if (mm)
 			mm_destroy(mm);

@@ -12,12 +12,15 @@
  * runs) and with no argv at all (it runs with argc 1 and an empty argv[0]), the
  * threaded process execs with one byte more (-E2BIG), then with about 1 MiB of
  * arguments, and the program run again prints its argc and a checksum of its
- * arguments.
+ * arguments. Before that, a forked child with a thread of its own execs a copy
+ * of this program whose first segment's p_filesz is over its p_memsz: Linux
+ * finds that only past its point of no return, and kills the child with SIGSEGV.
  *
  * userdiff: exec_takes_linux_argument_area_and_a_failed_exec_leaves_the_threads
  * run: /bin/exec_args
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -145,6 +148,53 @@ static void bad_images(void)
 }
 
 #ifdef __x86_64__
+/* A copy of this program in path, its first PT_LOAD's p_memsz one byte short of its p_filesz. */
+static int make_bad_segment(const char *path)
+{
+	static char image[4 << 20];
+	int fd = open(SELF, O_RDONLY);
+	ssize_t len = read(fd, image, sizeof(image));
+	close(fd);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)image;
+	for (int i = 0; len > 0 && i < eh->e_phnum; i++) {
+		Elf64_Phdr *ph = (Elf64_Phdr *)(image + eh->e_phoff + i * sizeof(*ph));
+		if (ph->p_type == PT_LOAD && ph->p_filesz) {
+			ph->p_memsz = ph->p_filesz - 1;
+			make_file(path, image, len, 0755);
+			return 0;
+		}
+	}
+	printf("no PT_LOAD with file bytes in %s\n", SELF);
+	return -1;
+}
+
+/* A forked child with a second thread execs a program Linux fails past its point of no return. */
+static void exec_past_no_return(void)
+{
+	char path[] = "/tmp/exec_args.bad";
+	if (make_bad_segment(path))
+		return;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t th;
+		pthread_create(&th, NULL, counter, NULL);
+		char *argv[] = {"bad", NULL}, *envp[] = {NULL};
+		execve(path, argv, envp);
+		printf("execve of p_filesz over p_memsz: %s\n", strerrorname_np(errno));
+		_exit(1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		printf("execve of p_filesz over p_memsz from a thread: killed by %s\n",
+		       sigabbrev_np(WTERMSIG(status)));
+	else
+		printf("execve of p_filesz over p_memsz from a thread: exited with status %d\n",
+		       WEXITSTATUS(status));
+	unlink(path);
+}
+
 /* Fill argv (argv[0], CHILD, then k strings) to exactly total bytes with their pointers. */
 static char **args_of_size(size_t total, size_t k)
 {
@@ -230,6 +280,7 @@ int main(int argc, char **argv, char **envp)
 	v = args_of_size(arg_max + 1, 17);
 	try_exec("with _SC_ARG_MAX bytes and one more", SELF, v, envp0);
 	free_args(v);
+	exec_past_no_return();
 	/* The threaded process itself: 8 strings of 128 KiB, the other thread then gone. */
 	v = args_of_size(8 * 128 * 1024, 8);
 	char *env1[] = {"ONE=1", NULL};
