@@ -168,10 +168,11 @@ struct exec_vec {
 /*
  * Load path into a new address space for p (the calling thread's process),
  * argv, envp and the auxiliary vector on its stack, end p's other threads and
- * switch to it; nothing of p is changed when it fails. *pc and *sp: where the
- * program starts (the caller enters it with arch_enter_user()). execve()'s
- * errors: -ENOENT, -EACCES, -E2BIG, -EFAULT, -ENOEXEC, -EINVAL, -ENOMEM, and
- * -EAGAIN when p is exiting already.
+ * switch to it. *pc and *sp: where the program starts (the caller enters it
+ * with arch_enter_user()). execve()'s errors, with nothing of p changed:
+ * -ENOENT, -EACCES, -E2BIG, -EFAULT, -ENOEXEC, -ENOMEM, and -EAGAIN when p is
+ * exiting already. -EINVAL (an image Linux refuses past its point of no
+ * return) comes back with p's other threads ended and SIGSEGV pending.
  */
 int exec_load(struct process *p, const char *path, struct exec_vec argv, struct exec_vec envp,
 	      uintptr_t *pc, uintptr_t *sp);
