@@ -156,20 +156,38 @@ void proc_make_init(struct process *p);
 bool proc_start_init(void);
 
 /*
- * Load path into a new address space for p (the calling thread's process),
- * argv, envp and the auxiliary vector on its stack, and switch to it; the old
- * one is destroyed only on success. *pc and *sp: where the program starts (the
- * caller enters it with arch_enter_user()). execve()'s errors: -ENOENT,
- * -EACCES, -ENOEXEC, -E2BIG, -ENOMEM.
+ * An argv or envp for exec: a NULL-terminated vector of strings in the calling
+ * program's memory (execve's, user) or in the kernel's (a program the kernel
+ * starts, kernel). Both NULL: an empty one.
  */
-int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
+struct exec_vec {
+	const char __user *const __user *user;
+	char *const *kernel;
+};
+
+/*
+ * Load path into a new address space for p (the calling thread's process),
+ * argv, envp and the auxiliary vector on its stack, end p's other threads and
+ * switch to it. *pc and *sp: where the program starts (the caller enters it
+ * with arch_enter_user()). execve()'s errors, with nothing of p changed:
+ * -ENOENT, -EACCES, -E2BIG, -EFAULT, -ENOEXEC, -ENOMEM, and -EAGAIN when p is
+ * exiting already. -EINVAL (an image Linux refuses past its point of no
+ * return) comes back with p's other threads ended and SIGSEGV pending.
+ */
+int exec_load(struct process *p, const char *path, struct exec_vec argv, struct exec_vec envp,
 	      uintptr_t *pc, uintptr_t *sp);
 
 /*
- * The bytes of argument and environment strings execve() takes, all together; one
- * string may use them all (Linux bounds one by MAX_ARG_STRLEN, the same 32 pages).
+ * The argument area, Linux's (fs/exec.c): the strings of argv and envp and the
+ * file name, with a pointer for each string, take at most a quarter of the stack
+ * limit (RLIMIT_STACK, so 2 MiB; Linux also caps it at 6 MiB and raises it to
+ * 128 KiB, neither of which a fixed 8 MiB limit reaches), which is what glibc's
+ * sysconf(_SC_ARG_MAX) reports. One string takes at most MAX_ARG_STRLEN bytes
+ * with its NUL, and a vector at most MAX_ARG_STRINGS pointers.
  */
-#define EXEC_ARGS_MAX (128 * 1024)
+#define EXEC_ARGS_MAX (EXEC_STACK_SIZE / 4)
+#define MAX_ARG_STRLEN (32 * PAGE_SIZE)
+#define MAX_ARG_STRINGS 0x7fffffff
 
 /* A program's stack, mapped whole at exec: RLIMIT_STACK's default, 8 MiB. */
 #define EXEC_STACK_SIZE (8 * MiB)

@@ -12,9 +12,26 @@
  * EXEC_STACK_SIZE below STACK_TOP (4 KiB pages: Linux does not back a stack with
  * huge pages either); mmap() without a hint searches below it and a gap.
  *
- * The calling thread is the program's: it switches to the new mm to write the
- * stack through copy_to_user, like any other user memory. Nothing of the old
- * state is touched until the image is known to be good and loaded.
+ * Everything that can fail is done before the point of no return, into a new
+ * mm that nothing runs in yet, each step in the order Linux takes it so that
+ * the first error is Linux's: the file is opened and read (-ENOENT, -EACCES),
+ * the argument area copied in (exec_args.c: -E2BIG, -EFAULT), the image
+ * checked and mapped (fs/binfmt_elf.c: -ENOEXEC, -EINVAL), the trampoline
+ * mapped and the stack's tables written (-ENOMEM anywhere). The point of no
+ * return is proc_exec_alone(), Linux's de_thread(): it ends the other threads,
+ * or fails before it has touched one (the process is exiting already: the
+ * caller dies of that on its way out, as a Linux thread does with its fatal
+ * signal pending). What follows switches the process over, and none of it can
+ * fail, so an exec never returns an error to a process whose threads are gone.
+ *
+ * Linux maps the segments after its point of no return (begin_new_exec()), so a
+ * segment its mmap() refuses (elf_check()'s -EINVAL: p_filesz over p_memsz, an
+ * address outside the user half, p_vaddr and p_offset not congruent) kills the
+ * process with SIGSEGV (bprm_execve()'s force_fatal_sig()). Such an image is
+ * found here before the point, but goes past it all the same and ends the same
+ * way, so a program sees Linux's behaviour. Deviation from Linux: a segment
+ * that cannot be mapped for want of memory is -ENOMEM with every thread as it
+ * was, where Linux kills the process.
  */
 #include <grace/arch.h>
 #include <grace/elf.h>
@@ -108,66 +125,19 @@ out:
 	return image;
 }
 
-static size_t strings_size(char *const v[], unsigned *count)
+/*
+ * The rest of the initial stack, below the strings exec_args_copy() put at its
+ * top: AT_RANDOM's bytes, then the vectors and the auxiliary vector at *sp.
+ */
+static int exec_build_stack(struct exec_args *a, const struct elf_info *info, uintptr_t *sp)
 {
-	size_t bytes = 0;
-	unsigned n = 0;
-	for (; v && v[n]; n++)
-		bytes += strlen(v[n]) + 1;
-	*count = n;
-	return bytes;
-}
-
-/* Copy the strings of v down from *top, their user addresses into out[]. */
-static int push_strings(uintptr_t *top, char *const v[], unsigned n, uintptr_t *out)
-{
-	for (unsigned i = 0; i < n; i++) {
-		size_t len = strlen(v[i]) + 1;
-		*top -= len;
-		if (copy_to_user((void __user *)*top, v[i], len))
-			return -EFAULT;
-		out[i] = *top;
-	}
-	return 0;
-}
-
-/* The initial stack, written into the current mm; *sp its final value. */
-static int exec_build_stack(const struct elf_info *info, const char *path, char *const argv[],
-			    char *const envp[], uintptr_t *sp)
-{
-	unsigned argc, envc;
-	size_t bytes = strings_size(argv, &argc) + strings_size(envp, &envc) + strlen(path) + 1;
-	if (bytes > EXEC_ARGS_MAX)
-		return -E2BIG;
-	size_t words = 1 + argc + 1 + envc + 1 + 2 * AUXV_MAX;
-	unsigned long *vec = kmalloc(words * sizeof(*vec));
-	uintptr_t *addrs = kmalloc((argc + envc + 1) * sizeof(*addrs));
-	int err = -ENOMEM;
-	if (!vec || !addrs)
-		goto out;
-
-	uintptr_t top = STACK_TOP;
-	if ((err = push_strings(&top, (char *const[]){(char *)path}, 1, &addrs[argc + envc])) ||
-	    (err = push_strings(&top, envp, envc, addrs + argc)) ||
-	    (err = push_strings(&top, argv, argc, addrs)))
-		goto out;
 	u8 random[16];
 	get_random_bytes(random, sizeof(random));
-	top = ALIGN_DOWN(top - sizeof(random), 16);
-	uintptr_t at_random = top;
-	if (copy_to_user((void __user *)top, random, sizeof(random))) {
-		err = -EFAULT;
-		goto out;
-	}
+	uintptr_t at_random = ALIGN_DOWN(a->p - sizeof(random), 16);
+	int err = exec_stack_write(a->mm, at_random, random, sizeof(random));
+	if (err)
+		return err;
 
-	size_t w = 0;
-	vec[w++] = argc;
-	for (unsigned i = 0; i < argc; i++)
-		vec[w++] = addrs[i];
-	vec[w++] = 0;
-	for (unsigned i = 0; i < envc; i++)
-		vec[w++] = addrs[argc + i];
-	vec[w++] = 0;
 	const unsigned long auxv[][2] = {
 	    {AT_HWCAP, arch_elf_hwcap()},
 	    {AT_PAGESZ, PAGE_SIZE},
@@ -184,20 +154,21 @@ static int exec_build_stack(const struct elf_info *info, const char *path, char 
 	    {AT_EGID, 0},
 	    {AT_SECURE, 0},
 	    {AT_RANDOM, at_random},
-	    {AT_EXECFN, addrs[argc + envc]},
+	    {AT_EXECFN, 0}, /* the file name's address, once the vectors are written */
 	    {AT_NULL, 0},
 	};
 	BUILD_BUG_ON(ARRAY_SIZE(auxv) > AUXV_MAX);
-	for (unsigned i = 0; i < ARRAY_SIZE(auxv); i++) {
-		vec[w++] = auxv[i][0];
-		vec[w++] = auxv[i][1];
+	/* argc, argv and its NULL, envp and its NULL: exec_args_vectors() writes them. */
+	size_t vec_words = 1 + a->argc + 1 + a->envc + 1;
+	*sp = ALIGN_DOWN(at_random - (vec_words + 2 * ARRAY_SIZE(auxv)) * sizeof(long), 16);
+	uintptr_t execfn;
+	err = exec_args_vectors(a, *sp, &execfn);
+	uintptr_t at = *sp + vec_words * sizeof(long);
+	for (unsigned i = 0; i < ARRAY_SIZE(auxv) && !err; i++) {
+		unsigned long pair[2] = {auxv[i][0], auxv[i][0] == AT_EXECFN ? execfn : auxv[i][1]};
+		err = exec_stack_write(a->mm, at, pair, sizeof(pair));
+		at += sizeof(pair);
 	}
-	top = ALIGN_DOWN(top - w * sizeof(*vec), 16);
-	err = copy_to_user((void __user *)top, vec, w * sizeof(*vec)) ? -EFAULT : 0;
-	*sp = top;
-out:
-	kfree(vec);
-	kfree(addrs);
 	return err;
 }
 
@@ -226,39 +197,71 @@ static long exec_map_trampoline(struct mm *mm)
 	return va;
 }
 
+/*
+ * A failure past the point of no return, the other threads gone: the process
+ * is killed with SIGSEGV, blocked or ignored or not, as Linux's bprm_execve()
+ * does with force_fatal_sig(). It is delivered on the way back to user mode.
+ */
+static void exec_fail_past_no_return(void)
+{
+	struct ksiginfo info = {.code = SI_KERNEL};
+	signal_force(SIGSEGV, &info);
+}
+
 uintptr_t proc_sigreturn_trampoline(void)
 {
 	return current_process()->sigreturn_tramp;
 }
 
-int exec_load(struct process *p, const char *path, char *const argv[], char *const envp[],
+int exec_load(struct process *p, const char *path, struct exec_vec argv, struct exec_vec envp,
 	      uintptr_t *pc, uintptr_t *sp)
 {
+	struct exec_args args = {0};
 	size_t len = 0;
 	unsigned order = 0;
 	struct elf_info info;
 	int err;
 
+	/* The file first, as Linux opens it before it looks at the arguments. */
 	char *exe = NULL;
 	void *image = exec_read_image(path, &len, &order, &exe, &err);
 	if (!image)
 		return err;
-	err = elf_check(image, len);
-	struct mm *mm = err ? NULL : mm_create();
-	if (!err && !mm)
-		err = -ENOMEM;
+	struct mm *mm = mm_create();
+	err = mm ? vma_map(mm, STACK_TOP - EXEC_STACK_SIZE, EXEC_STACK_SIZE, PROT_READ | PROT_WRITE,
+			   VMA_NOHUGE)
+		 : -ENOMEM;
 	if (!err)
+		err = exec_args_init(&args, mm, argv, envp);
+	if (!err)
+		err = exec_args_copy(&args, path, argv, envp);
+	/* The image only now, as Linux reads it after the arguments: -E2BIG before -ENOEXEC. */
+	bool past_no_return = false;
+	if (!err) {
 		err = elf_load(mm, image, len, &info);
+		past_no_return = err == -EINVAL; /* a segment Linux's mmap() would refuse */
+	}
 	free_pages(image, order);
-	if (!err)
-		err = vma_map(mm, STACK_TOP - EXEC_STACK_SIZE, EXEC_STACK_SIZE,
-			      PROT_READ | PROT_WRITE, VMA_NOHUGE);
 	long tramp = err ? 0 : exec_map_trampoline(mm);
 	if (tramp < 0)
 		err = (int)tramp;
-	/* The program is good: from here the other threads go, as on Linux. */
 	if (!err)
-		err = proc_exec_alone();
+		err = exec_build_stack(&args, &info, sp);
+	exec_args_free(&args);
+
+	/*
+	 * The point of no return: the other threads go. proc_exec_alone() fails only
+	 * before it has touched one of them (the process is exiting already), and
+	 * nothing after it can fail. An image Linux finds bad only past its own point
+	 * goes past it too, and is the process's end.
+	 */
+	if (!err || past_no_return) {
+		int alone = proc_exec_alone();
+		if (alone)
+			err = alone;
+		else if (err)
+			exec_fail_past_no_return();
+	}
 	if (err) {
 		if (mm)
 			mm_destroy(mm);
@@ -282,13 +285,6 @@ int exec_load(struct process *p, const char *path, char *const argv[], char *con
 
 	struct mm *old = p->mm;
 	mm_switch(mm);
-	err = exec_build_stack(&info, path, argv, envp, sp);
-	if (err) {
-		mm_switch(old);
-		mm_destroy(mm);
-		kfree(exe);
-		return err;
-	}
 	/* A vfork child gives its parent's address space back; any other frees its old one. */
 	if (p->mm_borrowed)
 		proc_vfork_release(p);

@@ -15,6 +15,33 @@
 /* Between the stack and the highest mmap(): Linux's smallest gap (MIN_GAP, 128 MiB). */
 #define EXEC_STACK_GAP (128 * MiB)
 
+/*
+ * exec_args.c: the argument area of an exec (its header says what it holds and
+ * how it is built), at the top of the new program's stack.
+ */
+struct exec_args {
+	struct mm *mm; /* the new address space, its stack mapped; nobody runs in it */
+	unsigned argc, envc;
+	uintptr_t top;	 /* just above the first string copied in */
+	uintptr_t p;	 /* the lowest byte of the strings so far */
+	uintptr_t floor; /* p goes no lower: Linux's bprm->argmin */
+	char *bounce;	 /* one page, that user strings and the vectors go through */
+};
+/* Count argv and envp and size the area below STACK_TOP in mm: 0, -EFAULT, -E2BIG, -ENOMEM. */
+int exec_args_init(struct exec_args *a, struct mm *mm, struct exec_vec argv, struct exec_vec envp);
+/* Copy path, envp and argv in: 0, -E2BIG, -EFAULT, -ENOMEM. */
+int exec_args_copy(struct exec_args *a, const char *path, struct exec_vec argv,
+		   struct exec_vec envp);
+/*
+ * Write argc, argv's pointers, NULL, envp's, NULL at at (after init and copy);
+ * *execfn the file name's address. 0 or -ENOMEM.
+ */
+int exec_args_vectors(struct exec_args *a, uintptr_t at, uintptr_t *execfn);
+/* What init took, whether or not the rest succeeded. */
+void exec_args_free(struct exec_args *a);
+/* Copy len bytes to va in mm, an mm being built that nothing runs in: 0 or -ENOMEM. */
+int exec_stack_write(struct mm *mm, uintptr_t va, const void *src, size_t len);
+
 /* pid.c: the next pid or tid; the hashes that find them under RCU. */
 int pid_alloc(void);
 void pid_hash_process(struct process *p);

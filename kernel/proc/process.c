@@ -145,7 +145,8 @@ static int proc_thread(void *arg)
 	thread_start(sa->thread);
 	int err = proc_open_console();
 	if (!err)
-		err = exec_load(p, sa->path, sa->argv, sa->envp, &pc, &sp);
+		err = exec_load(p, sa->path, (struct exec_vec){.kernel = sa->argv},
+				(struct exec_vec){.kernel = sa->envp}, &pc, &sp);
 	sa->err = err;
 	complete(&sa->done); /* orders err before the spawner's return from the wait */
 	if (err)

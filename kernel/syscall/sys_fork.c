@@ -14,7 +14,6 @@
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/fs.h>
-#include <grace/page_alloc.h>
 #include <grace/process.h>
 #include <grace/sched.h>
 #include <grace/signal.h>
@@ -120,74 +119,21 @@ USER_CALL(vfork)
 	return clone_process(CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0);
 }
 
-/*
- * The strings of argv and envp, copied into one EXEC_ARGS_MAX buffer (Linux's
- * bound on them all together; one string may use all of it), each vector of at
- * most EXEC_VEC_MAX pointers.
- */
-#define EXEC_VEC_MAX 8192
-
-struct exec_strings {
-	char *buf;   /* EXEC_ARGS_MAX bytes */
-	size_t used; /* of buf */
-};
-
-/* A NULL-terminated user vector copied in, its strings into es; NULL with *err on failure. */
-static char **strings_copy(struct exec_strings *es, const char __user *const __user *uv, int *err)
-{
-	char **v = kzalloc((EXEC_VEC_MAX + 1) * sizeof(*v));
-	if (!v) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	*err = 0;
-	for (unsigned i = 0; uv; i++) {
-		const char __user *us;
-		if (copy_from_user(&us, &uv[i], sizeof(us))) {
-			*err = -EFAULT;
-			break;
-		}
-		if (!us)
-			break;
-		size_t room = EXEC_ARGS_MAX - es->used;
-		long len = i < EXEC_VEC_MAX ? strncpy_from_user(es->buf + es->used, us, room) : 0;
-		if (len < 0 || (size_t)len == room || i == EXEC_VEC_MAX) {
-			*err = len < 0 ? (int)len : -E2BIG;
-			break;
-		}
-		v[i] = es->buf + es->used;
-		es->used += len + 1;
-	}
-	if (*err) {
-		kfree(v);
-		return NULL;
-	}
-	return v;
-}
-
+/* argv and envp stay where they are: exec_load() copies them into the new program's stack. */
 USER_CALL(execve)
 {
-	struct exec_strings es = {.buf = alloc_pages(pages_order(EXEC_ARGS_MAX))};
 	char *path = kmalloc(PATH_MAX);
-	char **argv = NULL, **envp = NULL;
-	int err = -ENOMEM;
-
-	if (path && es.buf) {
-		long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
-		err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
-	}
-	if (!err)
-		argv = strings_copy(&es, (const char __user *const __user *)a1, &err);
-	if (!err)
-		envp = strings_copy(&es, (const char __user *const __user *)a2, &err);
+	if (!path)
+		return -ENOMEM;
+	long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
+	int err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
 	uintptr_t pc = 0, sp = 0;
 	if (!err)
-		err = exec_load(current_process(), path, argv, envp, &pc, &sp);
+		err = exec_load(current_process(), path,
+				(struct exec_vec){.user = (const char __user *const __user *)a1},
+				(struct exec_vec){.user = (const char __user *const __user *)a2},
+				&pc, &sp);
 	kfree(path);
-	kfree(argv);
-	kfree(envp);
-	if (es.buf)
-		free_pages(es.buf, pages_order(EXEC_ARGS_MAX));
 	if (err)
 		return err;
 	fs_close_on_exec();
