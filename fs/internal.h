@@ -397,13 +397,14 @@ int fd_install_lowest(struct fs_context *fs, struct file *f);
 /* ramfs (fs/ramfs.c). */
 struct super_block *ramfs_mount(void);
 /*
- * buf is a user pointer when user is true: the copy stops at the first byte that
- * faults, returning what was copied before it, or -EFAULT if nothing was.
+ * Through the cursor, as much as it has room for (read) or holds (write): a copy
+ * that faults stops there, returning what was copied before it, or -EFAULT if
+ * nothing was; a write keeps what it copied in.
  */
-long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user);
+struct iov_iter;
+long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos);
 /* At *pos (at the end of the file if append), which moves past what was written. */
-long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append,
-		 bool user);
+long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *pos, bool append);
 int ramfs_truncate(struct inode *inode, s64 size);
 void ramfs_evict(struct inode *inode);
 /*

@@ -90,14 +90,20 @@ long sys_write(int fd, const void *buf, size_t count);
 long sys_pread(int fd, void *buf, size_t count, s64 offset);
 long sys_pwrite(int fd, const void *buf, size_t count, s64 offset);
 /*
- * The same four with a user buffer (system calls): the copy stops at the first
- * byte that faults; what was moved before it is the result, -EFAULT if nothing
- * was, and the position moves by what was moved.
+ * The same four with a user buffer (system calls). Each builds a copy cursor
+ * (grace/uio.h) over the buffer and the file copies through it: a copy stops
+ * at the first byte that faults, what was moved before it is the result
+ * (-EFAULT if nothing was), and what was not moved stays where it was (in the
+ * file, the pipe); the position moves by what was moved. See the file's calls
+ * for the few that take or give whole pieces (a pipe's buffers, a datagram).
  */
 long sys_read_user(int fd, void __user *buf, size_t count);
 long sys_write_user(int fd, const void __user *buf, size_t count);
 long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset);
 long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
+/* readv (write false) and writev: one cursor over the user's nr segments at uvec. */
+struct iovec;
+long sys_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, bool write);
 s64 sys_lseek(int fd, s64 offset, int whence);
 int sys_stat(const char *path, struct stat *st);
 int sys_lstat(const char *path, struct stat *st);
