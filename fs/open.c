@@ -457,21 +457,14 @@ static bool getdents_children(struct dentry *dir, void *buf, size_t size, size_t
  * the later ones by one, as with any position-based readdir. /proc/self/fd
  * lists the caller's descriptors instead (getdents_fds()).
  */
-long sys_getdents(int fd, void *buf, size_t size)
+static long file_getdents(struct file *f, void *buf, size_t size)
 {
-	struct file *f = fget(fd);
 	size_t used = 0;
 
-	if (!f)
-		return -EBADF;
-	if (!S_ISDIR(f->f_inode->i_mode)) {
-		fput(f);
+	if (!S_ISDIR(f->f_inode->i_mode))
 		return -ENOTDIR;
-	}
-	if (f->f_inode->i_state & I_DEADDIR) {
-		fput(f);
+	if (f->f_inode->i_state & I_DEADDIR)
 		return -ENOENT;
-	}
 	struct dentry *dir = f->f_path.dentry;
 	s64 pos = f->f_pos;
 	bool full = false;
@@ -491,9 +484,55 @@ long sys_getdents(int fd, void *buf, size_t size)
 	else if (!full)
 		full = getdents_children(dir, buf, size, &used, &pos);
 	f->f_pos = pos;
-	fput(f);
 	if (used == 0 && err)
 		return err;
 	/* Nothing fitted although there was something to give: the buffer is too small. */
 	return used == 0 && full ? -EINVAL : (long)used;
+}
+
+long sys_getdents(int fd, void *buf, size_t size)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_getdents(f, buf, size);
+	fput(f);
+	return n;
+}
+
+/*
+ * The records are made into a kernel buffer, since the directory's locks are
+ * held while they are (a copy to user memory may sleep), and copied out after.
+ * A copy that faults part way keeps the records wholly copied, and the
+ * position goes back to just after the last of them, as Linux's filldir64()
+ * stops at the record it could not write: no name is skipped.
+ */
+long sys_getdents_user(int fd, void __user *ubuf, size_t size)
+{
+	char *kbuf = kmalloc(size ? size : 1);
+	struct file *f = fget(fd);
+	long n = !f ? -EBADF : !kbuf ? -ENOMEM : 0;
+	if (n) {
+		if (f)
+			fput(f);
+		kfree(kbuf);
+		return n;
+	}
+	s64 start = f->f_pos;
+	n = file_getdents(f, kbuf, size);
+	size_t copied = n > 0 ? (size_t)n - copy_to_user(ubuf, kbuf, n) : 0;
+	if (n > 0 && copied < (size_t)n) {
+		size_t whole = 0;
+		s64 pos = start;
+		for (struct dirent64 *de = (struct dirent64 *)kbuf; whole + de->d_reclen <= copied;
+		     de = (struct dirent64 *)(kbuf + whole)) {
+			pos = de->d_off;
+			whole += de->d_reclen;
+		}
+		f->f_pos = pos;
+		n = whole ? (long)whole : -EFAULT;
+	}
+	fput(f);
+	kfree(kbuf);
+	return n;
 }

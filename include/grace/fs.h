@@ -119,6 +119,8 @@ int sys_mknod(const char *path, unsigned mode, u32 dev);
 long sys_readlink(const char *path, char *buf, size_t size);
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
 long sys_getdents(int fd, void *buf, size_t size);
+/* The same into user memory: the records wholly copied before a fault, or -EFAULT. */
+long sys_getdents_user(int fd, void __user *buf, size_t size);
 int sys_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
 long sys_getcwd(char *buf, size_t size);

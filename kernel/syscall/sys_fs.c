@@ -246,14 +246,7 @@ USER_CALL(getdents64)
 	size_t size = MIN(a2, (size_t)GETDENTS_MAX);
 	if (!access_ok((void __user *)a1, size))
 		return -EFAULT;
-	char *kbuf = kmalloc(size ? size : 1);
-	if (!kbuf)
-		return -ENOMEM;
-	long n = sys_getdents((int)a0, kbuf, size);
-	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
-		n = -EFAULT;
-	kfree(kbuf);
-	return n;
+	return sys_getdents_user((int)a0, (void __user *)a1, size);
 }
 
 USER_CALL(ioctl)

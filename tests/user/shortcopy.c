@@ -5,20 +5,24 @@
  * where it was, so that no byte is lost. A pipe (a read takes a whole buffer
  * of the pipe's or leaves it; a write adds a page only once it is all copied
  * in), /dev/zero (the zeros that fitted), a UDP socket over loopback (a peek
- * that faults takes nothing), and a file.
+ * that faults takes nothing), a file, and a directory (getdents64 keeps the
+ * records wholly copied, and the next call starts after them: no name is
+ * skipped).
  *
  * qemu-user, the riscv64 reference, checks a whole buffer before the call and
  * answers EFAULT where Linux copies up to the fault (a read of /dev/zero, of a
- * pipe or of a file running into the hole), and leaves a datagram queued that
- * Linux drops with its EFAULT: tests/userdiff.py turns those four lines into
- * Linux's, as this program prints them run natively on x86_64. Each such case
- * is one line, and the cases after it start from a known state.
+ * pipe, of a file or of a directory running into the hole; for the directory
+ * it has read the records first, and loses them), and leaves a datagram
+ * queued that Linux drops with its EFAULT: tests/userdiff.py turns those five
+ * lines into Linux's, as this program prints them run natively on x86_64. Each
+ * such case is one line, and the cases after it start from a known state.
  *
  * userdiff: copies_that_fault_return_what_they_copied_and_lose_nothing
  * run: /bin/shortcopy
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -192,6 +196,41 @@ static void file_cases(void)
 	unlink("/tmp/shortcopy");
 }
 
+/* A directory's names, the first call's into room for two records and a half. */
+static void dir_cases(void)
+{
+	char names[16][256], path[40];
+	int seen = 0, again = 0;
+
+	mkdir("/tmp/shortcopy.d", 0700);
+	for (int i = 1; i <= 5; i++) {
+		snprintf(path, sizeof(path), "/tmp/shortcopy.d/f%d", i);
+		close(open(path, O_WRONLY | O_CREAT, 0600));
+	}
+	int fd = open("/tmp/shortcopy.d", O_RDONLY | O_DIRECTORY);
+	long n = syscall(SYS_getdents64, fd, edge - 60, 4096);
+	printf("getdents64: 5 files and the dots into 60 mapped bytes: %s, ", said(n));
+	for (char *p = edge - 60; n > 0 || p != got;) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *de = (struct dirent64 *)(p + off);
+			for (int k = 0; k < seen; k++)
+				again += !strcmp(names[k], de->d_name);
+			if (seen < 16)
+				snprintf(names[seen++], sizeof(names[0]), "%s", de->d_name);
+			off += de->d_reclen;
+		}
+		p = got; /* the rest, into a buffer that holds it */
+		n = syscall(SYS_getdents64, fd, got, sizeof(got));
+	}
+	printf("names seen in all: %d, %d of them twice\n", seen, again);
+	close(fd);
+	for (int i = 1; i <= 5; i++) {
+		snprintf(path, sizeof(path), "/tmp/shortcopy.d/f%d", i);
+		unlink(path);
+	}
+	rmdir("/tmp/shortcopy.d");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -205,5 +244,6 @@ int main(void)
 	zero_cases();
 	udp_cases();
 	file_cases();
+	dir_cases();
 	return 0;
 }
