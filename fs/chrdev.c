@@ -11,25 +11,30 @@
 #include <grace/fs.h>
 #include <grace/printk.h>
 #include <grace/string.h>
+#include <grace/uio.h>
 
-static long null_read(struct file *f, void *buf, size_t count)
+static long null_read(struct file *f, struct iov_iter *to)
 {
 	return 0;
 }
 
-static long null_write(struct file *f, const void *buf, size_t count)
+static long null_write(struct file *f, struct iov_iter *from)
 {
+	size_t count = iov_iter_count(from);
+	iov_iter_advance(from, count);
 	return count;
 }
 
-static long zero_read(struct file *f, void *buf, size_t count)
+/* As Linux's read_zero(): the zeros that fitted before a fault, -EFAULT if none did. */
+static long zero_read(struct file *f, struct iov_iter *to)
 {
-	memset(buf, 0, count);
-	return count;
+	size_t count = iov_iter_count(to);
+	size_t n = iov_iter_zero(count, to);
+	return n || !count ? (long)n : -EFAULT;
 }
 
-static const struct file_ops null_ops = {.read = null_read, .write = null_write};
-static const struct file_ops zero_ops = {.read = zero_read, .write = null_write};
+static const struct file_ops null_ops = {.read_iter = null_read, .write_iter = null_write};
+static const struct file_ops zero_ops = {.read_iter = zero_read, .write_iter = null_write};
 
 static const struct {
 	u32 dev;

@@ -510,13 +510,14 @@ int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec);
 /* ramfs (fs/ramfs.c): a new instance, its root one reference for the mount; NULL on ENOMEM. */
 struct super_block *ramfs_mount(void);
 /*
- * buf is a user pointer when user is true: the copy stops at the first byte that
- * faults, returning what was copied before it, or -EFAULT if nothing was.
+ * Through the cursor, as much as it has room for (read) or holds (write): a copy
+ * that faults stops there, returning what was copied before it, or -EFAULT if
+ * nothing was; a write keeps what it copied in.
  */
-long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user);
+struct iov_iter;
+long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos);
 /* At *pos (at the end of the file if append), which moves past what was written. */
-long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *pos, bool append,
-		 bool user);
+long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *pos, bool append);
 
 /* Helpers for file systems whose names live in the dcache alone (fs/libfs.c). */
 /* A lookup in such a directory: every name not in the cache does not exist. */

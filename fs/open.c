@@ -9,6 +9,7 @@
 #include <grace/string.h>
 #include <grace/chrdev.h>
 #include <grace/uaccess.h>
+#include <grace/uio.h>
 #include <asm/memory.h>
 #include "internal.h"
 
@@ -138,121 +139,120 @@ int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
 }
 
 /*
- * A device's read or write with a user buffer: through a kernel page, since a
- * device's calls take kernel buffers. A read is one call of the device's (a
- * terminal's line, what a pipe holds), and what it returned is lost if the copy
- * out faults: as on Linux for a terminal, while Linux's pipe keeps the bytes it
- * could not copy. A write goes a page at a time until all is written or the
- * device writes less.
+ * One read or write of f through the cursor it: at *offset (pread, pwrite), or
+ * at the file's position (offset NULL), which moves past what was moved. The
+ * file's own calls copy through the cursor, so a copy that faults part way
+ * returns what came before the fault and leaves the rest where it was.
  */
-static long device_rw_user(struct file *f, void *ubuf, size_t count, bool write)
+static long file_rw(struct file *f, struct iov_iter *it, s64 *offset, bool write)
 {
-	void *kbuf = kmalloc(PAGE_SIZE);
-	if (!kbuf)
-		return -ENOMEM;
-	long ret = 0;
-	size_t done = 0;
-	if (!write) {
-		ret = f->f_op->read(f, kbuf, MIN(count, PAGE_SIZE));
-		if (ret > 0 && copy_to_user((void __user *)ubuf, kbuf, ret))
-			ret = -EFAULT;
-		kfree(kbuf);
-		return ret;
-	}
-	while (done < count) {
-		size_t n = MIN(count - done, PAGE_SIZE);
-		if (copy_from_user(kbuf, (const char __user *)ubuf + done, n)) {
-			ret = -EFAULT;
-			break;
-		}
-		ret = f->f_op->write(f, kbuf, n);
-		if (ret <= 0)
-			break;
-		done += ret;
-		if ((size_t)ret < n)
-			break;
-	}
-	kfree(kbuf);
-	return done ? (long)done : ret;
-}
-
-/*
- * One read or write of fd: at *offset (pread, pwrite), or at the file's position
- * (offset NULL), which moves past what was moved. user: buf is a user pointer.
- */
-static long fd_rw(int fd, void *buf, size_t count, s64 *offset, bool write, bool user)
-{
-	struct file *f = fget(fd);
+	s64 *pos = offset ? offset : &f->f_pos;
 	long n;
 
-	if (!f)
-		return -EBADF;
-	s64 *pos = offset ? offset : &f->f_pos;
 	if (write ? !f->f_write : !f->f_read)
 		n = -EBADF;
-	else if (user && !access_ok(buf, count))
+	else if (!iov_iter_access_ok(it))
 		n = -EFAULT; /* a range past the user half, however little of it would be used */
 	else if (!write && S_ISDIR(f->f_inode->i_mode))
 		n = -EISDIR;
 	else if (f->f_op && offset)
 		n = -ESPIPE; /* a device or pipe has no position to read or write at */
-	else if (f->f_op && user)
-		n = device_rw_user(f, buf, count, write);
+	else if (f->f_op && !(write ? f->f_op->write_iter : f->f_op->read_iter))
+		n = -EINVAL; /* as Linux, for a file without the call */
 	else if (f->f_op)
-		n = write ? f->f_op->write(f, buf, count) : f->f_op->read(f, buf, count);
+		n = write ? f->f_op->write_iter(f, it) : f->f_op->read_iter(f, it);
 	else if (*pos < 0)
 		n = -EINVAL;
 	else if (write)
-		n = ramfs_write(f->f_inode, buf, count, pos, !offset && (f->f_flags & O_APPEND),
-				user);
-	else if ((n = ramfs_read(f->f_inode, buf, count, *pos, user)) > 0)
+		n = ramfs_write(f->f_inode, it, pos, !offset && (f->f_flags & O_APPEND));
+	else if ((n = ramfs_read(f->f_inode, it, *pos)) > 0)
 		*pos += n;
+	return n;
+}
+
+static long fd_rw(int fd, struct iov_iter *it, s64 *offset, bool write)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_rw(f, it, offset, write);
 	fput(f);
 	return n;
 }
 
 long sys_read(int fd, void *buf, size_t count)
 {
-	return fd_rw(fd, buf, count, NULL, false, false);
+	struct iov_iter it;
+	iov_iter_kbuf(&it, buf, count);
+	return fd_rw(fd, &it, NULL, false);
 }
 
 long sys_write(int fd, const void *buf, size_t count)
 {
-	return fd_rw(fd, (void *)buf, count, NULL, true, false);
+	struct iov_iter it;
+	iov_iter_kbuf(&it, (void *)buf, count);
+	return fd_rw(fd, &it, NULL, true);
 }
 
 long sys_pread(int fd, void *buf, size_t count, s64 offset)
 {
-	return fd_rw(fd, buf, count, &offset, false, false);
+	struct iov_iter it;
+	iov_iter_kbuf(&it, buf, count);
+	return fd_rw(fd, &it, &offset, false);
 }
 
 long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
 {
-	return fd_rw(fd, (void *)buf, count, &offset, true, false);
+	struct iov_iter it;
+	iov_iter_kbuf(&it, (void *)buf, count);
+	return fd_rw(fd, &it, &offset, true);
 }
 
 long sys_read_user(int fd, void __user *buf, size_t count)
 {
-	return fd_rw(fd, (void *)buf, count, NULL, false, true);
+	struct iov_iter it;
+	iov_iter_ubuf(&it, buf, count);
+	return fd_rw(fd, &it, NULL, false);
 }
 
 long sys_write_user(int fd, const void __user *buf, size_t count)
 {
-	return fd_rw(fd, (void *)buf, count, NULL, true, true);
+	struct iov_iter it;
+	iov_iter_ubuf(&it, (void __user *)buf, count);
+	return fd_rw(fd, &it, NULL, true);
 }
 
 long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset)
 {
+	struct iov_iter it;
 	if (offset < 0)
 		return -EINVAL;
-	return fd_rw(fd, (void *)buf, count, &offset, false, true);
+	iov_iter_ubuf(&it, buf, count);
+	return fd_rw(fd, &it, &offset, false);
 }
 
 long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
 {
+	struct iov_iter it;
 	if (offset < 0)
 		return -EINVAL;
-	return fd_rw(fd, (void *)buf, count, &offset, true, true);
+	iov_iter_ubuf(&it, (void __user *)buf, count);
+	return fd_rw(fd, &it, &offset, true);
+}
+
+long sys_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, bool write)
+{
+	struct iovec fast[UIO_FASTIOV], *alloc;
+	struct iov_iter it;
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = iov_iter_import_user(uvec, nr, fast, &alloc, &it);
+	if (n >= 0)
+		n = file_rw(f, &it, NULL, write);
+	kfree(alloc);
+	fput(f);
+	return n;
 }
 
 long sys_fd_path(int fd, char *buf, size_t size)
@@ -450,21 +450,14 @@ static bool getdents_children(struct dentry *dir, void *buf, size_t size, size_t
  * the later ones by one, as with any position-based readdir. /proc/self/fd
  * lists the caller's descriptors instead (getdents_fds()).
  */
-long sys_getdents(int fd, void *buf, size_t size)
+static long file_getdents(struct file *f, void *buf, size_t size)
 {
-	struct file *f = fget(fd);
 	size_t used = 0;
 
-	if (!f)
-		return -EBADF;
-	if (!S_ISDIR(f->f_inode->i_mode)) {
-		fput(f);
+	if (!S_ISDIR(f->f_inode->i_mode))
 		return -ENOTDIR;
-	}
-	if (f->f_inode->i_state & I_DEADDIR) {
-		fput(f);
+	if (f->f_inode->i_state & I_DEADDIR)
 		return -ENOENT;
-	}
 	struct dentry *dir = f->f_path.dentry;
 	s64 pos = f->f_pos;
 	bool full = false;
@@ -484,9 +477,55 @@ long sys_getdents(int fd, void *buf, size_t size)
 	else if (!full)
 		full = getdents_children(dir, buf, size, &used, &pos);
 	f->f_pos = pos;
-	fput(f);
 	if (used == 0 && err)
 		return err;
 	/* Nothing fitted although there was something to give: the buffer is too small. */
 	return used == 0 && full ? -EINVAL : (long)used;
+}
+
+long sys_getdents(int fd, void *buf, size_t size)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	long n = file_getdents(f, buf, size);
+	fput(f);
+	return n;
+}
+
+/*
+ * The records are made into a kernel buffer, since the directory's locks are
+ * held while they are (a copy to user memory may sleep), and copied out after.
+ * A copy that faults part way keeps the records wholly copied, and the
+ * position goes back to just after the last of them, as Linux's filldir64()
+ * stops at the record it could not write: no name is skipped.
+ */
+long sys_getdents_user(int fd, void __user *ubuf, size_t size)
+{
+	char *kbuf = kmalloc(size ? size : 1);
+	struct file *f = fget(fd);
+	long n = !f ? -EBADF : !kbuf ? -ENOMEM : 0;
+	if (n) {
+		if (f)
+			fput(f);
+		kfree(kbuf);
+		return n;
+	}
+	s64 start = f->f_pos;
+	n = file_getdents(f, kbuf, size);
+	size_t copied = n > 0 ? (size_t)n - copy_to_user(ubuf, kbuf, n) : 0;
+	if (n > 0 && copied < (size_t)n) {
+		size_t whole = 0;
+		s64 pos = start;
+		for (struct dirent64 *de = (struct dirent64 *)kbuf; whole + de->d_reclen <= copied;
+		     de = (struct dirent64 *)(kbuf + whole)) {
+			pos = de->d_off;
+			whole += de->d_reclen;
+		}
+		f->f_pos = pos;
+		n = whole ? (long)whole : -EFAULT;
+	}
+	fput(f);
+	kfree(kbuf);
+	return n;
 }

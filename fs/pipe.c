@@ -1,154 +1,253 @@
 /*
- * Pipes: a 64 KiB ring between a read end and a write end, each an open file
- * on one anonymous inode (S_IFIFO, so fstat says what it is) that no name
- * reaches. As on Linux: a read waits for data and returns what there is, 0 once
- * every writer has closed; a write of at most PIPE_BUF bytes goes in whole or
- * waits, a longer one may be split; a write with no reader left fails with
- * -EPIPE, and the caller raises SIGPIPE. With O_NONBLOCK (pipe2, F_SETFL) a call
- * that would wait returns -EAGAIN instead.
+ * Pipes: Linux's ring of 16 page buffers between a read end and a write end,
+ * each an open file on one anonymous inode (S_IFIFO, so fstat says what it is)
+ * that no name reaches. As on Linux: a read waits for data and returns what
+ * there is, 0 once every writer has closed; a write of at most PIPE_BUF bytes
+ * (4096: it fits one buffer's page) goes in whole or waits, a longer one may
+ * be split; a write with no reader left fails with -EPIPE, and the caller
+ * raises SIGPIPE. With O_NONBLOCK (pipe2, F_SETFL) a call that would wait
+ * returns -EAGAIN instead.
  *
- * pipe->lock protects the ring and the counts; readers and writers sleep on
- * their wait queue and are woken by the other side after every change.
+ * A buffer holds the bytes [offset, offset + len) of its page. A write first
+ * tops up the last buffer, if the pipe is not empty and the write's odd tail
+ * (its length modulo a page) fits there, then fills new pages; a read empties
+ * buffers from the tail. The copies go through the caller's cursor and may
+ * fault, and then, as in Linux's pipe_read() and pipe_write(), nothing is lost
+ * and nothing half-done is shown: a read takes a buffer's bytes only once they
+ * are all copied out, so a fault leaves that buffer whole in the pipe and the
+ * read returns what the buffers before it gave, or -EFAULT; a write adds a
+ * page only once all it was to hold is copied in, and returns what the pages
+ * before it took, or -EFAULT.
+ *
+ * pipe->mutex protects the ring, its pages and the counts of readers and
+ * writers: a copy may fault and sleep, so it is a mutex, held across the copy.
+ * Readers and writers wait with it dropped, on a condition read without it
+ * (head, tail and the counts change by WRITE_ONCE under it), and the other side
+ * wakes them after every change. files, the open ends, decides the freeing
+ * after the mutex is let go, so no release touches a pipe another has freed.
  */
+#include <grace/atomic.h>
 #include <grace/chrdev.h>
 #include <grace/errno.h>
+#include <grace/mutex.h>
 #include <grace/page_alloc.h>
 #include <grace/sched.h>
 #include <grace/slab.h>
-#include <grace/spinlock.h>
 #include <grace/string.h>
+#include <grace/uio.h>
 #include <grace/wait.h>
+#include <asm/memory.h>
 #include "internal.h"
 
-#define PIPE_SIZE (64 * 1024) /* Linux's default capacity: 16 pages */
-#define PIPE_ORDER 4
-#define PIPE_BUF 4096 /* writes up to this size are atomic (POSIX's PIPE_BUF on Linux) */
+#define PIPE_BUFFERS 16 /* Linux's default ring: 16 pages, 64 KiB */
+#define PIPE_ORDER 4	/* the 16 pages as one block: buffer slot i is page i */
+
+struct pipe_buffer {
+	u32 offset, len; /* the bytes of the slot's page that are in the pipe */
+};
 
 struct pipe {
-	spinlock_t lock;
-	char *buf;
-	u64 head, tail;		   /* bytes ever written and read; head - tail are in the ring */
-	unsigned readers, writers; /* open files on each end */
-	struct wait_queue_head rd_wait, wr_wait;
+	struct mutex mutex;
+	char *pages;				 /* PIPE_BUFFERS pages, one per slot */
+	struct pipe_buffer bufs[PIPE_BUFFERS];	 /* under mutex */
+	u32 head, tail;				 /* buffers ever filled, emptied; under mutex */
+	unsigned readers, writers;		 /* open files on each end; under mutex */
+	atomic_t files;				 /* open files on either end */
+	struct wait_queue_head rd_wait, wr_wait; /* readers, writers waiting */
 };
+
+static struct pipe_buffer *pipe_buf(struct pipe *p, u32 n)
+{
+	return &p->bufs[n % PIPE_BUFFERS];
+}
+
+static char *pipe_page(struct pipe *p, u32 n)
+{
+	return p->pages + (n % PIPE_BUFFERS) * PAGE_SIZE;
+}
+
+/* Without the mutex, for a wait's condition: head and tail are WRITE_ONCE'd under it. */
+static bool pipe_empty(struct pipe *p)
+{
+	return READ_ONCE(p->head) == READ_ONCE(p->tail);
+}
+
+static bool pipe_full(struct pipe *p)
+{
+	return READ_ONCE(p->head) - READ_ONCE(p->tail) >= PIPE_BUFFERS;
+}
 
 static bool pipe_readable(struct pipe *p)
 {
-	spin_lock(&p->lock);
-	bool ok = p->head != p->tail || !p->writers;
-	spin_unlock(&p->lock);
-	return ok;
+	return !pipe_empty(p) || !READ_ONCE(p->writers);
 }
 
-static long pipe_read(struct file *f, void *buf, size_t count)
+static bool pipe_writable(struct pipe *p)
+{
+	return !pipe_full(p) || !READ_ONCE(p->readers);
+}
+
+/* The other side learns of a change, and so do pollers. */
+static void pipe_wake(struct wait_queue_head *wq)
+{
+	wake_up(wq);
+	poll_notify();
+}
+
+static long pipe_read(struct file *f, struct iov_iter *to)
 {
 	struct pipe *p = f->private_data;
-	if (!count)
+	long ret = 0;
+
+	if (!iov_iter_count(to))
 		return 0;
+	mutex_lock(&p->mutex);
 	for (;;) {
-		if ((READ_ONCE(f->f_flags) & O_NONBLOCK) && !pipe_readable(p))
-			return -EAGAIN;
+		while (p->head != p->tail && iov_iter_count(to)) {
+			struct pipe_buffer *buf = pipe_buf(p, p->tail);
+			size_t chars = MIN(buf->len, iov_iter_count(to));
+			char *page = pipe_page(p, p->tail);
+			if (copy_to_iter(page + buf->offset, chars, to) < chars) {
+				/* The buffer stays as it was: no byte of it is taken. */
+				ret = ret ? ret : -EFAULT;
+				goto out;
+			}
+			ret += chars;
+			buf->offset += chars;
+			buf->len -= chars;
+			if (!buf->len)
+				WRITE_ONCE(p->tail, p->tail + 1);
+		}
+		if (!iov_iter_count(to) || !p->writers || ret)
+			break;
+		if (READ_ONCE(f->f_flags) & O_NONBLOCK) {
+			ret = -EAGAIN;
+			break;
+		}
+		mutex_unlock(&p->mutex);
 		if (wait_event_interruptible(p->rd_wait, pipe_readable(p)))
 			return -ERESTARTSYS;
-		spin_lock(&p->lock);
-		size_t n = MIN(count, p->head - p->tail);
-		if (!n && !p->writers) {
-			spin_unlock(&p->lock);
-			return 0;
-		}
-		for (size_t i = 0; i < n; i++)
-			((char *)buf)[i] = p->buf[(p->tail + i) % PIPE_SIZE];
-		p->tail += n;
-		spin_unlock(&p->lock);
-		if (n) {
-			wake_up(&p->wr_wait);
-			poll_notify();
-			return n;
-		}
+		mutex_lock(&p->mutex);
 	}
+out:
+	mutex_unlock(&p->mutex);
+	if (ret > 0)
+		pipe_wake(&p->wr_wait);
+	return ret;
 }
 
-/* Room for a write of count bytes: all of a small one, any for a large one; or no reader. */
-static bool pipe_writable(struct pipe *p, size_t count)
+/*
+ * Fill the buffer at slot head from its page's offset on with n bytes of from:
+ * false if the copy faulted, and then the buffer keeps what it had.
+ */
+static bool pipe_fill(struct pipe *p, u32 head, size_t n, struct iov_iter *from)
 {
-	spin_lock(&p->lock);
-	size_t room = PIPE_SIZE - (p->head - p->tail);
-	bool ok = !p->readers || room >= MIN(count, PIPE_BUF);
-	spin_unlock(&p->lock);
-	return ok;
+	struct pipe_buffer *buf = pipe_buf(p, head);
+	char *page = pipe_page(p, head);
+	if (copy_from_iter(page + buf->offset + buf->len, n, from) < n)
+		return false;
+	buf->len += n;
+	return true;
 }
 
-static long pipe_write(struct file *f, const void *buf, size_t count)
+static long pipe_write(struct file *f, struct iov_iter *from)
 {
 	struct pipe *p = f->private_data;
-	size_t done = 0;
-	while (done < count) {
-		if ((READ_ONCE(f->f_flags) & O_NONBLOCK) && !pipe_writable(p, count - done))
-			return done ? (long)done : -EAGAIN;
-		if (wait_event_interruptible(p->wr_wait, pipe_writable(p, count - done)))
-			return done ? (long)done : -ERESTARTSYS;
-		spin_lock(&p->lock);
-		if (!p->readers) {
-			spin_unlock(&p->lock);
-			return done ? (long)done : -EPIPE;
-		}
-		size_t n = MIN(count - done, PIPE_SIZE - (p->head - p->tail));
-		for (size_t i = 0; i < n; i++)
-			p->buf[(p->head + i) % PIPE_SIZE] = ((const char *)buf)[done + i];
-		p->head += n;
-		spin_unlock(&p->lock);
-		done += n;
-		wake_up(&p->rd_wait);
-		poll_notify();
+	size_t chars = iov_iter_count(from) % PAGE_SIZE;
+	long ret = 0;
+
+	if (!iov_iter_count(from))
+		return 0;
+	mutex_lock(&p->mutex);
+	if (!p->readers) {
+		ret = -EPIPE;
+		goto out;
 	}
-	return done;
+	/* The odd tail first, onto the last buffer if it fits: small writes share a page. */
+	if (chars && p->head != p->tail) {
+		struct pipe_buffer *last = pipe_buf(p, p->head - 1);
+		if (last->offset + last->len + chars <= PAGE_SIZE) {
+			if (!pipe_fill(p, p->head - 1, chars, from)) {
+				ret = -EFAULT;
+				goto out;
+			}
+			ret = chars;
+		}
+	}
+	while (iov_iter_count(from)) {
+		if (!p->readers) {
+			ret = ret ? ret : -EPIPE;
+			break;
+		}
+		if (p->head - p->tail < PIPE_BUFFERS) {
+			*pipe_buf(p, p->head) = (struct pipe_buffer){0, 0};
+			size_t n = MIN(iov_iter_count(from), PAGE_SIZE);
+			if (!pipe_fill(p, p->head, n, from)) {
+				ret = ret ? ret : -EFAULT;
+				break;
+			}
+			WRITE_ONCE(p->head, p->head + 1);
+			ret += n;
+			continue;
+		}
+		if (READ_ONCE(f->f_flags) & O_NONBLOCK) {
+			ret = ret ? ret : -EAGAIN;
+			break;
+		}
+		mutex_unlock(&p->mutex);
+		if (ret > 0)
+			pipe_wake(&p->rd_wait); /* a reader makes the room this waits for */
+		if (wait_event_interruptible(p->wr_wait, pipe_writable(p)))
+			return ret ? ret : -ERESTARTSYS;
+		mutex_lock(&p->mutex);
+	}
+out:
+	mutex_unlock(&p->mutex);
+	if (ret > 0)
+		pipe_wake(&p->rd_wait);
+	return ret;
+}
+
+static void pipe_free(struct pipe *p)
+{
+	free_pages(p->pages, PIPE_ORDER);
+	kfree(p);
 }
 
 static void pipe_release(struct file *f)
 {
 	struct pipe *p = f->private_data;
-	spin_lock(&p->lock);
+	mutex_lock(&p->mutex);
 	if (f->f_read)
-		p->readers--;
+		WRITE_ONCE(p->readers, p->readers - 1);
 	else
-		p->writers--;
-	bool last = !p->readers && !p->writers;
-	if (!last) {
-		/*
-		 * The other end learns of it: EOF for readers, EPIPE for writers. Woken
-		 * under the lock: the other end's release, which may free the pipe,
-		 * takes it first, so the wake-ups are done before it can.
-		 */
-		wake_up(&p->rd_wait);
-		wake_up(&p->wr_wait);
-	}
-	spin_unlock(&p->lock);
-	if (last) {
-		free_pages(p->buf, PIPE_ORDER);
-		kfree(p);
-	}
+		WRITE_ONCE(p->writers, p->writers - 1);
+	mutex_unlock(&p->mutex);
+	/* The other end learns of it: EOF for readers, EPIPE for writers. */
+	wake_up(&p->rd_wait);
+	wake_up(&p->wr_wait);
 	poll_notify();
+	if (atomic_dec_return(&p->files) == 0)
+		pipe_free(p);
 }
 
 static short pipe_poll(struct file *f)
 {
 	struct pipe *p = f->private_data;
 	short ready = 0;
-	spin_lock(&p->lock);
-	if (p->head != p->tail)
+	if (!pipe_empty(p))
 		ready |= POLLIN;
-	if (!p->writers)
+	if (!READ_ONCE(p->writers))
 		ready |= POLLHUP; /* read end: EOF once drained */
-	if (PIPE_SIZE - (p->head - p->tail) >= PIPE_BUF)
+	if (!pipe_full(p))
 		ready |= POLLOUT;
-	if (!p->readers)
+	if (!READ_ONCE(p->readers))
 		ready |= POLLERR; /* write end: a write would raise SIGPIPE */
-	spin_unlock(&p->lock);
 	return ready;
 }
 
 static const struct file_ops pipe_ops = {
-    .read = pipe_read, .write = pipe_write, .release = pipe_release, .poll = pipe_poll};
+    .read_iter = pipe_read, .write_iter = pipe_write, .release = pipe_release, .poll = pipe_poll};
 
 /* A new pipe with one reader and one writer counted, for the two files about to be made. */
 static struct pipe *pipe_alloc(void)
@@ -156,13 +255,14 @@ static struct pipe *pipe_alloc(void)
 	struct pipe *p = kzalloc(sizeof(*p));
 	if (!p)
 		return NULL;
-	p->buf = alloc_pages(PIPE_ORDER);
-	if (!p->buf) {
+	p->pages = alloc_pages(PIPE_ORDER);
+	if (!p->pages) {
 		kfree(p);
 		return NULL;
 	}
-	spin_lock_init(&p->lock);
+	mutex_init(&p->mutex);
 	p->readers = p->writers = 1;
+	atomic_set(&p->files, 2);
 	wait_queue_init(&p->rd_wait);
 	wait_queue_init(&p->wr_wait);
 	return p;
@@ -198,11 +298,10 @@ int sys_pipe2(int fds[2], int flags)
 	struct file *wr =
 	    rd ? pipe_file(p, inode, false, flags) : NULL; /* takes inode's reference */
 	if (!wr) {
-		/* Undo what exists: the pipe's writer count keeps rd's release from freeing it. */
+		/* Undo what exists: the count of open ends keeps rd's release from freeing it. */
 		if (rd)
 			fput(rd);
-		free_pages(p->buf, PIPE_ORDER);
-		kfree(p);
+		pipe_free(p);
 		return -ENOMEM;
 	}
 	/* From here each end's release does the freeing. */

@@ -13,7 +13,7 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 
-#include <grace/uaccess.h>
+#include <grace/uio.h>
 #include "internal.h"
 
 #define RAMFS_BLOCK 4096u
@@ -71,34 +71,9 @@ static void *ramfs_block(struct inode *inode, u64 idx, bool create, int *err)
 	return p;
 }
 
-/* memcpy, or copy_to_user for a user buffer: the bytes not copied. */
-static size_t ramfs_copy_out(void *dst, const void *src, size_t n, bool user)
+long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos)
 {
-	if (user)
-		return copy_to_user((void __user *)dst, src, n);
-	memcpy(dst, src, n);
-	return 0;
-}
-
-static size_t ramfs_zero_out(void *dst, size_t n, bool user)
-{
-	if (user)
-		return clear_user((void __user *)dst, n);
-	memset(dst, 0, n);
-	return 0;
-}
-
-static size_t ramfs_copy_in(void *dst, const void *src, size_t n, bool user)
-{
-	if (user)
-		return copy_from_user_partial(dst, (const void __user *)src, n);
-	memcpy(dst, src, n);
-	return 0;
-}
-
-long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user)
-{
-	size_t done = 0, left = 0;
+	size_t count = iov_iter_count(to), done = 0, n = 0, copied = 0;
 	int err;
 
 	mutex_lock(&inode->i_mutex);
@@ -108,22 +83,20 @@ long ramfs_read(struct inode *inode, void *buf, size_t count, s64 pos, bool user
 		count = 0;
 	while (done < count) {
 		u64 off = (pos + done) % RAMFS_BLOCK;
-		size_t n = RAMFS_BLOCK - off < count - done ? RAMFS_BLOCK - off : count - done;
+		n = MIN(RAMFS_BLOCK - off, count - done);
 		void *block = ramfs_block(inode, (pos + done) / RAMFS_BLOCK, false, &err);
-		left = block ? ramfs_copy_out((char *)buf + done, (char *)block + off, n, user)
-			     : ramfs_zero_out((char *)buf + done, n, user);
-		done += n - left;
-		if (left)
+		copied = block ? copy_to_iter((char *)block + off, n, to) : iov_iter_zero(n, to);
+		done += copied;
+		if (copied < n)
 			break; /* a user buffer that faulted: what was copied before it counts */
 	}
 	mutex_unlock(&inode->i_mutex);
-	return done || !left ? (long)done : -EFAULT;
+	return done || copied == n ? (long)done : -EFAULT;
 }
 
-long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *ppos, bool append,
-		 bool user)
+long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *ppos, bool append)
 {
-	size_t done = 0;
+	size_t count = iov_iter_count(from), done = 0;
 	int err = 0;
 
 	mutex_lock(&inode->i_mutex);
@@ -136,13 +109,14 @@ long ramfs_write(struct inode *inode, const void *buf, size_t count, s64 *ppos, 
 		count = RAMFS_MAX_FILE_SIZE - pos;
 	while (done < count) {
 		u64 off = (pos + done) % RAMFS_BLOCK;
-		size_t n = RAMFS_BLOCK - off < count - done ? RAMFS_BLOCK - off : count - done;
+		size_t n = MIN(RAMFS_BLOCK - off, count - done);
 		void *block = ramfs_block(inode, (pos + done) / RAMFS_BLOCK, true, &err);
 		if (!block)
 			break;
-		size_t left = ramfs_copy_in((char *)block + off, (const char *)buf + done, n, user);
-		done += n - left;
-		if (left) {
+		/* A short copy leaves the rest of the block as it was (copy_from_iter()). */
+		size_t copied = copy_from_iter((char *)block + off, n, from);
+		done += copied;
+		if (copied < n) {
 			err = -EFAULT;
 			break;
 		}

@@ -15,6 +15,7 @@
 #include <grace/shell.h>
 #include <grace/smp.h>
 #include <grace/string.h>
+#include <grace/uio.h>
 #include <grace/time.h>
 
 #define BENCH_PHASE_MS_DEFAULT 300 /* long enough for thousands of lock hand-offs under TCG */
@@ -147,13 +148,15 @@ void bench_phase_begin(const char *phase, unsigned cpus)
  * on as the kernel's own benchmarks send theirs; anything else is -EINVAL, so a
  * program cannot send the plugin the messages only the kernel knows (percpu).
  */
-static long bench_mark_write(struct file *f, const void *buf, size_t count)
+static long bench_mark_write(struct file *f, struct iov_iter *from)
 {
 	char msg[BENCH_PHASE_NAME_MAX + 16];
+	size_t count = iov_iter_count(from);
 	u64 n;
 	if (!count || count >= sizeof(msg))
 		return -EINVAL;
-	memcpy(msg, buf, count);
+	if (copy_from_iter(msg, count, from) != count)
+		return -EFAULT;
 	msg[count] = '\0';
 	if (msg[count - 1] == '\n')
 		msg[count - 1] = '\0';
@@ -172,7 +175,7 @@ static long bench_mark_write(struct file *f, const void *buf, size_t count)
 	return (long)count;
 }
 
-const struct file_ops bench_mark_ops = {.write = bench_mark_write};
+const struct file_ops bench_mark_ops = {.write_iter = bench_mark_write};
 
 void bench_phase_end(u64 ops)
 {

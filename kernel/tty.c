@@ -18,11 +18,14 @@
 #include <grace/fs.h>
 #include <grace/mutex.h>
 #include <grace/process.h>
+#include <grace/slab.h>
 #include <grace/workqueue.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
+#include <grace/uio.h>
 #include <grace/uapi/termios.h>
+#include <asm/memory.h>
 
 #define TTY_LINE_MAX 4096 /* N_TTY_BUF_SIZE: Linux's longest canonical line */
 
@@ -89,8 +92,13 @@ static int tty_read_line(const struct termios *t)
 	return 0;
 }
 
-static long tty_read(struct file *f, void *buf, size_t count)
+/*
+ * A line's bytes that did not fit, or that a faulting copy could not take, stay
+ * for the next read; a raw byte that could not be copied is lost, as on Linux.
+ */
+static long tty_read(struct file *f, struct iov_iter *to)
 {
+	size_t count = iov_iter_count(to);
 	struct termios t;
 	long n = 0;
 
@@ -102,11 +110,13 @@ static long tty_read(struct file *f, void *buf, size_t count)
 		if (!tty.ready)
 			n = tty_read_line(&t);
 		if (!n) {
-			n = MIN(count, tty.len - tty.given);
-			memcpy(buf, tty.line + tty.given, n);
+			size_t want = MIN(count, tty.len - tty.given);
+			n = copy_to_iter(tty.line + tty.given, want, to);
 			tty.given += n;
 			if (tty.given == tty.len)
 				tty.len = tty.given = 0, tty.ready = false;
+			else if (!n)
+				n = -EFAULT;
 		}
 	} else {
 		/* Raw: one byte, waiting for it; what else has arrived is left for later reads. */
@@ -116,18 +126,31 @@ static long tty_read(struct file *f, void *buf, size_t count)
 			if (c == '\r' && (t.c_iflag & ICRNL))
 				c = '\n';
 			tty_echo(&t, &c, 1);
-			((char *)buf)[0] = c;
-			n = 1;
+			n = copy_to_iter(&c, 1, to) ? 1 : -EFAULT;
 		}
 	}
 	mutex_unlock(&tty_read_lock);
 	return n;
 }
 
-static long tty_write(struct file *f, const void *buf, size_t count)
+/* Through a kernel buffer, a page at a time: the console prints kernel memory. */
+static long tty_write(struct file *f, struct iov_iter *from)
 {
-	console_print(buf, count);
-	return count;
+	size_t count = iov_iter_count(from), done = 0;
+	if (!count)
+		return 0;
+	char *buf = kmalloc(MIN(count, PAGE_SIZE));
+	if (!buf)
+		return -ENOMEM;
+	while (done < count) {
+		size_t n = copy_from_iter(buf, MIN(count - done, PAGE_SIZE), from);
+		if (!n)
+			break;
+		console_print(buf, n);
+		done += n;
+	}
+	kfree(buf);
+	return done ? (long)done : -EFAULT;
 }
 
 static long tty_ioctl(struct file *f, unsigned cmd, unsigned long arg)
@@ -228,4 +251,4 @@ static short tty_poll(struct file *f)
 }
 
 const struct file_ops tty_ops = {
-    .read = tty_read, .write = tty_write, .ioctl = tty_ioctl, .poll = tty_poll};
+    .read_iter = tty_read, .write_iter = tty_write, .ioctl = tty_ioctl, .poll = tty_poll};

@@ -17,6 +17,7 @@
 #include <grace/inet.h>
 #include <grace/socket.h>
 #include <grace/string.h>
+#include <grace/uio.h>
 
 /* Linux's largest UDP datagram, before it looks at anything else (udp_sendmsg). */
 #define UDP_LEN_MAX 0xffff
@@ -32,17 +33,17 @@ static bool sock_nonblock(struct file *sock, unsigned flags)
 }
 
 /* read(): a datagram, as recv() with no flags; 0 for a read of 0 bytes, which takes none. */
-static long sock_file_read(struct file *f, void *buf, size_t count)
+static long sock_file_read(struct file *f, struct iov_iter *to)
 {
-	if (!count)
+	if (!iov_iter_count(to))
 		return 0;
-	return sock_recvfrom(f, buf, count, 0, NULL);
+	return sock_recvfrom(f, to, 0, NULL);
 }
 
 /* write(): a datagram to the peer, -EDESTADDRREQ without one. */
-static long sock_file_write(struct file *f, const void *buf, size_t count)
+static long sock_file_write(struct file *f, struct iov_iter *from)
 {
-	return sock_sendto(f, buf, count, 0, NULL, 0);
+	return sock_sendto(f, from, 0, NULL, 0);
 }
 
 static short sock_file_poll(struct file *f)
@@ -57,8 +58,8 @@ static void sock_file_release(struct file *f)
 }
 
 static const struct file_ops sock_ops = {
-    .read = sock_file_read,
-    .write = sock_file_write,
+    .read_iter = sock_file_read,
+    .write_iter = sock_file_write,
     .release = sock_file_release,
     .poll = sock_file_poll,
 };
@@ -145,10 +146,11 @@ int sock_connect(struct file *sock, const void *addr, int len)
 	return udp_connect(s, sin.sin_addr, ntohs(sin.sin_port));
 }
 
-long sock_sendto(struct file *sock, const void *buf, size_t len, unsigned flags, const void *addr,
+long sock_sendto(struct file *sock, struct iov_iter *from, unsigned flags, const void *addr,
 		 int addrlen)
 {
 	struct udp_sock *s = sock_udp(sock);
+	size_t len = iov_iter_count(from);
 	struct sockaddr_in sin;
 
 	/* Linux binds a port before it looks at the datagram, even one it then refuses. */
@@ -160,7 +162,7 @@ long sock_sendto(struct file *sock, const void *buf, size_t len, unsigned flags,
 		return -EOPNOTSUPP;
 	long sent;
 	if (!addr) {
-		sent = udp_send(s, buf, len);
+		sent = udp_send(s, from);
 	} else {
 		if (addrlen < (int)sizeof(sin))
 			return -EINVAL;
@@ -169,7 +171,7 @@ long sock_sendto(struct file *sock, const void *buf, size_t len, unsigned flags,
 			return -EAFNOSUPPORT;
 		if (!sin.sin_port)
 			return -EINVAL;
-		sent = udp_sendto(s, buf, len, sin.sin_addr, ntohs(sin.sin_port));
+		sent = udp_sendto_iter(s, from, sin.sin_addr, ntohs(sin.sin_port));
 	}
 	/*
 	 * A full device queue drops the datagram (the qdisc counts it) and, as on
@@ -186,21 +188,23 @@ static void sockaddr_in_fill(struct sockaddr_in *sin, u32 addr, u16 port)
 	sin->sin_addr = addr;
 }
 
-long sock_recvfrom(struct file *sock, void *buf, size_t len, unsigned flags,
-		   struct sockaddr_in *from)
+long sock_recvfrom(struct file *sock, struct iov_iter *to, unsigned flags, struct sockaddr_in *from)
 {
 	struct udp_sock *s = sock_udp(sock);
+	size_t len = iov_iter_count(to);
 	u32 saddr;
 	u16 sport;
 	long n;
 
-	while ((n = udp_recv_one(s, buf, len, &saddr, &sport, flags & MSG_PEEK)) == -EAGAIN) {
+	while ((n = udp_recv_one(s, to, &saddr, &sport, flags & MSG_PEEK)) == -EAGAIN) {
 		if (sock_nonblock(sock, flags))
 			return -EAGAIN;
 		int err = udp_wait_rcv(s);
 		if (err)
 			return err;
 	}
+	if (n < 0)
+		return n; /* -EFAULT: the copy out faulted */
 	if (from)
 		sockaddr_in_fill(from, saddr, sport);
 	return (flags & MSG_TRUNC) ? n : (long)MIN((size_t)n, len);

@@ -4,9 +4,12 @@
  * looked up when it is opened. Numbers are Linux's (Documentation/admin-guide/
  * devices.txt), so a program sees the st_rdev it would on Linux.
  *
- * The calls take kernel buffers; the system-call layer copies from and to user
- * memory around them. read and write return bytes or -errno; ioctl's arg is the
- * user's argument, a user pointer for the requests that take one.
+ * read_iter and write_iter copy through a cursor (grace/uio.h) over the
+ * caller's memory, a program's or the kernel's, and return the bytes moved or
+ * -errno. A copy that faults part way returns what was moved before the fault
+ * (-EFAULT if nothing), and what it could not move stays where it was: in the
+ * pipe, the device, the caller's buffer. ioctl's arg is the user's argument, a
+ * user pointer for the requests that take one.
  */
 #ifndef GRACE_CHRDEV_H
 #define GRACE_CHRDEV_H
@@ -26,10 +29,11 @@
 #define DEV_BENCH_MARK MKDEV(240, 0)
 
 struct file;
+struct iov_iter;
 
 struct file_ops {
-	long (*read)(struct file *f, void *buf, size_t count);
-	long (*write)(struct file *f, const void *buf, size_t count);
+	long (*read_iter)(struct file *f, struct iov_iter *to);		/* NULL: -EINVAL */
+	long (*write_iter)(struct file *f, struct iov_iter *from);	/* NULL: -EINVAL */
 	long (*ioctl)(struct file *f, unsigned cmd, unsigned long arg); /* NULL: -ENOTTY */
 	void (*release)(struct file *f); /* the last reference to the file is gone; may be NULL */
 	short (*poll)(struct file *f);	 /* POLLIN/POLLOUT/POLLHUP now; NULL: always ready */

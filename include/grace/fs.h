@@ -103,14 +103,20 @@ long sys_write(int fd, const void *buf, size_t count);
 long sys_pread(int fd, void *buf, size_t count, s64 offset);
 long sys_pwrite(int fd, const void *buf, size_t count, s64 offset);
 /*
- * The same four with a user buffer (system calls): the copy stops at the first
- * byte that faults; what was moved before it is the result, -EFAULT if nothing
- * was, and the position moves by what was moved.
+ * The same four with a user buffer (system calls). Each builds a copy cursor
+ * (grace/uio.h) over the buffer and the file copies through it: a copy stops
+ * at the first byte that faults, what was moved before it is the result
+ * (-EFAULT if nothing was), and what was not moved stays where it was (in the
+ * file, the pipe); the position moves by what was moved. See the file's calls
+ * for the few that take or give whole pieces (a pipe's buffers, a datagram).
  */
 long sys_read_user(int fd, void __user *buf, size_t count);
 long sys_write_user(int fd, const void __user *buf, size_t count);
 long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset);
 long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
+/* readv (write false) and writev: one cursor over the user's nr segments at uvec. */
+struct iovec;
+long sys_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, bool write);
 s64 sys_lseek(int fd, s64 offset, int whence);
 static inline int sys_stat(const char *path, struct stat *st)
 {
@@ -155,6 +161,8 @@ static inline long sys_readlink(const char *path, char *buf, size_t size)
 }
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
 long sys_getdents(int fd, void *buf, size_t size);
+/* The same into user memory: the records wholly copied before a fault, or -EFAULT. */
+long sys_getdents_user(int fd, void __user *buf, size_t size);
 int sys_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
 long sys_getcwd(char *buf, size_t size);

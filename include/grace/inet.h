@@ -202,8 +202,14 @@ void udp_disconnect(struct udp_sock *s);
 int udp_getname(struct udp_sock *s, bool peer, u32 *addr, u16 *port);
 /* Send len bytes to daddr:dport (host-order port). The bytes sent, or -errno. */
 long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport);
+/*
+ * The same with the datagram in a copy cursor, all it holds: -EFAULT, and
+ * nothing sent, if it cannot all be copied (Linux's udp_sendmsg()).
+ */
+struct iov_iter;
+long udp_sendto_iter(struct udp_sock *s, struct iov_iter *from, u32 daddr, u16 dport);
 /* Send to the peer connect() gave: the bytes sent, -EDESTADDRREQ if none, or -errno. */
-long udp_send(struct udp_sock *s, const void *buf, size_t len);
+long udp_send(struct udp_sock *s, struct iov_iter *from);
 /*
  * Receive one datagram, waiting up to timeout_ns (0: not at all; UINT64_MAX: for ever): its
  * length (cut to len), or -EAGAIN. *saddr and *sport, if not NULL, say who sent it.
@@ -211,11 +217,13 @@ long udp_send(struct udp_sock *s, const void *buf, size_t len);
 long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport,
 		  u64 timeout_ns);
 /*
- * The first datagram waiting, without waiting: up to len bytes of it into buf,
- * its sender into *saddr and *sport; its whole length, or -EAGAIN if none is
- * queued. peek leaves it queued (MSG_PEEK).
+ * The first datagram waiting, without waiting: as much of it as the cursor has
+ * room for copied there, its sender into *saddr and *sport; its whole length,
+ * or -EAGAIN if none is queued. peek leaves it queued (MSG_PEEK). A copy that
+ * faults gives -EFAULT, and the datagram is gone unless peek, as on Linux
+ * (udp_recvmsg()).
  */
-long udp_recv_one(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, bool peek);
+long udp_recv_one(struct udp_sock *s, struct iov_iter *to, u32 *saddr, u16 *sport, bool peek);
 /* Sleep until a datagram waits on s: 0, or -ERESTARTSYS when a signal comes first. */
 int udp_wait_rcv(struct udp_sock *s);
 /* fn is called (in the receive softirq) after each datagram queued on s: poll's wake-up. */

@@ -29,15 +29,22 @@ void sock_put(struct file *sock);
 int sock_bind(struct file *sock, const void *addr, int len);
 /* connect(): AF_INET to set the peer, AF_UNSPEC to drop it. */
 int sock_connect(struct file *sock, const void *addr, int len);
-/* sendto(): to addr (len bytes), or to the peer when addr is NULL. The bytes sent, or -errno. */
-long sock_sendto(struct file *sock, const void *buf, size_t len, unsigned flags, const void *addr,
+/*
+ * sendto(): all that from holds, to addr (addrlen bytes), or to the peer when
+ * addr is NULL. The bytes sent, or -errno (-EFAULT, nothing sent, if from
+ * cannot all be copied).
+ */
+struct iov_iter;
+long sock_sendto(struct file *sock, struct iov_iter *from, unsigned flags, const void *addr,
 		 int addrlen);
 /*
- * recvfrom(): one datagram, up to len bytes of it into buf (its whole length
- * with MSG_TRUNC), its sender into *from if from is not NULL. Waits unless
- * MSG_DONTWAIT or O_NONBLOCK (-EAGAIN); -ERESTARTSYS when a signal comes.
+ * recvfrom(): one datagram, as much of it as to has room for (the result is its
+ * whole length with MSG_TRUNC), its sender into *from if from is not NULL.
+ * Waits unless MSG_DONTWAIT or O_NONBLOCK (-EAGAIN); -ERESTARTSYS when a signal
+ * comes. A copy that faults gives -EFAULT, and the datagram is gone unless
+ * MSG_PEEK, as on Linux.
  */
-long sock_recvfrom(struct file *sock, void *buf, size_t len, unsigned flags,
+long sock_recvfrom(struct file *sock, struct iov_iter *to, unsigned flags,
 		   struct sockaddr_in *from);
 /* getsockname() (peer false) and getpeername(): -ENOTCONN for a socket with no peer. */
 int sock_getname(struct file *sock, struct sockaddr_in *out, bool peer);

@@ -19,11 +19,11 @@
 #include <grace/string.h>
 #include <grace/uaccess.h>
 #include <grace/uapi/statx.h>
+#include <grace/uio.h>
 #include <asm/memory.h>
 #include <asm/stat.h>
 #include "syscall_internal.h"
 
-#define IOV_MAX 1024
 
 /* The largest directory listing one getdents64 returns, in bytes. */
 #define GETDENTS_MAX (64 * 1024)
@@ -65,32 +65,16 @@ USER_CALL(write)
 	return ret;
 }
 
-struct iovec {
-	void __user *iov_base;
-	size_t iov_len;
-};
-
-/* readv and writev: each segment in turn, stopping at the first short one. */
+/* readv and writev: one call of the file's over a cursor on every segment, as Linux's. */
 static long user_rw_vec(int fd, const struct iovec __user *uiov, unsigned long cnt, bool write)
 {
-	if (cnt > IOV_MAX)
-		return -EINVAL;
-	long total = 0;
-	for (unsigned long i = 0; i < cnt; i++) {
-		struct iovec v;
-		if (copy_from_user(&v, &uiov[i], sizeof(v)))
-			return total ? total : -EFAULT;
-		if (!v.iov_len)
-			continue;
-		long n = write ? user_write(fd, (unsigned long)v.iov_base, v.iov_len, 0, 0, 0)
-			       : user_read(fd, (unsigned long)v.iov_base, v.iov_len, 0, 0, 0);
-		if (n < 0)
-			return total ? total : n;
-		total += n;
-		if ((size_t)n < v.iov_len)
-			break;
+	long ret = sys_rw_vec_user(fd, uiov, cnt, write);
+	/* A write to a pipe no one reads raises SIGPIPE, as write(2) does. */
+	if (write && ret == -EPIPE) {
+		struct ksiginfo info = {.code = SI_USER, .pid = current_process()->pid};
+		signal_send_thread(current_thread(), SIGPIPE, &info);
 	}
-	return total;
+	return ret;
 }
 
 USER_CALL(readv)
@@ -235,14 +219,7 @@ USER_CALL(getdents64)
 	size_t size = MIN(a2, (size_t)GETDENTS_MAX);
 	if (!access_ok((void __user *)a1, size))
 		return -EFAULT;
-	char *kbuf = kmalloc(size ? size : 1);
-	if (!kbuf)
-		return -ENOMEM;
-	long n = sys_getdents((int)a0, kbuf, size);
-	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
-		n = -EFAULT;
-	kfree(kbuf);
-	return n;
+	return sys_getdents_user((int)a0, (void __user *)a1, size);
 }
 
 USER_CALL(ioctl)

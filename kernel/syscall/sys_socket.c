@@ -7,19 +7,17 @@
  * goes out as move_addr_to_user() gives it (the caller's length read first,
  * the address cut to it, the full length written back).
  *
- * A datagram's data crosses through a kernel buffer: recvfrom takes the
+ * A datagram's data goes through a copy cursor over the user's buffer
+ * (grace/uio.h), straight between it and the packet buffer: recvfrom takes the
  * datagram off the queue before copying it out, so a copy that faults loses
  * it, as on Linux.
  */
 #include <grace/errno.h>
 #include <grace/fs.h>
-#include <grace/slab.h>
 #include <grace/socket.h>
 #include <grace/uaccess.h>
+#include <grace/uio.h>
 #include "syscall_internal.h"
-
-/* Linux's MAX_RW_COUNT: one call moves at most INT_MAX bytes rounded down to a page. */
-#define MAX_RW_COUNT 0x7ffff000UL
 
 /* Linux's move_addr_to_kernel(): into k, SOCKADDR_STORAGE_SIZE bytes. */
 static int sockaddr_from_user(u8 *k, const void __user *uaddr, int len)
@@ -89,30 +87,21 @@ USER_CALL(connect)
 
 USER_CALL(sendto)
 {
-	const void __user *ubuf = (const void __user *)a1;
+	void __user *ubuf = (void __user *)a1;
 	size_t len = MIN(a2, MAX_RW_COUNT);
 	unsigned flags = (unsigned)a3;
 	u8 addr[SOCKADDR_STORAGE_SIZE];
+	struct iov_iter from;
 	int err;
 
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
+	iov_iter_ubuf(&from, ubuf, len);
 	struct file *sock = sock_lookup((int)a0, &err);
 	if (!sock)
 		return err;
 	err = a4 ? sockaddr_from_user(addr, (const void __user *)a4, (int)a5) : 0;
-	/*
-	 * No datagram here is longer than a packet buffer: a longer one is refused
-	 * (-EMSGSIZE) before its bytes are read, so only that much is copied.
-	 */
-	size_t copy = MIN(len, (size_t)SOCK_DATAGRAM_MAX);
-	void *kbuf = err ? NULL : kmalloc(copy ? copy : 1);
-	long ret = err ? err : !kbuf ? -ENOMEM : 0;
-	if (!ret && copy_from_user(kbuf, ubuf, copy))
-		ret = -EFAULT;
-	if (!ret)
-		ret = sock_sendto(sock, kbuf, len, flags, a4 ? addr : NULL, (int)a5);
-	kfree(kbuf);
+	long ret = err ? err : sock_sendto(sock, &from, flags, a4 ? addr : NULL, (int)a5);
 	sock_put(sock);
 	return ret;
 }
@@ -123,25 +112,21 @@ USER_CALL(recvfrom)
 	size_t len = MIN(a2, MAX_RW_COUNT);
 	unsigned flags = (unsigned)a3;
 	struct sockaddr_in from;
+	struct iov_iter to;
 	int err;
 
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
+	iov_iter_ubuf(&to, ubuf, len);
 	struct file *sock = sock_lookup((int)a0, &err);
 	if (!sock)
 		return err;
-	size_t klen = MIN(len, (size_t)SOCK_DATAGRAM_MAX);
-	void *kbuf = kmalloc(klen ? klen : 1);
-	long n = kbuf ? sock_recvfrom(sock, kbuf, klen, flags, &from) : -ENOMEM;
-	/* With MSG_TRUNC, n is the datagram's whole length: only what was asked for goes out. */
-	if (n > 0 && copy_to_user(ubuf, kbuf, MIN((size_t)n, klen)))
-		n = -EFAULT;
+	long n = sock_recvfrom(sock, &to, flags, &from);
 	if (n >= 0 && a4) {
 		err = sockaddr_to_user(&from, (void __user *)a4, (int __user *)a5);
 		if (err)
 			n = err;
 	}
-	kfree(kbuf);
 	sock_put(sock);
 	return n;
 }

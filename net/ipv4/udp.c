@@ -33,6 +33,7 @@
 #include <grace/slab.h>
 #include <grace/spinlock.h>
 #include <grace/string.h>
+#include <grace/uio.h>
 #include <grace/wait.h>
 
 #include "ip.h"
@@ -293,13 +294,24 @@ void udp_close(struct udp_sock *s)
 
 long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 dport)
 {
+	struct iov_iter from;
+
+	if (!buf && len)
+		return -EINVAL;
+	iov_iter_kbuf(&from, (void *)buf, len);
+	return udp_sendto_iter(s, &from, daddr, dport);
+}
+
+long udp_sendto_iter(struct udp_sock *s, struct iov_iter *from, u32 daddr, u16 dport)
+{
+	size_t len = iov_iter_count(from);
 	struct net_device *dev;
 	u32 gateway, saddr;
 	struct sk_buff *skb;
 	struct udphdr *uh;
 	int err;
 
-	if (!dport || (!buf && len))
+	if (!dport)
 		return -EINVAL;
 	if (!READ_ONCE(s->port)) { /* an unbound socket sends from an ephemeral port, as Linux */
 		err = udp_autobind(s);
@@ -322,7 +334,10 @@ long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 
 		kfree_skb(skb);
 		return -EMSGSIZE;
 	}
-	memcpy(uh + 1, buf, len);
+	if (copy_from_iter(uh + 1, len, from) != len) {
+		kfree_skb(skb);
+		return -EFAULT;
+	}
 	uh->source = htons(READ_ONCE(s->port));
 	uh->dest = htons(dport);
 	uh->len = htons((u16)(sizeof(*uh) + len));
@@ -335,7 +350,7 @@ long udp_sendto(struct udp_sock *s, const void *buf, size_t len, u32 daddr, u16 
 	return err ? err : (long)len;
 }
 
-long udp_send(struct udp_sock *s, const void *buf, size_t len)
+long udp_send(struct udp_sock *s, struct iov_iter *from)
 {
 	u64 peer;
 	bool connected;
@@ -346,7 +361,7 @@ long udp_send(struct udp_sock *s, const void *buf, size_t len)
 	spin_unlock(&udp_lock);
 	if (!connected)
 		return -EDESTADDRREQ;
-	return udp_sendto(s, buf, len, (u32)(peer >> 16), (u16)peer);
+	return udp_sendto_iter(s, from, (u32)(peer >> 16), (u16)peer);
 }
 
 /* The source of a queued datagram (data at its payload). */
@@ -356,30 +371,42 @@ static void udp_skb_source(const struct sk_buff *skb, u32 *saddr, u16 *sport)
 	*sport = ntohs(((const struct udphdr *)skb_transport_header(skb))->source);
 }
 
-long udp_recv_one(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, bool peek)
+long udp_recv_one(struct udp_sock *s, struct iov_iter *to, u32 *saddr, u16 *sport, bool peek)
 {
+	size_t len = iov_iter_count(to), copy;
 	struct sk_buff *skb;
+	void *kbuf = NULL;
 	u32 n;
 
+	/*
+	 * A peek copies under the lock, since a reader taking the datagram meanwhile
+	 * would free it; and into the kernel, since a copy to user memory may sleep.
+	 * It takes nothing, so a copy out that faults afterwards loses nothing.
+	 */
+	if (peek && !(kbuf = kmalloc(MAX(MIN(len, (size_t)SKB_BUF_SIZE), (size_t)1))))
+		return -ENOMEM;
 	spin_lock(&s->rcvq.lock);
 	skb = peek ? s->rcvq.first : __skb_dequeue(&s->rcvq);
 	if (!skb) {
 		spin_unlock(&s->rcvq.lock);
+		kfree(kbuf);
 		return -EAGAIN;
 	}
 	n = skb_len(skb);
-	/* A peek copies under the lock: a reader taking the datagram meanwhile would free it. */
+	copy = MIN((size_t)n, len);
+	udp_skb_source(skb, saddr, sport);
 	if (peek) {
-		memcpy(buf, skb->data, MIN((size_t)n, len));
-		udp_skb_source(skb, saddr, sport);
+		memcpy(kbuf, skb->data, copy);
 		spin_unlock(&s->rcvq.lock);
-		return n;
+		bool copied = copy_to_iter(kbuf, copy, to) == copy;
+		kfree(kbuf);
+		return copied ? (long)n : -EFAULT;
 	}
 	spin_unlock(&s->rcvq.lock);
-	memcpy(buf, skb->data, MIN((size_t)n, len));
-	udp_skb_source(skb, saddr, sport);
+	/* The datagram is this reader's now: one that cannot be copied out is dropped. */
+	bool copied = copy_to_iter(skb->data, copy, to) == copy;
 	kfree_skb(skb);
-	return n;
+	return copied ? (long)n : -EFAULT;
 }
 
 int udp_wait_rcv(struct udp_sock *s)
@@ -389,17 +416,20 @@ int udp_wait_rcv(struct udp_sock *s)
 
 long udp_recvfrom(struct udp_sock *s, void *buf, size_t len, u32 *saddr, u16 *sport, u64 timeout_ns)
 {
+	struct iov_iter to;
 	u32 from;
 	u16 port;
-	long n = udp_recv_one(s, buf, len, &from, &port, false);
+
+	iov_iter_kbuf(&to, buf, len);
+	long n = udp_recv_one(s, &to, &from, &port, false);
 
 	if (n == -EAGAIN && timeout_ns) {
 		if (timeout_ns == UINT64_MAX)
 			wait_event(s->wq,
-				   (n = udp_recv_one(s, buf, len, &from, &port, false)) != -EAGAIN);
+				   (n = udp_recv_one(s, &to, &from, &port, false)) != -EAGAIN);
 		else
 			wait_event_timeout(
-			    s->wq, (n = udp_recv_one(s, buf, len, &from, &port, false)) != -EAGAIN,
+			    s->wq, (n = udp_recv_one(s, &to, &from, &port, false)) != -EAGAIN,
 			    timeout_ns);
 	}
 	if (n < 0)
