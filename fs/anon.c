@@ -1,14 +1,14 @@
 /*
  * Files that no name reaches and whose calls live outside fs/: sockets. Each
  * has an inode of its own (so fstat reports its type, as Linux's sockfs does)
- * and its file_ops; the open file carries the owner's state in private_data.
+ * and its file_operations; the open file carries the owner's state in private_data.
  * A pipe makes its files the same way, inside fs/ (fs/pipe.c).
  */
 #include <grace/chrdev.h>
 #include <grace/errno.h>
 #include "internal.h"
 
-int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags)
+int anon_fd_open(u32 mode, const struct file_operations *ops, void *priv, int flags)
 {
 	struct fs_context *fs = fs_current();
 	if (!fs)
@@ -31,13 +31,13 @@ int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags)
 	fd = fd_install_lowest(fs, f, flags & O_CLOEXEC);
 	if (fd < 0) {
 		/* The table filled up since: undo, not released, priv still the caller's. */
-		f->f_op = NULL;
+		f->f_op = &empty_fops;
 		fput(f);
 	}
 	return fd;
 }
 
-struct file *file_get_ops(int fd, const struct file_ops *ops, int *err)
+struct file *file_get_ops(int fd, const struct file_operations *ops, int *err)
 {
 	struct file *f = fget(fd);
 	if (!f) {

@@ -12,13 +12,14 @@
 #include <grace/printk.h>
 #include <grace/string.h>
 #include <grace/uio.h>
+#include "internal.h"
 
-static long null_read(struct file *f, struct iov_iter *to)
+static long null_read(struct kiocb *iocb, struct iov_iter *to)
 {
 	return 0;
 }
 
-static long null_write(struct file *f, struct iov_iter *from)
+static long null_write(struct kiocb *iocb, struct iov_iter *from)
 {
 	size_t count = iov_iter_count(from);
 	iov_iter_advance(from, count);
@@ -26,20 +27,20 @@ static long null_write(struct file *f, struct iov_iter *from)
 }
 
 /* As Linux's read_zero(): the zeros that fitted before a fault, -EFAULT if none did. */
-static long zero_read(struct file *f, struct iov_iter *to)
+static long zero_read(struct kiocb *iocb, struct iov_iter *to)
 {
 	size_t count = iov_iter_count(to);
 	size_t n = iov_iter_zero(count, to);
 	return n || !count ? (long)n : -EFAULT;
 }
 
-static const struct file_ops null_ops = {.read_iter = null_read, .write_iter = null_write};
-static const struct file_ops zero_ops = {.read_iter = zero_read, .write_iter = null_write};
+static const struct file_operations null_ops = {.read_iter = null_read, .write_iter = null_write};
+static const struct file_operations zero_ops = {.read_iter = zero_read, .write_iter = null_write};
 
 static const struct {
 	u32 dev;
 	const char *path;
-	const struct file_ops *ops;
+	const struct file_operations *ops;
 } chrdevs[] = {
     {DEV_NULL, "/dev/null", &null_ops},
     {DEV_ZERO, "/dev/zero", &zero_ops},
@@ -57,13 +58,25 @@ static const struct {
     {"/dev/stderr", "/proc/self/fd/2"},
 };
 
-const struct file_ops *chrdev_ops(u32 dev)
+const struct file_operations *chrdev_ops(u32 dev)
 {
 	for (unsigned i = 0; i < ARRAY_SIZE(chrdevs); i++)
 		if (chrdevs[i].dev == dev)
 			return chrdevs[i].ops;
 	return NULL;
 }
+
+/* A device node opened: the file takes its driver's operations (Linux's chrdev_open). */
+static int chrdev_open(struct inode *inode, struct file *f)
+{
+	const struct file_operations *ops = chrdev_ops(inode->rdev);
+	if (!ops)
+		return -ENXIO;
+	f->f_op = ops;
+	return 0;
+}
+
+const struct file_operations def_chr_fops = {.open = chrdev_open};
 
 void chrdev_init(void)
 {

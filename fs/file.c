@@ -267,7 +267,8 @@ int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec)
 	return fd;
 }
 
-void file_open_anon(struct file *f, struct inode *inode, int flags, const struct file_ops *ops)
+void file_open_anon(struct file *f, struct inode *inode, int flags,
+		    const struct file_operations *ops)
 {
 	atomic_set(&f->f_count, 1);
 	f->f_path = (struct path){NULL, NULL};
@@ -296,7 +297,7 @@ struct file *file_alloc(void)
 	enum file_free_mode how = file_get_free_mode();
 	struct file *f = kmem_cache_alloc(file_cache[how]);
 	if (f) {
-		f->f_op = NULL; /* open sets a device's */
+		f->f_op = &empty_fops; /* open sets the file's */
 		f->f_free_mode = how;
 	}
 	return f;
@@ -414,7 +415,7 @@ void fput(struct file *f)
 		list_del_init(&f->f_list);
 		spin_unlock(&files_lock);
 	}
-	if (f->f_op && f->f_op->release)
+	if (f->f_op->release)
 		f->f_op->release(f);
 	if (f->f_path.dentry)
 		path_put(&f->f_path);

@@ -129,6 +129,7 @@ struct inode *new_inode(struct super_block *sb, u32 mode)
 	inode->i_ino = inode_next_ino(sb, global);
 	inode->i_sb = sb;
 	inode->i_op = &empty_iops;
+	inode->i_fop = &empty_fops;
 	inode->i_mode = mode;
 	inode->i_nlink = S_ISDIR(mode) ? 2 : 1;
 	inode->i_size = 0;

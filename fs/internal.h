@@ -243,10 +243,10 @@ struct inode {
 	s64 i_size;
 	u32 i_free_mode; /* enum inode_free_mode, fixed at allocation */
 	struct super_block *i_sb;
-	const struct inode_operations
-	    *i_op;		  /* set by the file system before the inode is reachable */
-	struct hlist_node i_hash; /* in the inode table, keyed by (i_sb, i_ino) */
-	struct mutex i_mutex;	  /* a directory's names; a file's data and size */
+	const struct inode_operations *i_op; /* set by the file system before it is reachable */
+	const struct file_operations *i_fop; /* what a file opened on it starts with; the same */
+	struct hlist_node i_hash;	     /* in the inode table, keyed by (i_sb, i_ino) */
+	struct mutex i_mutex;		     /* a directory's names; a file's data and size */
 	union {
 		struct {
 			void **pages; /* page-sized blocks; NULL is a hole */
@@ -420,8 +420,8 @@ struct file {
 	u32 f_flags; /* O_* as opened */
 	bool f_read, f_write;
 	s64 f_pos;
-	const struct file_ops
-	    *f_op;		 /* a device's or a pipe's calls (grace/chrdev.h); NULL: ramfs */
+	const struct file_operations
+	    *f_op;		 /* what the file does (grace/fs.h); never NULL once open */
 	void *private_data;	 /* f_op's own: a pipe's struct pipe */
 	struct list_head f_list; /* vfs=global: on the list of open files */
 	bool f_listed;
@@ -459,10 +459,6 @@ long inode_get_link(struct inode *inode, const char **text, char **buf);
 
 /* procfs (fs/proc/): mounted on /proc at boot. */
 void proc_init(void);
-/* Is d /proc/self/fd, whose listing is the caller's descriptors? */
-bool proc_fd_dir(const struct dentry *d);
-/* The inode number of /proc/self/fd's link for the caller's descriptor fd, or -errno. */
-long proc_fd_ino(struct dentry *dir, int fd);
 /* The caller's lowest open descriptor at or above from, or -1 (fs/file.c). */
 int fd_next_open(int from);
 
@@ -488,7 +484,8 @@ void file_free_unopened(struct file *f);
 /* Open f on p (taking references on p) with the open() flags. */
 void file_open_path(struct file *f, const struct path *p, int flags);
 /* Open f on an inode no name reaches (a pipe's), taking over the caller's reference. */
-void file_open_anon(struct file *f, struct inode *inode, int flags, const struct file_ops *ops);
+void file_open_anon(struct file *f, struct inode *inode, int flags,
+		    const struct file_operations *ops);
 struct file *fget(int fd);
 void fput(struct file *f);
 void file_init(void);
@@ -509,15 +506,16 @@ int fd_install_lowest(struct fs_context *fs, struct file *f, bool cloexec);
 
 /* ramfs (fs/ramfs.c): a new instance, its root one reference for the mount; NULL on ENOMEM. */
 struct super_block *ramfs_mount(void);
-/*
- * Through the cursor, as much as it has room for (read) or holds (write): a copy
- * that faults stops there, returning what was copied before it, or -EFAULT if
- * nothing was; a write keeps what it copied in.
- */
-struct iov_iter;
-long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos);
-/* At *pos (at the end of the file if append), which moves past what was written. */
-long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *pos, bool append);
+/* Operations that have none (fs/libfs.c): what new_inode() gives an inode. */
+extern const struct file_operations empty_fops;
+/* lseek within 0..: SEEK_SET, SEEK_CUR, SEEK_END from i_size (-EINVAL past them). */
+s64 generic_file_llseek(struct file *f, s64 offset, int whence);
+/* A directory's type byte for a listing (DT_*) from an inode's mode (fs/readdir.c). */
+u8 dirent_type(u32 mode);
+/* A listing of the names d_subdirs holds (ramfs, procfs's fixed directories). */
+int dcache_readdir(struct file *f, struct dir_context *ctx);
+/* A directory's file operations when its names live in the dcache: dcache_readdir, llseek. */
+extern const struct file_operations simple_dir_fops;
 
 /* Helpers for file systems whose names live in the dcache alone (fs/libfs.c). */
 /* A lookup in such a directory: every name not in the cache does not exist. */

@@ -1,12 +1,41 @@
 /*
- * What file systems share: the empty operation table, the lookup and attribute
- * change of a file system whose names live in the dcache alone (ramfs, procfs's
- * fixed directories), and the dispatch to a symlink's get_link.
+ * What file systems share: the empty operation tables, the position of a file
+ * that has one, the lookup, listing and attribute change of a directory whose
+ * names live in the dcache alone (ramfs, procfs's fixed directories), and the
+ * dispatch to a symlink's get_link.
  */
 #include <grace/slab.h>
 #include "internal.h"
 
 const struct inode_operations empty_iops;
+const struct file_operations empty_fops;
+
+s64 generic_file_llseek(struct file *f, s64 offset, int whence)
+{
+	s64 base, pos;
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = f->f_pos;
+		break;
+	case SEEK_END:
+		base = READ_ONCE(f->f_inode->i_size);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (__builtin_add_overflow(base, offset, &pos) || pos < 0)
+		return -EINVAL;
+	f->f_pos = pos;
+	return pos;
+}
+
+const struct file_operations simple_dir_fops = {
+    .llseek = generic_file_llseek,
+    .iterate = dcache_readdir,
+};
 
 int simple_lookup(struct inode *dir, struct dentry *d)
 {

@@ -117,8 +117,8 @@ int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
 		err = -EISDIR;
 	else if ((flags & O_DIRECTORY) && !S_ISDIR(inode->i_mode))
 		err = -ENOTDIR;
-	else if (S_ISCHR(inode->i_mode) && !(f->f_op = chrdev_ops(inode->rdev)))
-		err = -ENXIO;
+	else if ((f->f_op = inode->i_fop)->open)
+		err = f->f_op->open(inode, f); /* a device's driver, or -ENXIO */
 	if (err)
 		file_free_unopened(f);
 	else
@@ -146,27 +146,27 @@ int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
  */
 static long file_rw(struct file *f, struct iov_iter *it, s64 *offset, bool write)
 {
-	s64 *pos = offset ? offset : &f->f_pos;
-	long n;
+	const struct file_operations *fop = f->f_op;
+	bool seekable = fop->llseek != NULL;
 
 	if (write ? !f->f_write : !f->f_read)
-		n = -EBADF;
-	else if (!iov_iter_access_ok(it))
-		n = -EFAULT; /* a range past the user half, however little of it would be used */
-	else if (!write && S_ISDIR(f->f_inode->i_mode))
-		n = -EISDIR;
-	else if (f->f_op && offset)
-		n = -ESPIPE; /* a device or pipe has no position to read or write at */
-	else if (f->f_op && !(write ? f->f_op->write_iter : f->f_op->read_iter))
-		n = -EINVAL; /* as Linux, for a file without the call */
-	else if (f->f_op)
-		n = write ? f->f_op->write_iter(f, it) : f->f_op->read_iter(f, it);
-	else if (*pos < 0)
-		n = -EINVAL;
-	else if (write)
-		n = ramfs_write(f->f_inode, it, pos, !offset && (f->f_flags & O_APPEND));
-	else if ((n = ramfs_read(f->f_inode, it, *pos)) > 0)
-		*pos += n;
+		return -EBADF;
+	if (!iov_iter_access_ok(it))
+		return -EFAULT; /* a range past the user half, however little of it would be used */
+	if (!write && S_ISDIR(f->f_inode->i_mode))
+		return -EISDIR;
+	if (offset && !seekable)
+		return -ESPIPE; /* a device or pipe has no position to read or write at */
+	if (!(write ? fop->write_iter : fop->read_iter))
+		return -EINVAL; /* as Linux, for a file without the call */
+	struct kiocb k = {f, offset ? *offset : f->f_pos,
+			  write && !offset && (f->f_flags & O_APPEND)};
+	if (seekable && k.ki_pos < 0)
+		return -EINVAL;
+	long n = write ? fop->write_iter(&k, it) : fop->read_iter(&k, it);
+	/* Only a file with a position keeps one; pread and pwrite leave it where it was. */
+	if (seekable && !offset)
+		f->f_pos = k.ki_pos;
 	return n;
 }
 
@@ -270,7 +270,7 @@ long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
 	struct file *f = fget(fd);
 	if (!f)
 		return -EBADF;
-	long ret = f->f_op && f->f_op->ioctl ? f->f_op->ioctl(f, cmd, arg) : -ENOTTY;
+	long ret = f->f_op->ioctl ? f->f_op->ioctl(f, cmd, arg) : -ENOTTY;
 	fput(f);
 	return ret;
 }
@@ -278,33 +278,10 @@ long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
 s64 sys_lseek(int fd, s64 offset, int whence)
 {
 	struct file *f = fget(fd);
-	s64 base, pos;
-
 	if (!f)
 		return -EBADF;
-	if (f->f_op) {
-		fput(f);
-		return -ESPIPE; /* a terminal or a device stream: no position */
-	}
-	switch (whence) {
-	case SEEK_SET:
-		base = 0;
-		break;
-	case SEEK_CUR:
-		base = f->f_pos;
-		break;
-	case SEEK_END:
-		base = READ_ONCE(f->f_inode->i_size);
-		break;
-	default:
-		fput(f);
-		return -EINVAL;
-	}
-	if (__builtin_add_overflow(base, offset, &pos) || pos < 0) {
-		fput(f);
-		return -EINVAL;
-	}
-	f->f_pos = pos;
+	/* A terminal, a device stream, a pipe: no position. */
+	s64 pos = f->f_op->llseek ? f->f_op->llseek(f, offset, whence) : -ESPIPE;
 	fput(f);
 	return pos;
 }
@@ -367,165 +344,4 @@ int sys_ftruncate(int fd, s64 length)
 				      &(struct iattr){.ia_valid = ATTR_SIZE, .ia_size = length});
 	fput(f);
 	return err;
-}
-
-static u8 dirent_type(u32 mode)
-{
-	return S_ISDIR(mode) ? DT_DIR : S_ISLNK(mode) ? DT_LNK : S_ISCHR(mode) ? DT_CHR : DT_REG;
-}
-
-/* One record at *used if it fits: false if not. */
-static bool dirent_put(void *buf, size_t size, size_t *used, u64 ino, s64 next, u8 type,
-		       const char *name, u32 len)
-{
-	size_t reclen = (offsetof(struct dirent64, d_name) + len + 1 + 7) & ~(size_t)7;
-	if (*used + reclen > size)
-		return false;
-	struct dirent64 *de = (struct dirent64 *)((char *)buf + *used);
-	de->d_ino = ino;
-	de->d_off = next;
-	de->d_reclen = reclen;
-	de->d_type = type;
-	memcpy(de->d_name, name, len);
-	de->d_name[len] = '\0';
-	*used += reclen;
-	return true;
-}
-
-/*
- * /proc/self/fd's names from *pos on: the caller's descriptors, position fd + 2
- * for descriptor fd (as Linux numbers them), so that a descriptor opened or
- * closed meanwhile moves no other. True if the buffer filled up; *err if a
- * name could not be made.
- */
-static bool getdents_fds(struct dentry *dir, void *buf, size_t size, size_t *used, s64 *pos,
-			 long *err)
-{
-	char name[12]; /* an int in decimal */
-	for (int fd; *pos - 2 < FD_MAX && (fd = fd_next_open(*pos - 2)) >= 0; *pos = fd + 3) {
-		long ino = proc_fd_ino(dir, fd);
-		if (ino == -ENOENT)
-			continue; /* closed since: no name to give */
-		if (ino < 0) {
-			*err = ino;
-			return false;
-		}
-		int len = snprintf(name, sizeof(name), "%d", fd);
-		if (!dirent_put(buf, size, used, ino, fd + 3, DT_LNK, name, len))
-			return true;
-	}
-	return false;
-}
-
-/* The names of a ramfs directory from *pos on (n + 2: its n-th child); true if buf filled up. */
-static bool getdents_children(struct dentry *dir, void *buf, size_t size, size_t *used, s64 *pos)
-{
-	struct dentry *child;
-	s64 n = 2;
-	bool full = false, global = vfs_global();
-	dcache_global_lock(global);
-	d_lock(dir);
-	list_for_each_entry(child, &dir->d_subdirs, d_child) {
-		if (full)
-			break;
-		/* The child's lock: an unlink clears d_inode and frees the inode under it. */
-		d_lock_nested(child);
-		struct inode *inode = child->d_inode;
-		if (inode && !d_unhashed(child) && n++ >= *pos) {
-			full = !dirent_put(buf, size, used, inode->i_ino, *pos + 1,
-					   dirent_type(inode->i_mode), child->d_name.name,
-					   child->d_name.len);
-			*pos += !full;
-		}
-		d_unlock(child);
-	}
-	d_unlock(dir);
-	dcache_global_unlock(global);
-	return full;
-}
-
-/*
- * Positions: 0 is ".", 1 is "..", n + 2 the n-th name in the directory's child
- * list. A name added or removed while a reader is part-way through may shift
- * the later ones by one, as with any position-based readdir. /proc/self/fd
- * lists the caller's descriptors instead (getdents_fds()).
- */
-static long file_getdents(struct file *f, void *buf, size_t size)
-{
-	size_t used = 0;
-
-	if (!S_ISDIR(f->f_inode->i_mode))
-		return -ENOTDIR;
-	if (f->f_inode->i_state & I_DEADDIR)
-		return -ENOENT;
-	struct dentry *dir = f->f_path.dentry;
-	s64 pos = f->f_pos;
-	bool full = false;
-	long err = 0;
-	if (pos == 0) {
-		full = !dirent_put(buf, size, &used, dir->d_inode->i_ino, 1, DT_DIR, ".", 1);
-		pos += !full;
-	}
-	if (pos == 1 && !full) {
-		struct dentry *parent = dget_parent(dir);
-		full = !dirent_put(buf, size, &used, parent->d_inode->i_ino, 2, DT_DIR, "..", 2);
-		dput(parent);
-		pos += !full;
-	}
-	if (!full && proc_fd_dir(dir))
-		full = getdents_fds(dir, buf, size, &used, &pos, &err);
-	else if (!full)
-		full = getdents_children(dir, buf, size, &used, &pos);
-	f->f_pos = pos;
-	if (used == 0 && err)
-		return err;
-	/* Nothing fitted although there was something to give: the buffer is too small. */
-	return used == 0 && full ? -EINVAL : (long)used;
-}
-
-long sys_getdents(int fd, void *buf, size_t size)
-{
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long n = file_getdents(f, buf, size);
-	fput(f);
-	return n;
-}
-
-/*
- * The records are made into a kernel buffer, since the directory's locks are
- * held while they are (a copy to user memory may sleep), and copied out after.
- * A copy that faults part way keeps the records wholly copied, and the
- * position goes back to just after the last of them, as Linux's filldir64()
- * stops at the record it could not write: no name is skipped.
- */
-long sys_getdents_user(int fd, void __user *ubuf, size_t size)
-{
-	char *kbuf = kmalloc(size ? size : 1);
-	struct file *f = fget(fd);
-	long n = !f ? -EBADF : !kbuf ? -ENOMEM : 0;
-	if (n) {
-		if (f)
-			fput(f);
-		kfree(kbuf);
-		return n;
-	}
-	s64 start = f->f_pos;
-	n = file_getdents(f, kbuf, size);
-	size_t copied = n > 0 ? (size_t)n - copy_to_user(ubuf, kbuf, n) : 0;
-	if (n > 0 && copied < (size_t)n) {
-		size_t whole = 0;
-		s64 pos = start;
-		for (struct dirent64 *de = (struct dirent64 *)kbuf; whole + de->d_reclen <= copied;
-		     de = (struct dirent64 *)(kbuf + whole)) {
-			pos = de->d_off;
-			whole += de->d_reclen;
-		}
-		f->f_pos = pos;
-		n = whole ? (long)whole : -EFAULT;
-	}
-	fput(f);
-	kfree(kbuf);
-	return n;
 }

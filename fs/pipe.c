@@ -94,8 +94,9 @@ static void pipe_wake(struct wait_queue_head *wq)
 	poll_notify();
 }
 
-static long pipe_read(struct file *f, struct iov_iter *to)
+static long pipe_read(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct file *f = iocb->ki_filp;
 	struct pipe *p = f->private_data;
 	long ret = 0;
 
@@ -150,8 +151,9 @@ static bool pipe_fill(struct pipe *p, u32 head, size_t n, struct iov_iter *from)
 	return true;
 }
 
-static long pipe_write(struct file *f, struct iov_iter *from)
+static long pipe_write(struct kiocb *iocb, struct iov_iter *from)
 {
+	struct file *f = iocb->ki_filp;
 	struct pipe *p = f->private_data;
 	size_t chars = iov_iter_count(from) % PAGE_SIZE;
 	long ret = 0;
@@ -246,7 +248,7 @@ static short pipe_poll(struct file *f)
 	return ready;
 }
 
-static const struct file_ops pipe_ops = {
+static const struct file_operations pipe_ops = {
     .read_iter = pipe_read, .write_iter = pipe_write, .release = pipe_release, .poll = pipe_poll};
 
 /* A new pipe with one reader and one writer counted, for the two files about to be made. */

@@ -1,6 +1,6 @@
 /*
  * poll(): which of a set of descriptors are ready, waiting up to a timeout for
- * one to become so. Each kind of file says whether it is ready now (file_ops's
+ * one to become so. Each kind of file says whether it is ready now (file_operations'
  * poll; a ramfs file always is); a change that can make one ready (a byte typed
  * at the console, a pipe read, written or closed) calls poll_notify(), which
  * bumps one sequence number and wakes every poller to look again. One queue for
@@ -38,7 +38,7 @@ static short poll_fd(int fd, short events)
 	struct file *f = fget(fd);
 	if (!f)
 		return POLLNVAL;
-	short ready = f->f_op && f->f_op->poll ? f->f_op->poll(f) : POLLIN | POLLOUT;
+	short ready = f->f_op->poll ? f->f_op->poll(f) : POLLIN | POLLOUT;
 	if (!f->f_read)
 		ready &= ~POLLIN;
 	if (!f->f_write)

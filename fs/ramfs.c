@@ -8,6 +8,7 @@
  * A file's data and size change under its i_mutex; reads take it too, so a read
  * never sees a block being freed by a truncate.
  */
+#include <grace/chrdev.h>
 #include <grace/failslab.h>
 #include <grace/page_alloc.h>
 #include <grace/slab.h>
@@ -19,14 +20,17 @@
 #define RAMFS_BLOCK 4096u
 
 static const struct inode_operations ramfs_dir_iops, ramfs_file_iops, ramfs_symlink_iops;
+static const struct file_operations ramfs_file_fops;
 static void ramfs_evict(struct inode *inode);
 static const struct super_operations ramfs_sops = {.evict_inode = ramfs_evict};
 
 struct super_block *ramfs_mount(void)
 {
 	struct super_block *sb = sb_alloc("ramfs", &ramfs_sops, S_IFDIR | 0755);
-	if (sb)
+	if (sb) {
 		sb->s_root->d_inode->i_op = &ramfs_dir_iops;
+		sb->s_root->d_inode->i_fop = &simple_dir_fops;
+	}
 	return sb;
 }
 
@@ -71,7 +75,7 @@ static void *ramfs_block(struct inode *inode, u64 idx, bool create, int *err)
 	return p;
 }
 
-long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos)
+static long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos)
 {
 	size_t count = iov_iter_count(to), done = 0, n = 0, copied = 0;
 	int err;
@@ -94,7 +98,7 @@ long ramfs_read(struct inode *inode, struct iov_iter *to, s64 pos)
 	return done || copied == n ? (long)done : -EFAULT;
 }
 
-long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *ppos, bool append)
+static long ramfs_write(struct inode *inode, struct iov_iter *from, s64 *ppos, bool append)
 {
 	size_t count = iov_iter_count(from), done = 0;
 	int err = 0;
@@ -212,6 +216,10 @@ static int ramfs_make(struct inode *idir, struct dentry *d, u32 mode, const char
 	inode->i_op = S_ISDIR(mode) ? &ramfs_dir_iops
 		      : copy	    ? &ramfs_symlink_iops
 				    : &ramfs_file_iops;
+	inode->i_fop = S_ISDIR(mode)   ? &simple_dir_fops
+		       : S_ISREG(mode) ? &ramfs_file_fops
+		       : S_ISCHR(mode) ? &def_chr_fops
+				       : &empty_fops;
 	if (copy) {
 		inode->link = copy;
 		inode->i_size = strlen(copy);
@@ -352,4 +360,23 @@ static const struct inode_operations ramfs_file_iops = {.setattr = ramfs_setattr
 static const struct inode_operations ramfs_symlink_iops = {
     .get_link = ramfs_get_link,
     .setattr = ramfs_setattr,
+};
+
+static long ramfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	long n = ramfs_read(iocb->ki_filp->f_inode, to, iocb->ki_pos);
+	if (n > 0)
+		iocb->ki_pos += n;
+	return n;
+}
+
+static long ramfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	return ramfs_write(iocb->ki_filp->f_inode, from, &iocb->ki_pos, iocb->ki_append);
+}
+
+static const struct file_operations ramfs_file_fops = {
+    .read_iter = ramfs_read_iter,
+    .write_iter = ramfs_write_iter,
+    .llseek = generic_file_llseek,
 };

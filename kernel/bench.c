@@ -148,7 +148,7 @@ void bench_phase_begin(const char *phase, unsigned cpus)
  * on as the kernel's own benchmarks send theirs; anything else is -EINVAL, so a
  * program cannot send the plugin the messages only the kernel knows (percpu).
  */
-static long bench_mark_write(struct file *f, struct iov_iter *from)
+static long bench_mark_write(struct kiocb *iocb, struct iov_iter *from)
 {
 	char msg[BENCH_PHASE_NAME_MAX + 16];
 	size_t count = iov_iter_count(from);
@@ -175,7 +175,7 @@ static long bench_mark_write(struct file *f, struct iov_iter *from)
 	return (long)count;
 }
 
-const struct file_ops bench_mark_ops = {.write_iter = bench_mark_write};
+const struct file_operations bench_mark_ops = {.write_iter = bench_mark_write};
 
 void bench_phase_end(u64 ops)
 {

@@ -96,7 +96,7 @@ static int tty_read_line(const struct termios *t)
  * A line's bytes that did not fit, or that a faulting copy could not take, stay
  * for the next read; a raw byte that could not be copied is lost, as on Linux.
  */
-static long tty_read(struct file *f, struct iov_iter *to)
+static long tty_read(struct kiocb *iocb, struct iov_iter *to)
 {
 	size_t count = iov_iter_count(to);
 	struct termios t;
@@ -134,7 +134,7 @@ static long tty_read(struct file *f, struct iov_iter *to)
 }
 
 /* Through a kernel buffer, a page at a time: the console prints kernel memory. */
-static long tty_write(struct file *f, struct iov_iter *from)
+static long tty_write(struct kiocb *iocb, struct iov_iter *from)
 {
 	size_t count = iov_iter_count(from), done = 0;
 	if (!count)
@@ -250,5 +250,5 @@ static short tty_poll(struct file *f)
 	return POLLOUT | (READ_ONCE(tty.ready) || console_input_pending() ? POLLIN : 0);
 }
 
-const struct file_ops tty_ops = {
+const struct file_operations tty_ops = {
     .read_iter = tty_read, .write_iter = tty_write, .ioctl = tty_ioctl, .poll = tty_poll};

@@ -33,16 +33,18 @@ static bool sock_nonblock(struct file *sock, unsigned flags)
 }
 
 /* read(): a datagram, as recv() with no flags; 0 for a read of 0 bytes, which takes none. */
-static long sock_file_read(struct file *f, struct iov_iter *to)
+static long sock_file_read(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct file *f = iocb->ki_filp;
 	if (!iov_iter_count(to))
 		return 0;
 	return sock_recvfrom(f, to, 0, NULL);
 }
 
 /* write(): a datagram to the peer, -EDESTADDRREQ without one. */
-static long sock_file_write(struct file *f, struct iov_iter *from)
+static long sock_file_write(struct kiocb *iocb, struct iov_iter *from)
 {
+	struct file *f = iocb->ki_filp;
 	return sock_sendto(f, from, 0, NULL, 0);
 }
 
@@ -57,7 +59,7 @@ static void sock_file_release(struct file *f)
 	udp_close(sock_udp(f));
 }
 
-static const struct file_ops sock_ops = {
+static const struct file_operations sock_ops = {
     .read_iter = sock_file_read,
     .write_iter = sock_file_write,
     .release = sock_file_release,

@@ -31,8 +31,6 @@
 /* Digits of the largest descriptor, FD_MAX - 1. */
 #define FD_NAME_MAX 4
 
-static struct dentry *fd_dir;
-
 /* The descriptor a name stands for: canonical decimal (no sign, no leading 0) below FD_MAX. */
 static int fd_of_name(const char *name, u32 len)
 {
@@ -149,7 +147,8 @@ static int fd_lookup(struct inode *dir, struct dentry *d)
 
 static const struct inode_operations fd_dir_iops = {.lookup = fd_lookup, .setattr = proc_setattr};
 
-long proc_fd_ino(struct dentry *dir, int fd)
+/* The inode number of the directory's link for the caller's descriptor fd, or -errno. */
+static long fd_ino(struct dentry *dir, int fd)
 {
 	char name[FD_NAME_MAX + 1];
 	int len = snprintf(name, sizeof(name), "%d", fd);
@@ -165,14 +164,36 @@ long proc_fd_ino(struct dentry *dir, int fd)
 	return ino;
 }
 
-bool proc_fd_dir(const struct dentry *d)
+/*
+ * The caller's descriptors from ctx->pos on, position fd + 2 for descriptor fd
+ * (as Linux numbers them), so that a descriptor opened or closed meanwhile
+ * moves no other.
+ */
+static int fd_readdir(struct file *f, struct dir_context *ctx)
 {
-	return d == fd_dir;
+	char name[12]; /* an int in decimal */
+	for (int fd; ctx->pos - 2 < FD_MAX && (fd = fd_next_open(ctx->pos - 2)) >= 0;) {
+		long ino = fd_ino(f->f_path.dentry, fd);
+		if (ino == -ENOENT) {
+			ctx->pos = fd + 3; /* closed since: no name to give */
+			continue;
+		}
+		if (ino < 0)
+			return ino;
+		int len = snprintf(name, sizeof(name), "%d", fd);
+		if (!dir_emit(ctx, name, len, fd + 3, ino, DT_LNK))
+			return 0;
+	}
+	return 0;
 }
+
+static const struct file_operations fd_dir_fops = {
+    .llseek = generic_file_llseek,
+    .iterate = fd_readdir,
+};
 
 bool proc_fd_add(struct dentry *self)
 {
 	/* dr-x------ as on Linux. */
-	fd_dir = proc_add(self, "fd", S_IFDIR | 0500, &fd_dir_iops);
-	return fd_dir != NULL;
+	return proc_add(self, "fd", S_IFDIR | 0500, &fd_dir_iops, &fd_dir_fops) != NULL;
 }

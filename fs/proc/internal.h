@@ -12,11 +12,11 @@ extern struct super_block *proc_sb;
 extern const struct inode_operations proc_dir_iops;
 int proc_setattr(struct inode *inode, const struct iattr *attr);
 /*
- * A fixed entry named name in parent, of a new inode of mode with iops: made at
- * mount time and kept. Its dentry (no reference), or NULL on ENOMEM.
+ * A fixed entry named name in parent, of a new inode of mode with iops and fops:
+ * made at mount time and kept. Its dentry (no reference), or NULL on ENOMEM.
  */
 struct dentry *proc_add(struct dentry *parent, const char *name, u32 mode,
-			const struct inode_operations *iops);
+			const struct inode_operations *iops, const struct file_operations *fops);
 /* /proc/self/exe and /proc/self/fd under self; false on ENOMEM. */
 bool proc_self_add(struct dentry *self);
 bool proc_fd_add(struct dentry *self);

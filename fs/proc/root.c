@@ -32,7 +32,7 @@ static void proc_evict(struct inode *inode)
 static const struct super_operations proc_sops = {.evict_inode = proc_evict};
 
 struct dentry *proc_add(struct dentry *parent, const char *name, u32 mode,
-			const struct inode_operations *iops)
+			const struct inode_operations *iops, const struct file_operations *fops)
 {
 	u32 len = strlen(name);
 	struct qstr q = {name_hash(name, len), len, name};
@@ -44,6 +44,7 @@ struct dentry *proc_add(struct dentry *parent, const char *name, u32 mode,
 		return NULL;
 	}
 	inode->i_op = iops;
+	inode->i_fop = fops;
 	simple_add(d, inode);
 	dput(d); /* the pin keeps it */
 	return d;
@@ -56,7 +57,9 @@ static int proc_mount(void)
 		return -ENOMEM;
 	struct dentry *root = proc_sb->s_root;
 	root->d_inode->i_op = &proc_dir_iops;
-	struct dentry *self = proc_add(root, "self", S_IFDIR | 0555, &proc_dir_iops);
+	root->d_inode->i_fop = &simple_dir_fops;
+	struct dentry *self =
+	    proc_add(root, "self", S_IFDIR | 0555, &proc_dir_iops, &simple_dir_fops);
 	if (!self || !proc_self_add(self) || !proc_fd_add(self))
 		return -ENOMEM;
 	int err = sys_mkdir("/proc", 0555);

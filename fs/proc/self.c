@@ -45,5 +45,5 @@ void fs_set_exe(char *path)
 
 bool proc_self_add(struct dentry *self)
 {
-	return proc_add(self, "exe", S_IFLNK | 0777, &exe_iops) != NULL;
+	return proc_add(self, "exe", S_IFLNK | 0777, &exe_iops, &empty_fops) != NULL;
 }

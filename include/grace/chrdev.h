@@ -4,17 +4,15 @@
  * looked up when it is opened. Numbers are Linux's (Documentation/admin-guide/
  * devices.txt), so a program sees the st_rdev it would on Linux.
  *
- * read_iter and write_iter copy through a cursor (grace/uio.h) over the
- * caller's memory, a program's or the kernel's, and return the bytes moved or
- * -errno. A copy that faults part way returns what was moved before the fault
- * (-EFAULT if nothing), and what it could not move stays where it was: in the
- * pipe, the device, the caller's buffer. ioctl's arg is the user's argument, a
- * user pointer for the requests that take one.
+ * A driver is a struct file_operations (grace/fs.h), which a device node's open
+ * puts in the file (chrdev_open). ioctl's arg is the user's argument, a user
+ * pointer for the requests that take one.
  */
 #ifndef GRACE_CHRDEV_H
 #define GRACE_CHRDEV_H
 
 #include <grace/compiler.h>
+#include <grace/fs.h>
 #include <grace/types.h>
 
 #define MKDEV(major, minor) (((u32)(major) << 8) | (minor))
@@ -28,22 +26,13 @@
 /* Grace's own, from the range devices.txt keeps for local use: the profiler's phases. */
 #define DEV_BENCH_MARK MKDEV(240, 0)
 
-struct file;
-struct iov_iter;
-
-struct file_ops {
-	long (*read_iter)(struct file *f, struct iov_iter *to);		/* NULL: -EINVAL */
-	long (*write_iter)(struct file *f, struct iov_iter *from);	/* NULL: -EINVAL */
-	long (*ioctl)(struct file *f, unsigned cmd, unsigned long arg); /* NULL: -ENOTTY */
-	void (*release)(struct file *f); /* the last reference to the file is gone; may be NULL */
-	short (*poll)(struct file *f);	 /* POLLIN/POLLOUT/POLLHUP now; NULL: always ready */
-};
-
 /* The calls of device dev, or NULL (open fails -ENXIO, as Linux's for a missing driver). */
-const struct file_ops *chrdev_ops(u32 dev);
+const struct file_operations *chrdev_ops(u32 dev);
+/* What a device node's file starts with: an open that looks its driver up by number. */
+extern const struct file_operations def_chr_fops;
 
 /* The console as a terminal (kernel/tty.c). */
-extern const struct file_ops tty_ops;
+extern const struct file_operations tty_ops;
 /* Its foreground process group (0: none, the kernel's shell reads the console). */
 int tty_foreground(void);
 void tty_set_foreground(int pgrp);
@@ -57,7 +46,7 @@ bool tty_input_signal(char c);
 void tty_init(void);
 
 /* /dev/bench_mark: a program's phase marks for the QEMU profiler (kernel/bench.c). */
-extern const struct file_ops bench_mark_ops;
+extern const struct file_operations bench_mark_ops;
 
 /* Make /dev and its nodes (console, tty, null, zero); at boot, after the root is mounted. */
 void chrdev_init(void);

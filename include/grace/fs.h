@@ -215,20 +215,75 @@ static inline int sys_pipe(int fds[2])
 	return sys_pipe2(fds, 0);
 }
 /*
+ * What an open file does: the only way the generic code reaches a kind of file
+ * (a ramfs file or directory, a device, a pipe, a socket, /proc/self/fd). Each
+ * inode carries the operations a file opened on it starts with (i_fop); a
+ * device's open swaps in its driver's. An operation left NULL gets Linux's
+ * error for a file without it: read or write -EINVAL, a position (pread, pwrite,
+ * lseek) -ESPIPE, a listing -ENOTDIR, ioctl -ENOTTY; poll NULL is always ready.
+ *
+ * read_iter and write_iter copy through a cursor (grace/uio.h) over the
+ * caller's memory, a program's or the kernel's, and return the bytes moved or
+ * -errno. A copy that faults part way returns what was moved before the fault
+ * (-EFAULT if nothing), and what it could not move stays where it was: in the
+ * file, the pipe, the device, the caller's buffer.
+ */
+struct file;
+struct inode;
+struct iov_iter;
+
+/* A read or write in progress (Linux's struct kiocb). */
+struct kiocb {
+	struct file *ki_filp;
+	s64 ki_pos;	/* where it starts in the file; moved past what was moved */
+	bool ki_append; /* a write at the end, wherever ki_pos is (O_APPEND, not pwrite) */
+};
+
+/* A directory listing being filled (getdents): each name goes to actor until it is full. */
+struct dir_context {
+	/* Add one record, next the position after it; false if it did not fit. */
+	bool (*actor)(struct dir_context *ctx, const char *name, u32 len, s64 next, u64 ino,
+		      u8 type);
+	s64 pos; /* where the listing goes on: the file system's own numbering */
+};
+/* dir_emit(): one name into the listing, and pos moved past it; false if it did not fit. */
+static inline bool dir_emit(struct dir_context *ctx, const char *name, u32 len, s64 next, u64 ino,
+			    u8 type)
+{
+	if (!ctx->actor(ctx, name, len, next, ino, type))
+		return false;
+	ctx->pos = next;
+	return true;
+}
+
+struct file_operations {
+	/* The file was opened on inode: may replace f_op (a device's driver); 0 or -errno. */
+	int (*open)(struct inode *inode, struct file *f);
+	long (*read_iter)(struct kiocb *iocb, struct iov_iter *to);
+	long (*write_iter)(struct kiocb *iocb, struct iov_iter *from);
+	/* A file with a position: the new one (whence SEEK_*), or -errno. */
+	s64 (*llseek)(struct file *f, s64 offset, int whence);
+	/* A directory's names from ctx->pos on (after "." and "..", which the caller gives). */
+	int (*iterate)(struct file *f, struct dir_context *ctx);
+	long (*ioctl)(struct file *f, unsigned cmd, unsigned long arg);
+	short (*poll)(struct file *f);	 /* POLLIN/POLLOUT/POLLHUP now */
+	void (*release)(struct file *f); /* the last reference to the file is gone */
+};
+
+/*
  * A file no name reaches, with calls of its own (a socket's, grace/socket.h):
  * a new inode of mode (type and permission bits), ops for its calls and priv
  * for them (file_private()), flags as open()'s (the access mode, O_NONBLOCK,
  * O_CLOEXEC), installed at the lowest free descriptor. The fd, or -EMFILE or -ENOMEM, and
  * then nothing was made: ops->release is not called and priv is the caller's.
  */
-struct file_ops;
-int anon_fd_open(u32 mode, const struct file_ops *ops, void *priv, int flags);
+int anon_fd_open(u32 mode, const struct file_operations *ops, void *priv, int flags);
 /*
  * fd's open file if its calls are ops, with a reference for file_put(): NULL
  * with *err -EBADF (no such descriptor) or -ENOTSOCK (another kind of file,
  * the error the socket calls give for it).
  */
-struct file *file_get_ops(int fd, const struct file_ops *ops, int *err);
+struct file *file_get_ops(int fd, const struct file_operations *ops, int *err);
 void file_put(struct file *f);
 void *file_private(const struct file *f);
 /* The open() flags of f as F_GETFL reads them (O_NONBLOCK among them). */

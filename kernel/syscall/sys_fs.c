@@ -24,7 +24,6 @@
 #include <asm/stat.h>
 #include "syscall_internal.h"
 
-
 /* The largest directory listing one getdents64 returns, in bytes. */
 #define GETDENTS_MAX (64 * 1024)
 

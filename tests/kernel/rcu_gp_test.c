@@ -213,6 +213,7 @@ TEST(rcu, grace_periods_send_no_ipi_to_idle_cpus)
 /* ---- quiescent points ---- */
 
 static u32 point_spinner_stop;
+static u64 point_spinner_rounds; /* cond_resched() calls returned */
 
 /* A long kernel loop, alone on its CPU (so no tick), with cond_resched() in it. */
 static int point_spinner(void *arg)
@@ -222,8 +223,24 @@ static int point_spinner(void *arg)
 		for (unsigned i = 0; i < 100; i++)
 			cpu_relax();
 		cond_resched();
+		/* Pairs with the acquire in points_settle(): the point's count is written. */
+		smp_store_release(&point_spinner_rounds, point_spinner_rounds + 1);
+		smp_mb(); /* the round counted before the next point reads the switch */
 	}
 	return 0;
+}
+
+/*
+ * After the points are switched off: wait until the spinner has gone round twice,
+ * so that a point that read the switch as on before the change (its vCPU then
+ * descheduled by the host) has counted, and every later one reads it off.
+ */
+static void points_settle(void)
+{
+	smp_mb(); /* the switch written before the rounds are read */
+	u64 start = smp_load_acquire(&point_spinner_rounds);
+	while (smp_load_acquire(&point_spinner_rounds) < start + 2)
+		cpu_relax();
 }
 
 /* The forcing IPIs sent to cpu, and the grace periods completed, over 10 synchronize_rcu(). */
@@ -272,6 +289,7 @@ TEST(rcu, a_busy_cpu_passing_quiescent_points_needs_no_ipi)
 	rcu_set_qs_points(true);
 	ten_grace_periods(busy, &ipis_on, &gps_on, &points_on);
 	rcu_set_qs_points(false);
+	points_settle();
 	ten_grace_periods(busy, &ipis_off, &gps_off, &points_off);
 	rcu_set_qs_points(was_on);
 	WRITE_ONCE(point_spinner_stop, 1);

@@ -10,18 +10,41 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/test.h>
+#include <grace/uio.h>
 
 #include <fs/internal.h>
 
 #include "vfs_test_util.h"
 
-/* testfs: a directory whose lookup knows one name, "fixed", and which makes files on create. */
+/*
+ * testfs: a directory whose lookup knows one name, "fixed", a file whose read
+ * gives fixed_text, and which makes files on create.
+ */
 static struct {
-	int lookups, creates;
+	int lookups, creates, reads;
 	struct super_block *sb;
 } tfs;
 
+static const char fixed_text[] = "read through testfs's read_iter\n";
+
 static const struct inode_operations tfs_file_iops = {0};
+
+static long tfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	tfs.reads++;
+	s64 left = (s64)sizeof(fixed_text) - 1 - iocb->ki_pos;
+	if (left <= 0)
+		return 0;
+	size_t n =
+	    copy_to_iter(fixed_text + iocb->ki_pos, MIN((size_t)left, iov_iter_count(to)), to);
+	iocb->ki_pos += n;
+	return n;
+}
+
+static const struct file_operations tfs_file_fops = {
+    .read_iter = tfs_read_iter,
+    .llseek = generic_file_llseek,
+};
 
 static int tfs_lookup(struct inode *dir, struct dentry *d)
 {
@@ -31,7 +54,8 @@ static int tfs_lookup(struct inode *dir, struct dentry *d)
 		if (!inode)
 			return -ENOMEM;
 		inode->i_op = &tfs_file_iops;
-		inode->i_size = 42;
+		inode->i_fop = &tfs_file_fops;
+		inode->i_size = sizeof(fixed_text) - 1;
 		simple_add(d, inode);
 		return 0;
 	}
@@ -113,7 +137,7 @@ static void mounted_body(const char *dir)
 	struct stat st, top;
 	EXPECT_EQ(root.mnt->mnt_sb, tfs.sb);
 	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
-	EXPECT_EQ(st.st_size, 42);
+	EXPECT_EQ(st.st_size, (s64)sizeof(fixed_text) - 1);
 	EXPECT_EQ(st.st_dev, tfs.sb->s_dev);
 	EXPECT_EQ(sys_stat(dir, &top), 0);
 	EXPECT_NE(st.st_dev, top.st_dev);
@@ -124,6 +148,21 @@ static void mounted_body(const char *dir)
 	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
 	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/missing"), &st), -ENOENT);
 	EXPECT_EQ(tfs.lookups, 2);
+
+	/* Reads go to its read_iter, positions to its llseek; a write it has none for is -EINVAL.
+	 */
+	char buf[64] = {0};
+	int rfd = sys_open(vfs_at(dir, "mnt/fixed"), O_RDWR, 0);
+	EXPECT_GE(rfd, 0);
+	EXPECT_EQ(sys_read(rfd, buf, 5), 5);
+	EXPECT_EQ(sys_read(rfd, buf + 5, sizeof(buf) - 6), (long)sizeof(fixed_text) - 6);
+	EXPECT_EQ(strcmp(buf, fixed_text), 0);
+	EXPECT_EQ(tfs.reads, 2);
+	EXPECT_EQ(sys_lseek(rfd, 0, SEEK_SET), 0);
+	EXPECT_EQ(sys_pread(rfd, buf, 4, 5), 4);
+	EXPECT_EQ(memcmp(buf, "thro", 4), 0);
+	EXPECT_EQ(sys_write(rfd, "x", 1), -EINVAL);
+	EXPECT_EQ(sys_close(rfd), 0);
 
 	/* Creation goes to its create; what it has no operation for is refused. */
 	int fd = sys_open(vfs_at(dir, "mnt/made"), O_CREAT | O_RDONLY, 0644);
