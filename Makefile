@@ -250,12 +250,15 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 # The programs of the differential user tests (tests/harness/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
+# A program too long for one file keeps its parts in tests/user/<name>/, headers its <name>.c
+# includes; -MMD makes the program depend on them.
 USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
 USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
 $(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  USER    $@")
-	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -MMD -MP -MF $@.d -o $@ $<
+-include $(USER_BINS:=.d)
 user-progs: $(USER_BINS)
 
 # make compare's program (tests/compare/): the workloads, one static glibc binary that
@@ -453,7 +456,7 @@ list-benches: test-image
 
 # Every C source and header, kernel, tests and plugin, in .clang-format's style.
 FORMAT_SRCS = $(sort $(wildcard $(addsuffix /*.[ch],arch/* arch/*/mfw arch/*/include/asm drivers/* include/grace \
-	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tests/user tools/profile)))
+	fs kernel kernel/* lib mm net net/* tests/kernel tests/bench tests/user tests/user/* tools/profile)))
 format-check: | $(DEPS_STAMP)
 	$(Q)clang-format --dry-run -Werror $(FORMAT_SRCS)
 format: | $(DEPS_STAMP)

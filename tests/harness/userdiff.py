@@ -20,6 +20,8 @@ it is run, one line a command typed after `run `:
 so adding a program is adding its file: the Makefile builds every
 tests/user/*.c but elf_min.c, null_syscall.c, open_close.c and memscale.c (linked into the kernel), and the
 runner packs each into /bin of the initramfs it boots and runs each header's commands.
+A program too long for one file keeps its parts in tests/user/<name>/, headers that
+its <name>.c includes (tests/user/fuzz/): still one program, one test.
 
 A shell script of tests/user (*.sh) is a test the same way, its header lines
 starting with `#` instead, run by busybox's sh from /tests, where the runner

@@ -209,6 +209,26 @@ bool vfs_file_is(const char *path, const char *text)
 	return n < sizeof(buf) && got == (long)n && !memcmp(buf, text, n);
 }
 
+bool vfs_all_zero(const void *p, size_t n)
+{
+	const u8 *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+u64 vfs_ino_of(const char *path)
+{
+	struct stat st;
+	int err = sys_stat(path, &st);
+	if (err) {
+		test_fail(__FILE__, __LINE__, "stat %s: %d", path, err);
+		return 0;
+	}
+	return st.st_ino;
+}
+
 /*
  * Make the entries of spec under root, in order: "name/" a directory, "name->target"
  * a symlink, "name=text" a file holding text, "name" an empty file. 0 or the first
@@ -449,6 +469,8 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 		return -ERANGE;
 	return bad ? -EIO : (long)t.len;
 }
+
+char vfs_expected[VFS_LISTING_MAX];
 
 /* The listing vfs_expect_listing() takes, compared and then no longer needed. */
 static char vfs_listing_buf[VFS_LISTING_MAX];

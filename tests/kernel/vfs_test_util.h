@@ -68,6 +68,12 @@ void vfs_text_sort(struct vfs_text *t);
 /* Two listings are equal; if not, a failure quoting the first line that differs. */
 bool vfs_expect_same_listing(const char *what, const char *got, const char *want);
 
+/*
+ * One expected listing's buffer, for the suites whose tests build one (vfs_calls,
+ * vfs_storm): only the thread running a test may use it.
+ */
+extern char vfs_expected[VFS_LISTING_MAX];
+
 /* ---- files and trees ---- */
 
 /* Create or replace path holding the n bytes at data: 0 or -errno. */
@@ -76,6 +82,10 @@ int vfs_write_file(const char *path, const void *data, size_t n);
 long vfs_read_file(const char *path, void *buf, size_t size);
 /* Does path hold exactly the string text? */
 bool vfs_file_is(const char *path, const char *text);
+/* Are the n bytes at p all zero? */
+bool vfs_all_zero(const void *p, size_t n);
+/* The inode number of path, which must exist (a failure, and 0, if it does not). */
+u64 vfs_ino_of(const char *path);
 /*
  * Make the entries of spec under root, in order: "name/" a directory, "name->target"
  * a symlink, "name=text" a file holding text, "name" an empty file. 0 or the first
