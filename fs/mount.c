@@ -63,6 +63,20 @@ long mnt_count(struct vfsmount *mnt)
 	return sum;
 }
 
+/* Beside mnt_get() and mnt_put(), which they inline: every open and close takes both. */
+void path_get(const struct path *p)
+{
+	mnt_get(p->mnt);
+	dget(p->dentry);
+}
+
+void path_put(const struct path *p)
+{
+	/* The mount's first: its count frees nothing, and p is then not needed across dput. */
+	mnt_put(p->mnt);
+	dput(p->dentry);
+}
+
 struct vfsmount *lookup_mnt(const struct vfsmount *parent, const struct dentry *d)
 {
 	for (unsigned i = 1; i < MNT_MAX; i++) {

@@ -273,25 +273,28 @@ static bool stand_on(struct nameidata *nd, struct path p)
 }
 
 /*
- * ".." at the root of a mount other than the root's: first to the mountpoint,
+ * "..": at the root of a mount other than the root's, first to the mountpoint,
  * in the mount it is in, as often as mounts stack there; its parent is then "..".
+ * Out of line, so that step() stays a leaf that every other step passes through
+ * without a frame.
  */
-static int leave_mounts(struct nameidata *nd)
+static __noinline int step_dotdot(struct nameidata *nd, struct step *s)
 {
 	while (nd->path.mnt != &root_mnt && nd->path.dentry == nd->path.mnt->mnt_root) {
 		struct vfsmount *m = nd->path.mnt;
 		if (!stand_on(nd, (struct path){m->mnt_parent, m->mnt_mountpoint}))
 			return -ECHILD;
 	}
-	return 0;
+	return nd->rcu ? step_rcu(nd, NULL, true, s) : step_ref(nd, NULL, true, s);
 }
 
 /*
  * The step landed on a mountpoint: stand on the root of what is mounted there
  * (the last mount of a stack). RCU-walk checked the mountpoint's d_seq after
- * reading the flag, and mount and umount change it.
+ * reading the flag, and mount and umount change it. Out of line: step_in() tests
+ * the flag itself, so a step onto any other dentry pays for one load.
  */
-static int enter_mounts(struct nameidata *nd)
+static __noinline int enter_mounts(struct nameidata *nd)
 {
 	struct vfsmount *m;
 	while (d_mountpoint(nd->path.dentry) && (m = lookup_mnt(nd->path.mnt, nd->path.dentry)))
@@ -305,20 +308,19 @@ static int step(struct nameidata *nd, const struct qstr *q, enum last_type type,
 	int err = may_descend(nd);
 	if (err)
 		return err;
-	if (type == LAST_DOTDOT && (err = leave_mounts(nd)))
-		return err;
+	if (type == LAST_DOTDOT)
+		return step_dotdot(nd, s);
 	if (type == LAST_DOT) {
 		*s = (struct step){nd->path.dentry, nd->seq, nd->inode, nd->mode};
 		if (!nd->rcu)
 			dget(s->d);
 		return 0;
 	}
-	return nd->rcu ? step_rcu(nd, q, type == LAST_DOTDOT, s)
-		       : step_ref(nd, q, type == LAST_DOTDOT, s);
+	return nd->rcu ? step_rcu(nd, q, false, s) : step_ref(nd, q, false, s);
 }
 
 /* Stand on what the step found, and on what is mounted there if anything is. */
-static int step_in(struct nameidata *nd, const struct step *s)
+static __always_inline int step_in(struct nameidata *nd, const struct step *s)
 {
 	if (!nd->rcu)
 		dput(nd->path.dentry);
@@ -326,7 +328,7 @@ static int step_in(struct nameidata *nd, const struct step *s)
 	nd->seq = s->seq;
 	nd->inode = s->inode;
 	nd->mode = s->mode;
-	return enter_mounts(nd);
+	return unlikely(d_mountpoint(s->d)) ? enter_mounts(nd) : 0;
 }
 
 /*

@@ -173,8 +173,9 @@ static int ramfs_setattr(struct inode *inode, const struct iattr *attr)
 		if (err)
 			return err;
 	}
-	return simple_setattr(inode,
-			      &(struct iattr){attr->ia_valid & ~ATTR_SIZE, attr->ia_mode, 0});
+	if (!(attr->ia_valid & ATTR_MODE))
+		return 0; /* a truncate alone: O_TRUNC, every creat() */
+	return simple_setattr(inode, &(struct iattr){ATTR_MODE, attr->ia_mode, 0});
 }
 
 /* Directory sizes and link counts change under the directory's i_mutex; i_lock makes each update
@@ -198,7 +199,8 @@ static void dir_add_entry(struct inode *dir, int v)
  * d negative: make the file, directory, symlink (link: its target) or character
  * device (rdev: its number) d names. 0 or -ENOMEM, and then nothing changed.
  */
-static int ramfs_make(struct inode *idir, struct dentry *d, u32 mode, const char *link, u32 rdev)
+static __always_inline int ramfs_make(struct inode *idir, struct dentry *d, u32 mode,
+				      const char *link, u32 rdev)
 {
 	char *copy = NULL;
 
@@ -271,7 +273,7 @@ static int ramfs_link(struct dentry *old, struct inode *dir, struct dentry *d)
 }
 
 /* Remove the name d (a directory: empty, its i_mutex held too). */
-static void ramfs_remove(struct inode *idir, struct dentry *d)
+static __always_inline void ramfs_remove(struct inode *idir, struct dentry *d)
 {
 	struct inode *inode = d->d_inode;
 

@@ -122,18 +122,6 @@ void vfs_counts(struct vfs_counts *c)
 	c->files = vfs_count_sum(NR_FILE);
 }
 
-void path_get(const struct path *p)
-{
-	mnt_get(p->mnt);
-	dget(p->dentry);
-}
-
-void path_put(const struct path *p)
-{
-	dput(p->dentry);
-	mnt_put(p->mnt);
-}
-
 struct super_block *anon_sb;
 
 void *fs_alloc(size_t size)

@@ -24,6 +24,11 @@ Blocks not so marked are left alone: examples that take minutes (make bench, mak
 test), that need a second terminal, or whose text changes from run to run in more
 than its numbers. docs/testing.md ("The docs' examples") lists the marked ones.
 
+The layout tables are checked too: the code block under README.md's "## Layout" and
+the table under docs/architecture.md's "## Layout" must each name every top-level
+folder the repository holds (as `name/` at the start of a line of the block, and in
+the first cell of a row of the table), so a folder added without its row fails here.
+
 --self-test checks the comparison on known cases, wrong examples among them, so a
 checker that passes everything fails here. Standard library only.
 """
@@ -175,6 +180,47 @@ def check_docs(only):
     return failed == 0
 
 
+def top_level_folders():
+    """The repository's top-level folders that hold tracked files (hidden ones aside)."""
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout
+    return sorted({p.split("/")[0] for p in out.split("\n") if "/" in p and not p.startswith(".")})
+
+
+def section(text, heading):
+    """The lines of text under heading, up to the next heading of its level or above."""
+    lines = text.split("\n")
+    start = lines.index(heading) + 1
+    level = heading.split(" ")[0]
+    end = next((i for i in range(start, len(lines))
+                if lines[i].startswith("#") and lines[i].split(" ")[0] <= level), len(lines))
+    return lines[start:end]
+
+
+def layout_missing(folders, block_lines, table_lines):
+    """(folders the code block misses, folders the table misses)."""
+    block = {ln.split()[0].split("/")[0] for ln in block_lines if ln and not ln[0].isspace()
+             and "/" in ln.split()[0]}
+    cells = " ".join(ln.split("|")[1] for ln in table_lines if ln.startswith("|") and ln.count("|") > 2)
+    table = set(re.findall(r"`([\w.-]+)/", cells))
+    return [f for f in folders if f not in block], [f for f in folders if f not in table]
+
+
+def check_layout():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = section(f.read(), "## Layout")
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as f:
+        arch = section(f.read(), "## Layout")
+    fences = [i for i, ln in enumerate(readme) if ln.startswith("```")]
+    block = readme[fences[0] + 1:fences[1]] if len(fences) >= 2 else []
+    no_block, no_table = layout_missing(top_level_folders(), block, arch)
+    ok = not no_block and not no_table
+    why = "; ".join(w for w in (no_block and f"README.md's layout lacks {', '.join(no_block)}",
+                                no_table and f"docs/architecture.md's lacks {', '.join(no_table)}") if w)
+    print(f"{'ok' if ok else 'not ok'} docs.layout_tables_name_every_top_level_folder"
+          + (f" # {why}" if why else ""))
+    return ok
+
+
 SELF_TESTS = [
     # (expected, actual, should match)
     (["ok 1 a (373 calls)"], ["ok 1 a (412 calls)"], True),
@@ -205,7 +251,12 @@ def self_test():
     if rc != 0 or lines_match(["spin_lock_wait 99.73%"], out) or not lines_match(["spin_wait_backoff 1%"], out):
         print("not ok docs_check.self_test # a command's output against its example")
         bad.append(None)
-    print(f"{'ok' if not bad else 'not ok'} docs_check.self_test ({len(SELF_TESTS) + 1} cases)")
+    # A layout table without a folder's row is caught, one with every row is not.
+    block, table = ["fs/    the VFS", "mm/    memory"], ["| `fs/`, `fs/proc/` | the VFS |"]
+    if layout_missing(["fs", "mm"], block, table) != ([], ["mm"]):
+        print("not ok docs_check.self_test # a layout table without mm/")
+        bad.append(None)
+    print(f"{'ok' if not bad else 'not ok'} docs_check.self_test ({len(SELF_TESTS) + 2} cases)")
     return not bad
 
 
@@ -216,6 +267,7 @@ def main():
     args = ap.parse_args()
     ok = self_test()
     if not args.self_test:
+        ok = check_layout() and ok
         ok = check_docs(set(args.pages)) and ok
     sys.exit(0 if ok else 1)
 

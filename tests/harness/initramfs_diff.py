@@ -65,7 +65,7 @@ def host_tree(top):
 # everything in it, as devtmpfs mounted there gives it on Linux. Not the unpacker's: left
 # out of the comparison unless the archive has it too.
 KERNEL_DEV = "dev"
-# And /proc (fs/proc_self.c), as procfs mounted there: not entered (its self/exe names
+# And /proc (fs/proc/), procfs mounted there: not entered (its self/exe names
 # the program of whoever reads it, and the shell runs none), left out like /dev.
 KERNEL_PROC = "proc"
 
