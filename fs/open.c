@@ -180,49 +180,49 @@ static long fd_rw(int fd, struct iov_iter *it, s64 *offset, bool write)
 	return n;
 }
 
-long sys_read(int fd, void *buf, size_t count)
+long vfs_read(int fd, void *buf, size_t count)
 {
 	struct iov_iter it;
 	iov_iter_kbuf(&it, buf, count);
 	return fd_rw(fd, &it, NULL, false);
 }
 
-long sys_write(int fd, const void *buf, size_t count)
+long vfs_write(int fd, const void *buf, size_t count)
 {
 	struct iov_iter it;
 	iov_iter_kbuf(&it, (void *)buf, count);
 	return fd_rw(fd, &it, NULL, true);
 }
 
-long sys_pread(int fd, void *buf, size_t count, s64 offset)
+long vfs_pread(int fd, void *buf, size_t count, s64 offset)
 {
 	struct iov_iter it;
 	iov_iter_kbuf(&it, buf, count);
 	return fd_rw(fd, &it, &offset, false);
 }
 
-long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
+long vfs_pwrite(int fd, const void *buf, size_t count, s64 offset)
 {
 	struct iov_iter it;
 	iov_iter_kbuf(&it, (void *)buf, count);
 	return fd_rw(fd, &it, &offset, true);
 }
 
-long sys_read_user(int fd, void __user *buf, size_t count)
+long vfs_read_user(int fd, void __user *buf, size_t count)
 {
 	struct iov_iter it;
 	iov_iter_ubuf(&it, buf, count);
 	return fd_rw(fd, &it, NULL, false);
 }
 
-long sys_write_user(int fd, const void __user *buf, size_t count)
+long vfs_write_user(int fd, const void __user *buf, size_t count)
 {
 	struct iov_iter it;
 	iov_iter_ubuf(&it, (void __user *)buf, count);
 	return fd_rw(fd, &it, NULL, true);
 }
 
-long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset)
+long vfs_pread_user(int fd, void __user *buf, size_t count, s64 offset)
 {
 	struct iov_iter it;
 	if (offset < 0)
@@ -231,7 +231,7 @@ long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset)
 	return fd_rw(fd, &it, &offset, false);
 }
 
-long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
+long vfs_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
 {
 	struct iov_iter it;
 	if (offset < 0)
@@ -240,7 +240,7 @@ long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
 	return fd_rw(fd, &it, &offset, true);
 }
 
-long sys_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, bool write)
+long vfs_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, bool write)
 {
 	struct iovec fast[UIO_FASTIOV], *alloc;
 	struct iov_iter it;
@@ -255,7 +255,7 @@ long sys_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, 
 	return n;
 }
 
-long sys_fd_path(int fd, char *buf, size_t size)
+long vfs_fd_path(int fd, char *buf, size_t size)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -265,7 +265,7 @@ long sys_fd_path(int fd, char *buf, size_t size)
 	return len;
 }
 
-long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
+long vfs_ioctl(int fd, unsigned cmd, unsigned long arg)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -275,7 +275,7 @@ long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
 	return ret;
 }
 
-s64 sys_lseek(int fd, s64 offset, int whence)
+s64 vfs_lseek(int fd, s64 offset, int whence)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -286,7 +286,7 @@ s64 sys_lseek(int fd, s64 offset, int whence)
 	return pos;
 }
 
-int sys_fstat(int fd, struct stat *st)
+int vfs_fstat(int fd, struct stat *st)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -308,7 +308,7 @@ int vfs_chmodat(int dirfd, const char *name, unsigned mode, int flags)
 	return err;
 }
 
-int sys_fchmod(int fd, unsigned mode)
+int vfs_fchmod(int fd, unsigned mode)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -319,7 +319,7 @@ int sys_fchmod(int fd, unsigned mode)
 	return err;
 }
 
-int sys_truncate(const char *name, s64 length)
+int vfs_truncate(const char *name, s64 length)
 {
 	struct path p;
 	int err = path_lookup(name, LOOKUP_FOLLOW, &p);
@@ -333,7 +333,7 @@ int sys_truncate(const char *name, s64 length)
 	return err;
 }
 
-int sys_ftruncate(int fd, s64 length)
+int vfs_ftruncate(int fd, s64 length)
 {
 	struct file *f = fget(fd);
 	if (!f)

@@ -98,7 +98,7 @@ static long file_getdents(struct file *f, void *buf, size_t size)
 	return c.used == 0 && c.full ? -EINVAL : (long)c.used;
 }
 
-long sys_getdents(int fd, void *buf, size_t size)
+long vfs_getdents(int fd, void *buf, size_t size)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -115,7 +115,7 @@ long sys_getdents(int fd, void *buf, size_t size)
  * position goes back to just after the last of them, as Linux's filldir64()
  * stops at the record it could not write: no name is skipped.
  */
-long sys_getdents_user(int fd, void __user *ubuf, size_t size)
+long vfs_getdents_user(int fd, void __user *ubuf, size_t size)
 {
 	char *kbuf = kmalloc(size ? size : 1);
 	struct file *f = fget(fd);

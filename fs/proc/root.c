@@ -62,7 +62,7 @@ static int proc_mount(void)
 	    proc_add(root, "self", S_IFDIR | 0555, &proc_dir_iops, &simple_dir_fops);
 	if (!self || !proc_self_add(self) || !proc_fd_add(self))
 		return -ENOMEM;
-	int err = sys_mkdir("/proc", 0555);
+	int err = vfs_mkdir("/proc", 0555);
 	struct path where;
 	if (!err || err == -EEXIST)
 		err = path_lookup("/proc", LOOKUP_DIRECTORY, &where);

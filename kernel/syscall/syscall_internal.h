@@ -100,7 +100,7 @@ USER_CALL(arch_prctl);
 /* sys_sched.c */
 USER_CALL(sched_getaffinity);
 USER_CALL(sched_setaffinity);
-/* sys_poll.c */
+/* vfs_poll.c */
 USER_CALL(poll);
 USER_CALL(ppoll);
 /* sys_signal.c */

@@ -31,9 +31,9 @@ static void gd_make(const char *dir)
 	for (unsigned i = 0; i < GD_FILES; i++)
 		EXPECT_EQ(vfs_write_file(vfs_at(dir, "file%02u", i), "", 0), 0);
 	for (unsigned i = 0; i < GD_DIRS; i++)
-		EXPECT_EQ(sys_mkdir(vfs_at(dir, "dir%02u", i), 0755), 0);
+		EXPECT_EQ(vfs_mkdir(vfs_at(dir, "dir%02u", i), 0755), 0);
 	for (unsigned i = 0; i < GD_LINKS; i++)
-		EXPECT_EQ(sys_symlink("file00", vfs_at(dir, "link%02u", i)), 0);
+		EXPECT_EQ(vfs_symlink("file00", vfs_at(dir, "link%02u", i)), 0);
 }
 
 /* The entry index of a name gd_make() made, or -1. */
@@ -79,7 +79,7 @@ static void gd_read(const char *dir, int fd, size_t size, struct gd_pass *p)
 	static char buf[4096];
 	long n;
 	*p = (struct gd_pass){0};
-	while ((n = sys_getdents(fd, buf, size)) > 0) {
+	while ((n = vfs_getdents(fd, buf, size)) > 0) {
 		p->calls++;
 		for (long at = 0; at < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
@@ -105,7 +105,7 @@ static void gd_read(const char *dir, int fd, size_t size, struct gd_pass *p)
 			p->seen[i]++;
 			EXPECT_EQ(d->d_type, type);
 			struct stat st;
-			EXPECT_EQ(sys_lstat(vfs_at(dir, "%s", d->d_name), &st), 0);
+			EXPECT_EQ(vfs_lstat(vfs_at(dir, "%s", d->d_name), &st), 0);
 			EXPECT_EQ(d->d_ino, st.st_ino);
 			if (p->order_n < GD_ENTRIES) {
 				strlcpy(p->order[p->order_n], d->d_name, GD_NAME_LEN);
@@ -134,27 +134,27 @@ static void getdents_once(const char *dir)
 {
 	static struct gd_pass p;
 	gd_make(dir);
-	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	gd_read(dir, fd, 4096, &p);
 	gd_expect_complete(&p);
 	/* At the end it stays at the end; from offset 0 it lists everything again. */
 	static char buf[256];
-	EXPECT_EQ(sys_getdents(fd, buf, sizeof(buf)), 0);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_getdents(fd, buf, sizeof(buf)), 0);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_SET), 0);
 	gd_read(dir, fd, 4096, &p);
 	gd_expect_complete(&p);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* A removed entry is no longer listed, the others still once. */
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "file07")), 0);
-	fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "file07")), 0);
+	fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	gd_read(dir, fd, 4096, &p);
 	EXPECT_EQ(p.seen[7], 0);
 	p.seen[7] = 1;
 	p.order_n++;
 	gd_expect_complete(&p);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, getdents_lists_every_entry_exactly_once_with_its_type_and_inode)
@@ -170,22 +170,22 @@ static void getdents_small(const char *dir)
 	static struct gd_pass p, rest;
 	static char buf[8];
 	gd_make(dir);
-	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	/* No room for a single record. */
-	EXPECT_EQ(sys_getdents(fd, buf, sizeof(buf)), -EINVAL);
+	EXPECT_EQ(vfs_getdents(fd, buf, sizeof(buf)), -EINVAL);
 	gd_read(dir, fd, GD_SMALL_BUF, &p);
 	gd_expect_complete(&p);
 	EXPECT_GE(p.calls, GD_ENTRIES / 2);
 	/* Back to the position after the tenth record: the rest follows, in the same order. */
 	const unsigned k = 10;
 	ASSERT_EQ(p.order_n, GD_ENTRIES);
-	EXPECT_EQ(sys_lseek(fd, p.off[k], SEEK_SET), p.off[k]);
+	EXPECT_EQ(vfs_lseek(fd, p.off[k], SEEK_SET), p.off[k]);
 	gd_read(dir, fd, GD_SMALL_BUF, &rest);
 	ASSERT_EQ(rest.order_n, GD_ENTRIES - k - 1);
 	for (unsigned i = 0; i < rest.order_n; i++)
 		EXPECT_EQ(strcmp(rest.order[i], p.order[k + 1 + i]), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, getdents_with_a_small_buffer_takes_several_calls_and_resumes_at_d_off)
@@ -198,7 +198,7 @@ TEST(vfs_calls, getdents_with_a_small_buffer_takes_several_calls_and_resumes_at_
 static bool cwd_is(const char *want)
 {
 	char cwd[VFS_AT_LEN];
-	long n = sys_getcwd(cwd, sizeof(cwd));
+	long n = vfs_getcwd(cwd, sizeof(cwd));
 	if (!EXPECT_EQ(n, strlen(want)))
 		return false;
 	return EXPECT_EQ(strcmp(cwd, want), 0);
@@ -209,38 +209,38 @@ static void chdir_getcwd(const char *dir)
 	char cwd[VFS_AT_LEN];
 	struct stat st;
 	cwd_is("/");
-	ASSERT_EQ(sys_chdir(dir), 0);
+	ASSERT_EQ(vfs_chdir(dir), 0);
 	cwd_is(dir);
 	/* Relative paths start at the current directory. */
-	EXPECT_EQ(sys_mkdir("sub", 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub"), &st), 0);
+	EXPECT_EQ(vfs_mkdir("sub", 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(vfs_write_file("sub/f", "rel", 3), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "sub/f"), "rel"));
-	EXPECT_EQ(sys_chdir("sub"), 0);
+	EXPECT_EQ(vfs_chdir("sub"), 0);
 	cwd_is(vfs_at(dir, "sub"));
 	EXPECT_TRUE(vfs_file_is("f", "rel"));
 	EXPECT_TRUE(vfs_file_is("./f", "rel"));
 	EXPECT_TRUE(vfs_file_is("../sub/./f", "rel"));
-	EXPECT_EQ(sys_chdir(".."), 0);
+	EXPECT_EQ(vfs_chdir(".."), 0);
 	cwd_is(dir);
-	EXPECT_EQ(sys_chdir("./sub/../sub/"), 0);
+	EXPECT_EQ(vfs_chdir("./sub/../sub/"), 0);
 	cwd_is(vfs_at(dir, "sub"));
 	/* The current directory is the directory, not its name: it follows a rename. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "sub"), vfs_at(dir, "moved"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "sub"), vfs_at(dir, "moved"), 0), 0);
 	cwd_is(vfs_at(dir, "moved"));
 	EXPECT_TRUE(vfs_file_is("f", "rel"));
 	/* getcwd needs room for the NUL. */
 	size_t len = strlen(vfs_at(dir, "moved"));
-	EXPECT_EQ(sys_getcwd(cwd, len), -ERANGE);
-	EXPECT_EQ(sys_getcwd(cwd, len + 1), len);
+	EXPECT_EQ(vfs_getcwd(cwd, len), -ERANGE);
+	EXPECT_EQ(vfs_getcwd(cwd, len + 1), len);
 	/* A failed chdir leaves the current directory alone. */
-	EXPECT_EQ(sys_chdir("f"), -ENOTDIR);
-	EXPECT_EQ(sys_chdir("missing"), -ENOENT);
+	EXPECT_EQ(vfs_chdir("f"), -ENOTDIR);
+	EXPECT_EQ(vfs_chdir("missing"), -ENOENT);
 	cwd_is(vfs_at(dir, "moved"));
-	EXPECT_EQ(sys_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
 	cwd_is("/");
-	EXPECT_EQ(sys_stat("f", &st), -ENOENT);
+	EXPECT_EQ(vfs_stat("f", &st), -ENOENT);
 }
 
 TEST(vfs_calls, chdir_and_getcwd_resolve_relative_paths)
@@ -262,15 +262,15 @@ static void dot_dotdot(const char *dir)
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "a/./b/.")), b);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "a/b/../../a/b")), b);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "a/b/../..")), vfs_ino_of(dir));
-	EXPECT_EQ(sys_chdir("/"), 0);
-	EXPECT_EQ(sys_chdir(".."), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir(".."), 0);
 	cwd_is("/");
-	EXPECT_EQ(sys_chdir(vfs_at(dir, "a/b")), 0);
-	EXPECT_EQ(sys_chdir("../.."), 0);
+	EXPECT_EQ(vfs_chdir(vfs_at(dir, "a/b")), 0);
+	EXPECT_EQ(vfs_chdir("../.."), 0);
 	cwd_is(dir);
 	EXPECT_EQ(vfs_ino_of("."), vfs_ino_of(dir));
 	EXPECT_EQ(vfs_ino_of("a/.."), vfs_ino_of(dir));
-	EXPECT_EQ(sys_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
 }
 
 TEST(vfs_calls, dot_is_the_directory_dotdot_its_parent_and_dotdot_of_root_is_root)
@@ -283,22 +283,22 @@ static void trailing_slash(const char *dir)
 	struct stat st;
 	static const char *const tree[] = {"sub/", "f=x", "ld->sub"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub/"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub/"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub//"), &st), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "/sub"), &st), 0); /* "dir//sub" */
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub//"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "/sub"), &st), 0); /* "dir//sub" */
 	/* A trailing slash makes even lstat follow a link to a directory. */
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld/"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld/"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "f/"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "f/"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_open(vfs_at(dir, "f/"), O_RDONLY, 0), -ENOTDIR);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "f/")), -ENOTDIR);
-	EXPECT_EQ(sys_open(vfs_at(dir, "g/"), O_WRONLY | O_CREAT, 0644), -EISDIR);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "new/"), 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "new"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "f/"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "f/"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "f/"), O_RDONLY, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "f/")), -ENOTDIR);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "g/"), O_WRONLY | O_CREAT, 0644), -EISDIR);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "new/"), 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "new"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "new/")), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "new/")), 0);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_line_dir(&t, "sub", 0, 2);

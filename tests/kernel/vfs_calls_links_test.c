@@ -25,17 +25,17 @@ static void hard_link(const char *dir)
 	struct stat f, g;
 	const char *fp = vfs_at(dir, "f"), *gp = vfs_at(dir, "g");
 	ASSERT_EQ(vfs_write_file(fp, "shared", 6), 0);
-	EXPECT_EQ(sys_link(fp, gp), 0);
-	ASSERT_EQ(sys_stat(fp, &f), 0);
-	ASSERT_EQ(sys_stat(gp, &g), 0);
+	EXPECT_EQ(vfs_link(fp, gp), 0);
+	ASSERT_EQ(vfs_stat(fp, &f), 0);
+	ASSERT_EQ(vfs_stat(gp, &g), 0);
 	EXPECT_EQ(f.st_ino, g.st_ino);
 	EXPECT_EQ(f.st_nlink, 2);
 	EXPECT_EQ(g.st_nlink, 2);
 	/* One file, two names: a write through one is read through the other. */
-	int fd = sys_open(gp, O_WRONLY | O_APPEND, 0);
+	int fd = vfs_open(gp, O_WRONLY | O_APPEND, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_write(fd, "+g", 2), 2);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_write(fd, "+g", 2), 2);
+	EXPECT_EQ(vfs_close(fd), 0);
 	EXPECT_TRUE(vfs_file_is(fp, "shared+g"));
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
@@ -43,14 +43,14 @@ static void hard_link(const char *dir)
 	vfs_line_file(&t, "g", "shared+g", 8, 2);
 	vfs_expect_listing(dir, dir, &t);
 	/* Removing one name leaves the file under the other. */
-	EXPECT_EQ(sys_unlink(fp), 0);
-	ASSERT_EQ(sys_stat(gp, &g), 0);
+	EXPECT_EQ(vfs_unlink(fp), 0);
+	ASSERT_EQ(vfs_stat(gp, &g), 0);
 	EXPECT_EQ(g.st_nlink, 1);
 	EXPECT_EQ(g.st_ino, f.st_ino);
 	EXPECT_TRUE(vfs_file_is(gp, "shared+g"));
 	/* A link across directories. */
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d"), 0755), 0);
-	EXPECT_EQ(sys_link(gp, vfs_at(dir, "d/h")), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d"), 0755), 0);
+	EXPECT_EQ(vfs_link(gp, vfs_at(dir, "d/h")), 0);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "d/h")), f.st_ino);
 }
 
@@ -64,21 +64,21 @@ static void symlink_readlink(const char *dir)
 	char buf[64];
 	struct stat st;
 	const char *l = vfs_at(dir, "l");
-	EXPECT_EQ(sys_symlink("some/target", l), 0); /* a target need not exist */
+	EXPECT_EQ(vfs_symlink("some/target", l), 0); /* a target need not exist */
 	memset(buf, 'z', sizeof(buf));
-	EXPECT_EQ(sys_readlink(l, buf, sizeof(buf)), 11);
+	EXPECT_EQ(vfs_readlink(l, buf, sizeof(buf)), 11);
 	EXPECT_EQ(memcmp(buf, "some/target", 11), 0);
 	EXPECT_EQ(buf[11], 'z'); /* readlink writes no NUL */
 	/* A short buffer gets the start of the target. */
-	EXPECT_EQ(sys_readlink(l, buf, 4), 4);
+	EXPECT_EQ(vfs_readlink(l, buf, 4), 4);
 	EXPECT_EQ(memcmp(buf, "some", 4), 0);
-	EXPECT_EQ(sys_lstat(l, &st), 0);
+	EXPECT_EQ(vfs_lstat(l, &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	EXPECT_EQ(st.st_size, 11);
-	EXPECT_EQ(sys_stat(l, &st), -ENOENT); /* dangling */
+	EXPECT_EQ(vfs_stat(l, &st), -ENOENT); /* dangling */
 	EXPECT_EQ(vfs_write_file(vfs_at(dir, "f"), "x", 1), 0);
-	EXPECT_EQ(sys_readlink(vfs_at(dir, "f"), buf, sizeof(buf)), -EINVAL);
-	EXPECT_EQ(sys_readlink(vfs_at(dir, "missing"), buf, sizeof(buf)), -ENOENT);
+	EXPECT_EQ(vfs_readlink(vfs_at(dir, "f"), buf, sizeof(buf)), -EINVAL);
+	EXPECT_EQ(vfs_readlink(vfs_at(dir, "missing"), buf, sizeof(buf)), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_line_symlink(&t, "l", "some/target");
@@ -101,7 +101,7 @@ static void symlink_follow(const char *dir)
 	};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	snprintf(abs, sizeof(abs), "%s/a", dir);
-	EXPECT_EQ(sys_symlink(abs, vfs_at(dir, "abs")), 0);
+	EXPECT_EQ(vfs_symlink(abs, vfs_at(dir, "abs")), 0);
 	u64 f = vfs_ino_of(vfs_at(dir, "a/b/f"));
 	ASSERT_NE(f, 0);
 	/*
@@ -118,12 +118,12 @@ static void symlink_follow(const char *dir)
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "chain/up/b/up/b/f")), f);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "mid")), vfs_ino_of(vfs_at(dir, "a/b")));
 	/* A link to a file in the middle of a path is not a directory. */
-	EXPECT_EQ(sys_stat(vfs_at(dir, "end/x"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "dang"), &st), -ENOENT);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "dang/x"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "end/x"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "dang"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "dang/x"), &st), -ENOENT);
 	/* Creating through a link in the middle creates in its target. */
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "mid/new"), 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "a/b/new"), &st), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "mid/new"), 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "a/b/new"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(vfs_write_file(vfs_at(dir, "chain/new/g"), "via", 3), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "a/b/new/g"), "via"));
@@ -140,23 +140,23 @@ static void no_follow(const char *dir)
 	static const char *const tree[] = {"d/", "d/f=x", "lf->d/f", "ld->d"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 f = vfs_ino_of(vfs_at(dir, "d/f"));
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "lf"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "lf"), &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	EXPECT_NE(st.st_ino, f);
 	EXPECT_EQ(st.st_size, 3);
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld"), &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	/* Only the last component is left alone: links before it are followed. */
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld/f"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld/f"), &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 	EXPECT_EQ(st.st_ino, f);
-	EXPECT_EQ(sys_open(vfs_at(dir, "lf"), O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
-	int fd = sys_open(vfs_at(dir, "ld/f"), O_RDONLY | O_NOFOLLOW, 0);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "lf"), O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+	int fd = vfs_open(vfs_at(dir, "ld/f"), O_RDONLY | O_NOFOLLOW, 0);
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* unlink and rename act on the link, not on its target. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "lf"), vfs_at(dir, "lf2"), 0), 0);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "lf2")), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "lf"), vfs_at(dir, "lf2"), 0), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "lf2")), 0);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "d/f")), f);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));

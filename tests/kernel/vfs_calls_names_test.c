@@ -25,12 +25,12 @@ static void stat_kinds(const char *dir)
 	struct stat f, d, e, l, via, root, fs;
 	static const char *const tree[] = {"f=12345", "d/", "d/e/", "l->f"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "f"), &f), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &d), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d/e"), &e), 0);
-	ASSERT_EQ(sys_lstat(vfs_at(dir, "l"), &l), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "l"), &via), 0);
-	ASSERT_EQ(sys_stat(dir, &root), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "f"), &f), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &d), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d/e"), &e), 0);
+	ASSERT_EQ(vfs_lstat(vfs_at(dir, "l"), &l), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "l"), &via), 0);
+	ASSERT_EQ(vfs_stat(dir, &root), 0);
 	EXPECT_TRUE(S_ISREG(f.st_mode));
 	EXPECT_EQ(f.st_size, 5);
 	EXPECT_EQ(f.st_nlink, 1);
@@ -51,27 +51,27 @@ static void stat_kinds(const char *dir)
 		for (unsigned k = i + 1; k < ARRAY_SIZE(inos); k++)
 			EXPECT_NE(inos[i], inos[k]);
 	/* fstat describes the same inode as stat. */
-	int fd = sys_open(vfs_at(dir, "f"), O_RDONLY, 0);
+	int fd = vfs_open(vfs_at(dir, "f"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &fs), 0);
+	EXPECT_EQ(vfs_fstat(fd, &fs), 0);
 	EXPECT_EQ(fs.st_ino, f.st_ino);
 	EXPECT_EQ(fs.st_mode, f.st_mode);
 	EXPECT_EQ(fs.st_size, f.st_size);
-	EXPECT_EQ(sys_close(fd), 0);
-	fd = sys_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
+	EXPECT_EQ(vfs_close(fd), 0);
+	fd = vfs_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &fs), 0);
+	EXPECT_EQ(vfs_fstat(fd, &fs), 0);
 	EXPECT_EQ(fs.st_ino, d.st_ino);
 	EXPECT_TRUE(S_ISDIR(fs.st_mode));
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* A directory's size counts its entries: three more, three bigger, and back. */
 	for (unsigned i = 0; i < 3; i++)
 		EXPECT_EQ(vfs_write_file(vfs_at(dir, "d/n%u", i), "", 0), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &fs), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &fs), 0);
 	EXPECT_EQ(fs.st_size, d.st_size + 3);
 	for (unsigned i = 0; i < 3; i++)
-		EXPECT_EQ(sys_unlink(vfs_at(dir, "d/n%u", i)), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &fs), 0);
+		EXPECT_EQ(vfs_unlink(vfs_at(dir, "d/n%u", i)), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &fs), 0);
 	EXPECT_EQ(fs.st_size, d.st_size);
 }
 
@@ -84,32 +84,32 @@ static void mkdir_rmdir(const char *dir)
 {
 	struct stat st, parent;
 	const char *d = vfs_at(dir, "d");
-	ASSERT_EQ(sys_stat(dir, &parent), 0);
-	ASSERT_EQ(sys_mkdir(d, 0755), 0);
-	ASSERT_EQ(sys_stat(d, &st), 0);
+	ASSERT_EQ(vfs_stat(dir, &parent), 0);
+	ASSERT_EQ(vfs_mkdir(d, 0755), 0);
+	ASSERT_EQ(vfs_stat(d, &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(st.st_nlink, 2);
-	ASSERT_EQ(sys_stat(dir, &st), 0);
+	ASSERT_EQ(vfs_stat(dir, &st), 0);
 	EXPECT_EQ(st.st_nlink, parent.st_nlink + 1);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d/e"), 0755), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d/e"), 0755), 0);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_line_dir(&t, "d", 1, 3);
 	vfs_line_dir(&t, "d/e", 0, 2);
 	vfs_expect_listing(dir, dir, &t);
 
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "d/e")), 0);
-	EXPECT_EQ(sys_rmdir(d), 0);
-	EXPECT_EQ(sys_stat(d, &st), -ENOENT);
-	ASSERT_EQ(sys_stat(dir, &st), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "d/e")), 0);
+	EXPECT_EQ(vfs_rmdir(d), 0);
+	EXPECT_EQ(vfs_stat(d, &st), -ENOENT);
+	ASSERT_EQ(vfs_stat(dir, &st), 0);
 	EXPECT_EQ(st.st_nlink, parent.st_nlink);
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_expect_listing(dir, dir, &t);
 	/* The name is free again, for a directory or a file. */
-	EXPECT_EQ(sys_mkdir(d, 0755), 0);
-	EXPECT_EQ(sys_rmdir(d), 0);
+	EXPECT_EQ(vfs_mkdir(d, 0755), 0);
+	EXPECT_EQ(vfs_rmdir(d), 0);
 	EXPECT_EQ(vfs_write_file(d, "file", 4), 0);
-	EXPECT_EQ(sys_stat(d, &st), 0);
+	EXPECT_EQ(vfs_stat(d, &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
@@ -125,31 +125,31 @@ static void unlink_open_file(const char *dir)
 	struct vfs_counts before, after;
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "payload", 7), 0);
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
 	vfs_settle(false);
 	vfs_counts(&before);
-	EXPECT_EQ(sys_unlink(f), 0);
-	EXPECT_EQ(sys_stat(f, &st), -ENOENT);
+	EXPECT_EQ(vfs_unlink(f), 0);
+	EXPECT_EQ(vfs_stat(f, &st), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_expect_listing(dir, dir, &t); /* gone from the directory */
 	/* Still a file to the descriptor: readable, writable, with no name. */
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 7);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 7);
 	EXPECT_EQ(memcmp(buf, "payload", 7), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_nlink, 0);
 	EXPECT_EQ(st.st_size, 7);
-	EXPECT_EQ(sys_pwrite(fd, "+more", 5, 7), 5);
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), 0), 12);
+	EXPECT_EQ(vfs_pwrite(fd, "+more", 5, 7), 5);
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), 0), 12);
 	EXPECT_EQ(memcmp(buf, "payload+more", 12), 0);
 	/* The name can be used again, by another file. */
 	EXPECT_EQ(vfs_write_file(f, "new", 3), 0);
 	EXPECT_NE(vfs_ino_of(f), st.st_ino);
 	EXPECT_TRUE(vfs_file_is(f, "new"));
-	EXPECT_EQ(sys_unlink(f), 0);
+	EXPECT_EQ(vfs_unlink(f), 0);
 	/* The last close frees the nameless inode and its file. */
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.inodes, before.inodes - 1);
@@ -169,19 +169,19 @@ static void rename_same_dir(const char *dir)
 	const char *a = vfs_at(dir, "a"), *b = vfs_at(dir, "b");
 	ASSERT_EQ(vfs_write_file(a, "alpha", 5), 0);
 	u64 ino = vfs_ino_of(a);
-	int fd = sys_open(a, O_RDONLY, 0);
+	int fd = vfs_open(a, O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_rename(a, b, 0), 0);
-	EXPECT_EQ(sys_stat(a, &st), -ENOENT);
+	EXPECT_EQ(vfs_rename(a, b, 0), 0);
+	EXPECT_EQ(vfs_stat(a, &st), -ENOENT);
 	EXPECT_EQ(vfs_ino_of(b), ino);
 	EXPECT_TRUE(vfs_file_is(b, "alpha"));
 	/* A descriptor follows the inode, whatever its name. */
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_ino, ino);
 	EXPECT_EQ(st.st_nlink, 1);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* Renaming a name onto itself changes nothing. */
-	EXPECT_EQ(sys_rename(b, b, 0), 0);
+	EXPECT_EQ(vfs_rename(b, b, 0), 0);
 	EXPECT_EQ(vfs_ino_of(b), ino);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
@@ -200,15 +200,15 @@ static void rename_cross_dir(const char *dir)
 	static const char *const tree[] = {"x/", "y/", "x/f=moved", "x/sub/", "x/sub/g=inner"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 f = vfs_ino_of(vfs_at(dir, "x/f")), sub = vfs_ino_of(vfs_at(dir, "x/sub"));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "x/f"), vfs_at(dir, "y/f"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "x/f"), vfs_at(dir, "y/f"), 0), 0);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "y/f")), f);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "x/f"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "x/f"), &st), -ENOENT);
 	/* A directory moves with what it holds, and its ".." and link counts follow. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "x/sub"), vfs_at(dir, "y/sub2"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "x/sub"), vfs_at(dir, "y/sub2"), 0), 0);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "y/sub2")), sub);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "y/sub2/..")), vfs_ino_of(vfs_at(dir, "y")));
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "y/sub2/g"), "inner"));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "x/sub/g"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "x/sub/g"), &st), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
 	vfs_line_dir(&t, "x", 0, 2);
@@ -232,25 +232,25 @@ static void rename_replace(const char *dir)
 	static const char *const tree[] = {"a=new", "b=old", "d1/", "d1/in=x", "d2/"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 a = vfs_ino_of(vfs_at(dir, "a")), d1 = vfs_ino_of(vfs_at(dir, "d1"));
-	int fd = sys_open(vfs_at(dir, "b"), O_RDONLY, 0);
+	int fd = vfs_open(vfs_at(dir, "b"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
 	vfs_settle(false);
 	vfs_counts(&before);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), 0), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "a"), &st), -ENOENT);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), 0), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "a"), &st), -ENOENT);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "b")), a);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "b"), "new"));
 	/* The replaced file lives on, nameless, while a descriptor holds it. */
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 3);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 3);
 	EXPECT_EQ(memcmp(buf, "old", 3), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_nlink, 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.inodes, before.inodes - 1);
 	/* A directory replaces an empty directory. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "d1"), vfs_at(dir, "d2"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "d1"), vfs_at(dir, "d2"), 0), 0);
 	EXPECT_EQ(vfs_ino_of(vfs_at(dir, "d2")), d1);
 	struct vfs_text t;
 	vfs_text_init(&t, vfs_expected, sizeof(vfs_expected));
@@ -270,12 +270,12 @@ static void rename_noreplace(const char *dir)
 	static const char *const tree[] = {"a=A", "b=B", "d/"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), RENAME_NOREPLACE), -EEXIST);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "d"), RENAME_NOREPLACE), -EEXIST);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "d"), vfs_at(dir, "a"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "d"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "d"), vfs_at(dir, "a"), RENAME_NOREPLACE), -EEXIST);
 	vfs_expect_unchanged(dir, "after RENAME_NOREPLACE onto existing names");
 	/* To a new name it is a plain rename. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "c"), RENAME_NOREPLACE), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "c"), RENAME_NOREPLACE), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "c"), "A"));
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "b"), "B"));
 }

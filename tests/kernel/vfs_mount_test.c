@@ -128,76 +128,76 @@ static void tfs_umount(struct path *mnt_root)
 
 static void mounted_body(const char *dir)
 {
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "mnt"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "other"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "mnt"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "other"), 0755), 0);
 	struct path root;
 	ASSERT_EQ(tfs_mount_on(vfs_at(dir, "mnt"), &root), 0);
 
 	/* The walk crosses into testfs: its root, its own device, its lookup. */
 	struct stat st, top;
 	EXPECT_EQ(root.mnt->mnt_sb, tfs.sb);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
 	EXPECT_EQ(st.st_size, (s64)sizeof(fixed_text) - 1);
 	EXPECT_EQ(st.st_dev, tfs.sb->s_dev);
-	EXPECT_EQ(sys_stat(dir, &top), 0);
+	EXPECT_EQ(vfs_stat(dir, &top), 0);
 	EXPECT_NE(st.st_dev, top.st_dev);
 	EXPECT_EQ(tfs.lookups, 1);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/missing"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/missing"), &st), -ENOENT);
 	EXPECT_EQ(tfs.lookups, 2);
 	/* Cached now, the positive name and the negative one: no more lookups. */
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/missing"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/fixed"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/missing"), &st), -ENOENT);
 	EXPECT_EQ(tfs.lookups, 2);
 
 	/* Reads go to its read_iter, positions to its llseek; a write it has none for is -EINVAL.
 	 */
 	char buf[64] = {0};
-	int rfd = sys_open(vfs_at(dir, "mnt/fixed"), O_RDWR, 0);
+	int rfd = vfs_open(vfs_at(dir, "mnt/fixed"), O_RDWR, 0);
 	EXPECT_GE(rfd, 0);
-	EXPECT_EQ(sys_read(rfd, buf, 5), 5);
-	EXPECT_EQ(sys_read(rfd, buf + 5, sizeof(buf) - 6), (long)sizeof(fixed_text) - 6);
+	EXPECT_EQ(vfs_read(rfd, buf, 5), 5);
+	EXPECT_EQ(vfs_read(rfd, buf + 5, sizeof(buf) - 6), (long)sizeof(fixed_text) - 6);
 	EXPECT_EQ(strcmp(buf, fixed_text), 0);
 	EXPECT_EQ(tfs.reads, 2);
-	EXPECT_EQ(sys_lseek(rfd, 0, SEEK_SET), 0);
-	EXPECT_EQ(sys_pread(rfd, buf, 4, 5), 4);
+	EXPECT_EQ(vfs_lseek(rfd, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_pread(rfd, buf, 4, 5), 4);
 	EXPECT_EQ(memcmp(buf, "thro", 4), 0);
-	EXPECT_EQ(sys_write(rfd, "x", 1), -EINVAL);
-	EXPECT_EQ(sys_close(rfd), 0);
+	EXPECT_EQ(vfs_write(rfd, "x", 1), -EINVAL);
+	EXPECT_EQ(vfs_close(rfd), 0);
 
 	/* Creation goes to its create; what it has no operation for is refused. */
-	int fd = sys_open(vfs_at(dir, "mnt/made"), O_CREAT | O_RDONLY, 0644);
+	int fd = vfs_open(vfs_at(dir, "mnt/made"), O_CREAT | O_RDONLY, 0644);
 	EXPECT_GE(fd, 0);
 	EXPECT_EQ(tfs.creates, 1);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "mnt/d"), 0755), -EPERM);
-	EXPECT_EQ(sys_symlink("x", vfs_at(dir, "mnt/l")), -EPERM);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "mnt/d"), 0755), -EPERM);
+	EXPECT_EQ(vfs_symlink("x", vfs_at(dir, "mnt/l")), -EPERM);
 
 	/* ".." at its root is the mountpoint's parent, from outside and from a descriptor inside.
 	 */
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/.."), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/.."), &st), 0);
 	EXPECT_EQ(st.st_ino, top.st_ino);
 	EXPECT_EQ(st.st_dev, top.st_dev);
-	int rootfd = sys_open(vfs_at(dir, "mnt"), O_RDONLY | O_DIRECTORY, 0);
+	int rootfd = vfs_open(vfs_at(dir, "mnt"), O_RDONLY | O_DIRECTORY, 0);
 	EXPECT_EQ(vfs_statat(rootfd, "../other", 0, &st), 0);
 	EXPECT_EQ(vfs_statat(rootfd, "fixed", 0, &st), 0);
 
 	/* Nothing joins the two mounts, and the mountpoint stays while mounted. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "mnt/made"), vfs_at(dir, "other/made"), 0), -EXDEV);
-	EXPECT_EQ(sys_link(vfs_at(dir, "mnt/made"), vfs_at(dir, "other/made")), -EXDEV);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "mnt")), -EBUSY);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "mnt"), vfs_at(dir, "moved"), 0), -EBUSY);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "mnt/made"), vfs_at(dir, "other/made"), 0), -EXDEV);
+	EXPECT_EQ(vfs_link(vfs_at(dir, "mnt/made"), vfs_at(dir, "other/made")), -EXDEV);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "mnt")), -EBUSY);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "mnt"), vfs_at(dir, "moved"), 0), -EBUSY);
 
 	/* In use (a file open, a directory held): not taken down. */
 	EXPECT_EQ(vfs_umount(&root), -EBUSY);
-	EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_close(rootfd), 0);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "mnt/made")), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_close(rootfd), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "mnt/made")), 0);
 	rcu_barrier(); /* file_free=rcu puts a closed file's path after a grace period */
 	tfs_umount(&root);
 
 	/* Gone: the directory is the test's own again. */
-	EXPECT_EQ(sys_stat(vfs_at(dir, "mnt/fixed"), &st), -ENOENT);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "mnt")), 0);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "other")), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "mnt/fixed"), &st), -ENOENT);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "mnt")), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "other")), 0);
 }
 
 TEST(vfs_mount, a_file_system_mounted_on_a_directory_is_reached_through_its_tables)
@@ -209,19 +209,19 @@ TEST(vfs_mount, a_file_system_mounted_on_a_directory_is_reached_through_its_tabl
 static void proc_body(const char *dir)
 {
 	struct stat root, proc, up;
-	EXPECT_EQ(sys_stat("/", &root), 0);
-	EXPECT_EQ(sys_stat("/proc", &proc), 0);
+	EXPECT_EQ(vfs_stat("/", &root), 0);
+	EXPECT_EQ(vfs_stat("/proc", &proc), 0);
 	EXPECT_NE(proc.st_dev, root.st_dev);
-	EXPECT_EQ(sys_stat("/proc/self/..", &up), 0);
+	EXPECT_EQ(vfs_stat("/proc/self/..", &up), 0);
 	EXPECT_EQ(up.st_ino, proc.st_ino);
-	EXPECT_EQ(sys_stat("/proc/..", &up), 0);
+	EXPECT_EQ(vfs_stat("/proc/..", &up), 0);
 	EXPECT_EQ(up.st_ino, root.st_ino);
 	EXPECT_EQ(up.st_dev, root.st_dev);
 	char buf[64];
-	EXPECT_EQ(sys_chdir("/proc/self/fd"), 0);
-	EXPECT_EQ(sys_getcwd(buf, sizeof(buf)), 13);
+	EXPECT_EQ(vfs_chdir("/proc/self/fd"), 0);
+	EXPECT_EQ(vfs_getcwd(buf, sizeof(buf)), 13);
 	EXPECT_EQ(strcmp(buf, "/proc/self/fd"), 0);
-	EXPECT_EQ(sys_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
 }
 
 TEST(vfs_mount, proc_is_a_mount_of_its_own_crossed_both_ways)

@@ -58,20 +58,20 @@ static void cu_fn(void *arg)
 			cu_text(text, sizeof(text), me, i, shared);
 			if (!storm_create(path, text))
 				return;
-			int err = sys_stat(path, &st);
+			int err = vfs_stat(path, &st);
 			if (err || st.st_size != (s64)strlen(text))
 				storm_bad("stat of a file just made", path, err ? err : st.st_size);
 			if (i % CU_KEEP_EVERY == 0)
 				continue;
-			err = sys_unlink(path);
+			err = vfs_unlink(path);
 			if (err)
 				storm_bad("unlink", path, err);
-			err = sys_stat(path, &st);
+			err = vfs_stat(path, &st);
 			if (err != -ENOENT)
 				storm_bad("stat of a file just unlinked", path, err);
 		}
 		/* The neighbour's file is there throughout, whatever its directory goes through. */
-		int err = sys_stat(anchor, &st);
+		int err = vfs_stat(anchor, &st);
 		if (err)
 			storm_bad("stat of a file that stays", anchor, err);
 		if (i % 4 == 0 && !vfs_file_is(anchor, atext))
@@ -84,10 +84,10 @@ static void cu_storm(const char *dir)
 	struct vfs_counts base;
 	char text[STORM_TEXT], name[STORM_PATH];
 	storm_cpus_init();
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "own"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "shared"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "shared"), 0755), 0);
 	for (unsigned p = 0; p < storm_cpus.n; p++) {
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
 		snprintf(text, sizeof(text), "anchor %u\n", p);
 		ASSERT_EQ(vfs_write_file(vfs_at(dir, "shared/anchor%u", p), text, strlen(text)), 0);
 	}

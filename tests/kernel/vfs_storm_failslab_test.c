@@ -81,7 +81,7 @@ static void fs_check(const struct fs_slot *sl, unsigned p, unsigned s)
 	struct stat st;
 	fs_name(path, sizeof(path), fs.dir, p, s, sl->renamed);
 	fs_name(other, sizeof(other), fs.dir, p, s, !sl->renamed);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (err == -ENOMEM)
 		return;
 	if (sl->state == FS_NONE && err != -ENOENT)
@@ -90,7 +90,7 @@ static void fs_check(const struct fs_slot *sl, unsigned p, unsigned s)
 		storm_bad("stat of a file the record has", path, err ? err : st.st_size);
 	if (sl->state == FS_DIR && (err || !S_ISDIR(st.st_mode)))
 		storm_bad("stat of a directory the record has", path, err);
-	err = sys_stat(other, &st);
+	err = vfs_stat(other, &st);
 	if (err != -ENOENT && err != -ENOMEM)
 		storm_bad("stat of a slot's other name", other, err);
 }
@@ -103,38 +103,38 @@ static void fs_step(struct fs_slot *sl, unsigned p, unsigned s, unsigned round)
 	fs_name(path, sizeof(path), fs.dir, p, s, sl->renamed);
 	switch (sl->next) {
 	case FS_CREATE:
-		fd = sys_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		fd = vfs_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		if (!fs_result("create", path, fd))
 			return;
 		sl->state = FS_FILE;
 		snprintf(sl->text, sizeof(sl->text), "cpu %u slot %u round %u\n", p, s, round);
-		w = sys_write(fd, sl->text, strlen(sl->text));
+		w = vfs_write(fd, sl->text, strlen(sl->text));
 		/* A write that ran out of memory wrote nothing; a short one, its start. */
 		sl->len = fs_result("write", path, w) ? (u8)w : 0;
 		sl->text[sl->len] = '\0';
-		if ((err = sys_close(fd)))
+		if ((err = vfs_close(fd)))
 			storm_bad("close", path, err);
 		break;
 	case FS_RENAME:
 		fs_name(to, sizeof(to), fs.dir, p, s, !sl->renamed);
-		if (!fs_result("rename", path, sys_rename(path, to, 0)))
+		if (!fs_result("rename", path, vfs_rename(path, to, 0)))
 			return;
 		sl->renamed ^= 1;
 		break;
 	case FS_UNLINK:
-		if (!fs_result("unlink", path, sys_unlink(path)))
+		if (!fs_result("unlink", path, vfs_unlink(path)))
 			return;
 		sl->state = FS_NONE;
 		sl->renamed = 0;
 		sl->len = 0;
 		break;
 	case FS_MKDIR:
-		if (!fs_result("mkdir", path, sys_mkdir(path, 0755)))
+		if (!fs_result("mkdir", path, vfs_mkdir(path, 0755)))
 			return;
 		sl->state = FS_DIR;
 		break;
 	case FS_RMDIR:
-		if (!fs_result("rmdir", path, sys_rmdir(path)))
+		if (!fs_result("rmdir", path, vfs_rmdir(path)))
 			return;
 		sl->state = FS_NONE;
 		break;
@@ -193,10 +193,10 @@ static void fs_storm(const char *dir)
 {
 	struct vfs_counts base;
 	storm_cpus_init();
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "own"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "shared"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "shared"), 0755), 0);
 	for (unsigned p = 0; p < storm_cpus.n; p++)
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
 	storm_begin(dir, &base);
 	vfs_slab_snapshot(&slab_before);
 	fs.dir = dir;
@@ -231,9 +231,9 @@ static void fs_storm(const char *dir)
 			const struct fs_slot *sl = &fs.slot[p][s];
 			fs_name(path, sizeof(path), dir, p, s, sl->renamed);
 			if (sl->state == FS_FILE)
-				EXPECT_EQ(sys_unlink(path), 0);
+				EXPECT_EQ(vfs_unlink(path), 0);
 			else if (sl->state == FS_DIR)
-				EXPECT_EQ(sys_rmdir(path), 0);
+				EXPECT_EQ(vfs_rmdir(path), 0);
 		}
 	struct vfs_counts now;
 	vfs_settle(true);

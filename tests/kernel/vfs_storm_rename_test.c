@@ -69,7 +69,7 @@ static void rn_look_file(unsigned id, bool in_b, bool mine)
 	char path[STORM_PATH], text[STORM_TEXT], want[STORM_TEXT];
 	struct stat st;
 	rn_file(path, sizeof(path), id, in_b);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (mine && err != (READ_ONCE(rn.in_b[id]) == in_b ? 0 : -ENOENT))
 		storm_bad("stat of my own file", path, err);
 	if (err == 0) {
@@ -94,7 +94,7 @@ static void rn_look_pair(unsigned p, const char *rel)
 	char path[STORM_PATH], text[STORM_TEXT], x[STORM_TEXT], y[STORM_TEXT];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/%s", rn.dir, rel);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (err == 0 && st.st_ino != rn.pair_ino[p][0] && st.st_ino != rn.pair_ino[p][1])
 		storm_bad("stat found a stranger's inode at", path, (long)st.st_ino);
 	else if (err && err != -ENOENT)
@@ -115,14 +115,14 @@ static void rn_swap(unsigned me)
 	snprintf(x, sizeof(x), "%s/A/p%ux", rn.dir, me);
 	snprintf(y, sizeof(y), "%s/A/p%uy", rn.dir, me);
 	snprintf(t, sizeof(t), "%s/B/t%u", rn.dir, me);
-	int err = sys_rename(x, t, 0);
+	int err = vfs_rename(x, t, 0);
 	if (err) {
 		storm_bad("rename to the temporary name", x, err);
 		return;
 	}
-	if ((err = sys_rename(y, x, 0)))
+	if ((err = vfs_rename(y, x, 0)))
 		storm_bad("rename", y, err);
-	if ((err = sys_rename(t, y, 0)))
+	if ((err = vfs_rename(t, y, 0)))
 		storm_bad("rename from the temporary name", t, err);
 	rn.swaps[me]++;
 }
@@ -139,7 +139,7 @@ static void rn_fn(void *arg)
 			bool b = READ_ONCE(rn.in_b[id]);
 			rn_file(from, sizeof(from), id, b);
 			rn_file(to, sizeof(to), id, !b);
-			int err = sys_rename(from, to, 0);
+			int err = vfs_rename(from, to, 0);
 			if (err)
 				storm_bad("rename", from, err);
 			else
@@ -166,8 +166,8 @@ static void rn_storm(const char *dir)
 	char text[STORM_TEXT], name[32];
 	storm_cpus_init();
 	rn.dir = dir;
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "A"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "B"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "A"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "B"), 0755), 0);
 	for (unsigned p = 0; p < storm_cpus.n; p++) {
 		for (unsigned j = 0; j < RN_FILES; j++) {
 			unsigned id = p * RN_FILES + j;
@@ -175,7 +175,7 @@ static void rn_storm(const char *dir)
 			rn_text(text, sizeof(text), id);
 			ASSERT_EQ(vfs_write_file(f, text, strlen(text)), 0);
 			struct stat st;
-			ASSERT_EQ(sys_stat(f, &st), 0);
+			ASSERT_EQ(vfs_stat(f, &st), 0);
 			rn.ino[id] = st.st_ino;
 			rn.in_b[id] = 0;
 		}
@@ -184,7 +184,7 @@ static void rn_storm(const char *dir)
 			rn_pair_text(text, sizeof(text), p, w);
 			ASSERT_EQ(vfs_write_file(f, text, strlen(text)), 0);
 			struct stat st;
-			ASSERT_EQ(sys_stat(f, &st), 0);
+			ASSERT_EQ(vfs_stat(f, &st), 0);
 			rn.pair_ino[p][w] = st.st_ino;
 		}
 		rn.swaps[p] = 0;

@@ -48,7 +48,7 @@ static void rc_remove(unsigned r)
 	snprintf(d, sizeof(d), "%s/d%u", rc.dir, r);
 	for (;;) {
 		bool creators_done = (unsigned)atomic_read_acquire(&rc.done[r]) == storm_cpus.n - 1;
-		int err = sys_rmdir(d);
+		int err = vfs_rmdir(d);
 		if (err == 0) {
 			/* Pairs with the creators' smp_load_acquire(). */
 			smp_store_release(&rc.removed[r], 1);
@@ -62,15 +62,15 @@ static void rc_remove(unsigned r)
 		if (creators_done)
 			return;
 	}
-	int err = sys_stat(d, &st);
+	int err = vfs_stat(d, &st);
 	if (err != -ENOENT)
 		storm_bad("stat of a removed directory", d, err);
 	snprintf(late, sizeof(late), "%s/late", d);
-	int fd = sys_open(late, O_WRONLY | O_CREAT, 0644);
+	int fd = vfs_open(late, O_WRONLY | O_CREAT, 0644);
 	if (fd != -ENOENT) {
 		storm_bad("create in a removed directory", late, fd);
 		if (fd >= 0)
-			sys_close(fd);
+			vfs_close(fd);
 	}
 }
 
@@ -80,7 +80,7 @@ static void rc_create(unsigned r, unsigned me)
 	struct stat st;
 	for (unsigned i = 0; i < rc.creates; i++) {
 		snprintf(p, sizeof(p), "%s/d%u/c%u-%u", rc.dir, r, me, i);
-		int fd = sys_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		int fd = vfs_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		if (fd == -ENOENT) {
 			/* Only the remover's rmdir can take the directory away: wait to hear it
 			 * won. */
@@ -90,11 +90,11 @@ static void rc_create(unsigned r, unsigned me)
 			if (!smp_load_acquire(&rc.removed[r]))
 				storm_bad("create refused, but rmdir did not win:", p, fd);
 			/* Gone stays gone. */
-			fd = sys_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			fd = vfs_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
 			if (fd != -ENOENT)
 				storm_bad("create after the directory went", p, fd);
 			if (fd >= 0)
-				sys_close(fd);
+				vfs_close(fd);
 			rc.refused[r][me] = 1;
 			break;
 		}
@@ -102,19 +102,19 @@ static void rc_create(unsigned r, unsigned me)
 			storm_bad("create", p, fd);
 			break;
 		}
-		long w = sys_write(fd, p, strlen(p));
+		long w = vfs_write(fd, p, strlen(p));
 		if (w != (long)strlen(p))
 			storm_bad("write", p, w);
-		sys_close(fd);
+		vfs_close(fd);
 		/* The file is in the directory, so no rmdir can have won since it was made. */
-		int err = sys_stat(p, &st);
+		int err = vfs_stat(p, &st);
 		if (err)
 			storm_bad("stat of a file just made", p, err);
 		if (i == rc.creates - 1) {
 			rc.kept[r][me] = 1;
 			break;
 		}
-		if ((err = sys_unlink(p)))
+		if ((err = vfs_unlink(p)))
 			storm_bad("unlink", p, err);
 	}
 	/* Release: what this creator recorded, before the remover reads that it is done. */
@@ -143,7 +143,7 @@ static void rc_storm(const char *dir)
 		return;
 	}
 	for (unsigned r = 0; r < RC_ROUNDS; r++)
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "d%u", r), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "d%u", r), 0755), 0);
 	storm_begin(dir, &base);
 	rc.dir = dir;
 	rc.creates = MAX(RC_CREATES_TOTAL / (storm_cpus.n - 1), RC_MIN_CREATES);
@@ -165,10 +165,10 @@ static void rc_storm(const char *dir)
 			/* Gone, and then no file of it can have been made and kept. */
 			won++;
 			left--;
-			EXPECT_EQ(sys_stat(d, &st), -ENOENT);
+			EXPECT_EQ(vfs_stat(d, &st), -ENOENT);
 			for (unsigned p = 0; p < storm_cpus.n; p++) {
 				snprintf(name, sizeof(name), "%s/c%u-%u", d, p, rc.creates - 1);
-				EXPECT_EQ(sys_stat(name, &st), -ENOENT);
+				EXPECT_EQ(vfs_stat(name, &st), -ENOENT);
 			}
 			for (unsigned p = 0; p < storm_cpus.n; p++)
 				if (rc.kept[r][p])

@@ -48,11 +48,11 @@ bool storm_bad(const char *call, const char *path, long got)
 /* Create path holding text, from a storm CPU: true, or a failure recorded. */
 bool storm_create(const char *path, const char *text)
 {
-	int fd = sys_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	int fd = vfs_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0)
 		return storm_bad("create", path, fd);
-	long w = sys_write(fd, text, strlen(text));
-	int c = sys_close(fd);
+	long w = vfs_write(fd, text, strlen(text));
+	int c = vfs_close(fd);
 	if (w != (long)strlen(text))
 		return storm_bad("write", path, w);
 	return c == 0 ? true : storm_bad("close", path, c);
@@ -71,10 +71,10 @@ static void storm_warm_fn(void *arg)
 	snprintf(p, sizeof(p), "%s/warm%u", dir, cpu);
 	snprintf(q, sizeof(q), "%s/warm%u.r", dir, cpu);
 	storm_create(p, "warm");
-	EXPECT_EQ(sys_rename(p, q, 0), 0);
-	EXPECT_EQ(sys_unlink(q), 0);
-	EXPECT_EQ(sys_mkdir(p, 0755), 0);
-	EXPECT_EQ(sys_rmdir(p), 0);
+	EXPECT_EQ(vfs_rename(p, q, 0), 0);
+	EXPECT_EQ(vfs_unlink(q), 0);
+	EXPECT_EQ(vfs_mkdir(p, 0755), 0);
+	EXPECT_EQ(vfs_rmdir(p), 0);
 }
 
 /* After the storm's setup: warm every CPU, let the caches settle, take their counts. */
@@ -115,7 +115,7 @@ void storm_expect_counts(const struct vfs_counts *base, long left, const char *s
 u64 storm_ino(const char *path)
 {
 	struct stat st;
-	return sys_stat(path, &st) == 0 ? st.st_ino : 0;
+	return vfs_stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
 /* Run storm(dir) in mode, and put the mode back however the storm ended. */
