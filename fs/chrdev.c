@@ -62,18 +62,18 @@ const struct file_ops *chrdev_ops(u32 dev)
 
 void chrdev_init(void)
 {
-	int err = sys_mkdir("/dev", 0755);
+	int err = vfs_mkdir("/dev", 0755);
 	if (err && err != -EEXIST)
 		pr_warn("chrdev: cannot make /dev: %d\n", err);
 	for (unsigned i = 0; i < ARRAY_SIZE(chrdevs); i++) {
 		/* 0666 as udev's defaults; the console 0600, as Linux's devtmpfs makes it. */
 		unsigned perm = chrdevs[i].dev == DEV_CONSOLE ? 0600 : 0666;
-		err = sys_mknod(chrdevs[i].path, S_IFCHR | perm, chrdevs[i].dev);
+		err = vfs_mknod(chrdevs[i].path, S_IFCHR | perm, chrdevs[i].dev);
 		if (err && err != -EEXIST)
 			pr_warn("chrdev: cannot make %s: %d\n", chrdevs[i].path, err);
 	}
 	for (unsigned i = 0; i < ARRAY_SIZE(std_links); i++) {
-		err = sys_symlink(std_links[i].target, std_links[i].path);
+		err = vfs_symlink(std_links[i].target, std_links[i].path);
 		if (err && err != -EEXIST)
 			pr_warn("chrdev: cannot make %s: %d\n", std_links[i].path, err);
 	}

@@ -429,7 +429,7 @@ void fput(struct file *f)
 	}
 }
 
-int sys_close(int fd)
+int vfs_close(int fd)
 {
 	struct fs_context *fs = current->fs;
 	if (!fs)
@@ -448,7 +448,7 @@ int sys_close(int fd)
 	return 0;
 }
 
-int sys_fd_cloexec(int fd, int set)
+int vfs_fd_cloexec(int fd, int set)
 {
 	struct fs_context *fs = current->fs;
 	if (!fs)
@@ -464,7 +464,7 @@ int sys_fd_cloexec(int fd, int set)
 	return ret;
 }
 
-int sys_fd_flags(int fd)
+int vfs_fd_flags(int fd)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -474,7 +474,7 @@ int sys_fd_flags(int fd)
 	return flags;
 }
 
-int sys_fd_set_flags(int fd, int flags)
+int vfs_fd_set_flags(int fd, int flags)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -486,7 +486,7 @@ int sys_fd_set_flags(int fd, int flags)
 	return 0;
 }
 
-int sys_dup_min(int fd, int min, bool cloexec)
+int vfs_dup_min(int fd, int min, bool cloexec)
 {
 	struct fs_context *fs = current->fs;
 	if (min < 0 || min >= FD_MAX)
@@ -521,10 +521,10 @@ void fs_close_on_exec(void)
 	/* execve has ended the process's other threads: the table is this thread's alone. */
 	for (unsigned i = 0; fs && i < fs->max_fds; i++)
 		if (fs->fd[i] && fs->cloexec[i])
-			sys_close(i);
+			vfs_close(i);
 }
 
-int sys_dup(int fd)
+int vfs_dup(int fd)
 {
 	struct fs_context *fs = current->fs;
 	struct file *f = fget(fd);
@@ -536,7 +536,7 @@ int sys_dup(int fd)
 	return nfd;
 }
 
-int sys_dup3(int oldfd, int newfd, int flags)
+int vfs_dup3(int oldfd, int newfd, int flags)
 {
 	struct fs_context *fs = current->fs;
 	if (flags & ~O_CLOEXEC)

@@ -23,7 +23,7 @@
  * unpacker resolves them from "/" (a ".." after a symlink component is taken
  * by text here, through the link on Linux).
  *
- * It runs in the calling thread, through the sys_* calls, so the tree it makes
+ * It runs in the calling thread, through the vfs_* calls, so the tree it makes
  * is one any thread could have made.
  */
 #include <grace/boot_info.h>
@@ -180,30 +180,30 @@ static int unpack_chmod(const char *path, u32 mode)
 static void unpack_clean(const char *path, u32 fmt)
 {
 	struct stat st;
-	if (sys_lstat(path, &st) || (st.st_mode & S_IFMT) == fmt)
+	if (vfs_lstat(path, &st) || (st.st_mode & S_IFMT) == fmt)
 		return;
 	if (S_ISDIR(st.st_mode))
-		sys_rmdir(path); /* not empty: stays, and the member's own call then fails */
+		vfs_rmdir(path); /* not empty: stays, and the member's own call then fails */
 	else
-		sys_unlink(path);
+		vfs_unlink(path);
 }
 
 static int unpack_write(const char *path, int flags, u32 mode, const u8 *data, u64 size)
 {
-	int fd = sys_open(path, O_WRONLY | O_CREAT | flags, mode & 07777);
+	int fd = vfs_open(path, O_WRONLY | O_CREAT | flags, mode & 07777);
 	if (fd < 0)
 		return fd;
 	int err = unpack_chmod(path, mode);
 	if (!err && size)
-		err = sys_ftruncate(fd, (s64)size);
+		err = vfs_ftruncate(fd, (s64)size);
 	for (u64 done = 0; !err && done < size;) {
-		long n = sys_write(fd, data + done, size - done);
+		long n = vfs_write(fd, data + done, size - done);
 		if (n <= 0)
 			err = n < 0 ? (int)n : -EIO;
 		else
 			done += n;
 	}
-	sys_close(fd);
+	vfs_close(fd);
 	return err;
 }
 
@@ -217,7 +217,7 @@ static int unpack_file(struct unpack *u, const u32 *f, const u8 *data)
 			return err;
 		if (old) {
 			unpack_clean(u->path, 0);
-			err = sys_link(old, u->path);
+			err = vfs_link(old, u->path);
 			/* The inode's data comes with its last name: written in place, no O_TRUNC.
 			 */
 			return err ? err : unpack_write(u->path, 0, mode, data, f[F_FILESIZE]);
@@ -232,7 +232,7 @@ static int unpack_symlink(struct unpack *u, const u32 *f, const u8 *data)
 	memcpy(u->target, data, f[F_FILESIZE]);
 	u->target[f[F_FILESIZE]] = '\0';
 	unpack_clean(u->path, 0);
-	return sys_symlink(u->target, u->path);
+	return vfs_symlink(u->target, u->path);
 }
 
 /* Make one member whose header, name and data were checked to lie in the buffer. */
@@ -249,7 +249,7 @@ static void unpack_member(struct unpack *u, const u32 *f, const char *name, cons
 			break;
 		case S_IFDIR:
 			unpack_clean(u->path, S_IFDIR);
-			err = sys_mkdir(u->path, mode & 07777);
+			err = vfs_mkdir(u->path, mode & 07777);
 			if (!err || err == -EEXIST)
 				err = unpack_chmod(u->path, mode);
 			break;
@@ -263,7 +263,7 @@ static void unpack_member(struct unpack *u, const u32 *f, const char *name, cons
 		case S_IFCHR:
 			/* Linux's clean_path() and mknod, with the member's major and minor. */
 			unpack_clean(u->path, 0);
-			err = sys_mknod(u->path, mode, MKDEV(f[F_RMAJOR], f[F_RMINOR]));
+			err = vfs_mknod(u->path, mode, MKDEV(f[F_RMAJOR], f[F_RMINOR]));
 			break;
 		default:
 			what = "block devices, FIFOs and sockets are not supported";
@@ -382,7 +382,7 @@ int initramfs_unpack(const void *buf, size_t len, const char *dir, struct initra
 	int err;
 
 	*r = (struct initramfs_report){0};
-	err = sys_stat(dir, &st);
+	err = vfs_stat(dir, &st);
 	if (err)
 		return err;
 	if (!S_ISDIR(st.st_mode))

@@ -203,7 +203,7 @@ long vfs_readlinkat(int dirfd, const char *name, char *buf, size_t size)
 	return n;
 }
 
-int sys_chdir(const char *name)
+int vfs_chdir(const char *name)
 {
 	struct fs_context *fs = fs_current();
 	struct path p;
@@ -220,7 +220,7 @@ int sys_chdir(const char *name)
 	return 0;
 }
 
-long sys_getcwd(char *buf, size_t size)
+long vfs_getcwd(char *buf, size_t size)
 {
 	struct fs_context *fs = fs_current();
 	if (!fs)

@@ -211,51 +211,51 @@ static long fd_rw(int fd, void *buf, size_t count, s64 *offset, bool write, bool
 	return n;
 }
 
-long sys_read(int fd, void *buf, size_t count)
+long vfs_read(int fd, void *buf, size_t count)
 {
 	return fd_rw(fd, buf, count, NULL, false, false);
 }
 
-long sys_write(int fd, const void *buf, size_t count)
+long vfs_write(int fd, const void *buf, size_t count)
 {
 	return fd_rw(fd, (void *)buf, count, NULL, true, false);
 }
 
-long sys_pread(int fd, void *buf, size_t count, s64 offset)
+long vfs_pread(int fd, void *buf, size_t count, s64 offset)
 {
 	return fd_rw(fd, buf, count, &offset, false, false);
 }
 
-long sys_pwrite(int fd, const void *buf, size_t count, s64 offset)
+long vfs_pwrite(int fd, const void *buf, size_t count, s64 offset)
 {
 	return fd_rw(fd, (void *)buf, count, &offset, true, false);
 }
 
-long sys_read_user(int fd, void __user *buf, size_t count)
+long vfs_read_user(int fd, void __user *buf, size_t count)
 {
 	return fd_rw(fd, (void *)buf, count, NULL, false, true);
 }
 
-long sys_write_user(int fd, const void __user *buf, size_t count)
+long vfs_write_user(int fd, const void __user *buf, size_t count)
 {
 	return fd_rw(fd, (void *)buf, count, NULL, true, true);
 }
 
-long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset)
+long vfs_pread_user(int fd, void __user *buf, size_t count, s64 offset)
 {
 	if (offset < 0)
 		return -EINVAL;
 	return fd_rw(fd, (void *)buf, count, &offset, false, true);
 }
 
-long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
+long vfs_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset)
 {
 	if (offset < 0)
 		return -EINVAL;
 	return fd_rw(fd, (void *)buf, count, &offset, true, true);
 }
 
-long sys_fd_path(int fd, char *buf, size_t size)
+long vfs_fd_path(int fd, char *buf, size_t size)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -265,7 +265,7 @@ long sys_fd_path(int fd, char *buf, size_t size)
 	return len;
 }
 
-long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
+long vfs_ioctl(int fd, unsigned cmd, unsigned long arg)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -275,7 +275,7 @@ long sys_ioctl(int fd, unsigned cmd, unsigned long arg)
 	return ret;
 }
 
-s64 sys_lseek(int fd, s64 offset, int whence)
+s64 vfs_lseek(int fd, s64 offset, int whence)
 {
 	struct file *f = fget(fd);
 	s64 base, pos;
@@ -309,7 +309,7 @@ s64 sys_lseek(int fd, s64 offset, int whence)
 	return pos;
 }
 
-int sys_fstat(int fd, struct stat *st)
+int vfs_fstat(int fd, struct stat *st)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -337,7 +337,7 @@ int vfs_chmodat(int dirfd, const char *name, unsigned mode, int flags)
 	return 0;
 }
 
-int sys_fchmod(int fd, unsigned mode)
+int vfs_fchmod(int fd, unsigned mode)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -347,7 +347,7 @@ int sys_fchmod(int fd, unsigned mode)
 	return 0;
 }
 
-int sys_truncate(const char *name, s64 length)
+int vfs_truncate(const char *name, s64 length)
 {
 	struct path p;
 	int err = path_lookup(name, LOOKUP_FOLLOW, &p);
@@ -359,7 +359,7 @@ int sys_truncate(const char *name, s64 length)
 	return err;
 }
 
-int sys_ftruncate(int fd, s64 length)
+int vfs_ftruncate(int fd, s64 length)
 {
 	struct file *f = fget(fd);
 	if (!f)
@@ -452,7 +452,7 @@ static bool getdents_children(struct dentry *dir, void *buf, size_t size, size_t
  * the later ones by one, as with any position-based readdir. /proc/self/fd
  * lists the caller's descriptors instead (getdents_fds()).
  */
-long sys_getdents(int fd, void *buf, size_t size)
+long vfs_getdents(int fd, void *buf, size_t size)
 {
 	struct file *f = fget(fd);
 	size_t used = 0;

@@ -182,7 +182,7 @@ static struct file *pipe_file(struct pipe *p, struct inode *inode, bool read, in
 	return f;
 }
 
-int sys_pipe2(int fds[2], int flags)
+int vfs_pipe2(int fds[2], int flags)
 {
 	if (flags & ~(O_CLOEXEC | O_NONBLOCK))
 		return -EINVAL;
@@ -214,7 +214,7 @@ int sys_pipe2(int fds[2], int flags)
 	}
 	fds[1] = fd_install_lowest(fs, wr, cloexec);
 	if (fds[1] < 0) {
-		sys_close(fds[0]);
+		vfs_close(fds[0]);
 		fput(wr);
 		return fds[1];
 	}

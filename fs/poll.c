@@ -59,7 +59,7 @@ static int poll_scan(struct pollfd *fds, unsigned nfds)
 	return n;
 }
 
-int sys_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns)
+int vfs_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns)
 {
 	u64 deadline = timeout_ns < 0 ? ~0ULL : arch_clock_ns() + (u64)timeout_ns;
 	for (;;) {

@@ -151,7 +151,7 @@ void proc_fd_init(void)
 {
 	struct path p;
 	/* dr-x------ as on Linux; no call but the lookup above makes or removes a name in it. */
-	int err = sys_mkdir(PROC_SELF_FD, 0500);
+	int err = vfs_mkdir(PROC_SELF_FD, 0500);
 	if (!err || err == -EEXIST)
 		err = path_lookup(PROC_SELF_FD, LOOKUP_DIRECTORY, &p);
 	if (err) {

@@ -59,12 +59,12 @@ void fs_set_exe(char *path)
 void proc_self_init(void)
 {
 	struct path p;
-	int err = sys_mkdir("/proc", 0555);
+	int err = vfs_mkdir("/proc", 0555);
 	if (!err || err == -EEXIST)
-		err = sys_mkdir("/proc/self", 0555);
+		err = vfs_mkdir("/proc/self", 0555);
 	/* The text is never read: the inode's mark sends every reader to the process's program. */
 	if (!err || err == -EEXIST)
-		err = sys_symlink("(the calling process's program)", PROC_SELF_EXE);
+		err = vfs_symlink("(the calling process's program)", PROC_SELF_EXE);
 	if (!err)
 		err = path_lookup(PROC_SELF_EXE, 0, &p);
 	if (err) {

@@ -1,6 +1,6 @@
 /*
  * The console shell's file-system commands: ls, cat, echo (with > and >>), touch,
- * mkdir, rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the sys_* functions of
+ * mkdir, rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the vfs_* functions of
  * grace/fs.h as any kernel thread may, so a relative path starts at the shell
  * thread's own current directory, which cd moves. An error is one line,
  * `name: path: strerror`, and makes the command return the -errno; the command goes
@@ -76,7 +76,7 @@ static int ls_entry(const char *path, const char *name, bool lng)
 		printk("%s\n", name);
 		return 0;
 	}
-	int err = sys_lstat(path, &st);
+	int err = vfs_lstat(path, &st);
 	if (err < 0)
 		return fs_shell_err("ls", path, err);
 	if (!S_ISLNK(st.st_mode)) {
@@ -84,7 +84,7 @@ static int ls_entry(const char *path, const char *name, bool lng)
 		       (long long)st.st_size, name);
 		return 0;
 	}
-	long n = sys_readlink(path, fs_shell_link, sizeof(fs_shell_link) - 1);
+	long n = vfs_readlink(path, fs_shell_link, sizeof(fs_shell_link) - 1);
 	if (n < 0)
 		return fs_shell_err("ls", path, (int)n);
 	fs_shell_link[n] = '\0';
@@ -98,7 +98,7 @@ static long ls_read_dir(int fd, char **bufp)
 	size_t cap = 2 * FS_SHELL_CHUNK, len = 0;
 	char *buf = kmalloc(cap);
 	while (buf) {
-		long n = sys_getdents(fd, buf + len, cap - len);
+		long n = vfs_getdents(fd, buf + len, cap - len);
 		if (n < 0) {
 			kfree(buf);
 			return n;
@@ -145,7 +145,7 @@ static bool ls_is_dot(const char *name)
 /* List one argument: a directory's entries in name order, anything else by itself. */
 static int ls_path(const char *path, bool lng, bool header)
 {
-	int fd = sys_open(path, O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(path, O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0) {
 		/*
 		 * A file, or a symlink that leads to no directory, is listed by its own
@@ -153,13 +153,13 @@ static int ls_path(const char *path, bool lng, bool header)
 		 * on the way) is the open's error.
 		 */
 		struct stat st;
-		if (sys_lstat(path, &st) < 0 || S_ISDIR(st.st_mode))
+		if (vfs_lstat(path, &st) < 0 || S_ISDIR(st.st_mode))
 			return fs_shell_err("ls", path, fd);
 		return ls_entry(path, path, lng);
 	}
 	char *recs = NULL;
 	long len = ls_read_dir(fd, &recs);
-	sys_close(fd);
+	vfs_close(fd);
 	if (len < 0)
 		return fs_shell_err("ls", path, (int)len);
 
@@ -219,13 +219,13 @@ SHELL_CMD(ls, "[-l] [path ...]",
 
 static int cat_one(const char *path)
 {
-	int fd = sys_open(path, O_RDONLY, 0);
+	int fd = vfs_open(path, O_RDONLY, 0);
 	if (fd < 0)
 		return fs_shell_err("cat", path, fd);
 	long n;
-	while ((n = sys_read(fd, fs_shell_io, sizeof(fs_shell_io))) > 0)
+	while ((n = vfs_read(fd, fs_shell_io, sizeof(fs_shell_io))) > 0)
 		console_print(fs_shell_io, n);
-	sys_close(fd);
+	vfs_close(fd);
 	return n < 0 ? fs_shell_err("cat", path, (int)n) : 0;
 }
 
@@ -245,7 +245,7 @@ SHELL_CMD(cat, "path ...", "print the files' bytes as they are")
 static long fs_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		long n = sys_write(fd, buf, len);
+		long n = vfs_write(fd, buf, len);
 		if (n <= 0)
 			return n < 0 ? n : -EIO;
 		buf += n;
@@ -284,11 +284,11 @@ SHELL_CMD(echo, "[word ...] [> file | >> file]",
 	}
 	fs_shell_io[len++] = '\n';
 	const char *path = argv[argc - 1];
-	int fd = sys_open(path, flags, 0644);
+	int fd = vfs_open(path, flags, 0644);
 	if (fd < 0)
 		return fs_shell_err("echo", path, fd);
 	long err = fs_write_all(fd, fs_shell_io, len);
-	sys_close(fd);
+	vfs_close(fd);
 	return err < 0 ? fs_shell_err("echo", path, (int)err) : 0;
 }
 
@@ -316,10 +316,10 @@ static int fs_each_path(int argc, char **argv, int (*op)(const char *path))
  */
 static int touch_one(const char *path)
 {
-	int fd = sys_open(path, O_WRONLY | O_CREAT, 0644);
+	int fd = vfs_open(path, O_WRONLY | O_CREAT, 0644);
 	if (fd == -EISDIR)
 		return 0;
-	return fd < 0 ? fd : sys_close(fd);
+	return fd < 0 ? fd : vfs_close(fd);
 }
 
 SHELL_CMD(touch, "path ...", "make empty files (mode 0644); a file that exists is left alone")
@@ -329,7 +329,7 @@ SHELL_CMD(touch, "path ...", "make empty files (mode 0644); a file that exists i
 
 static int mkdir_0755(const char *path)
 {
-	return sys_mkdir(path, 0755);
+	return vfs_mkdir(path, 0755);
 }
 
 SHELL_CMD(mkdir, "path ...", "make directories (mode 0755)")
@@ -339,19 +339,19 @@ SHELL_CMD(mkdir, "path ...", "make directories (mode 0755)")
 
 SHELL_CMD(rmdir, "path ...", "remove empty directories")
 {
-	return fs_each_path(argc, argv, sys_rmdir);
+	return fs_each_path(argc, argv, vfs_rmdir);
 }
 
 SHELL_CMD(rm, "path ...", "remove names (unlink); a file goes with its last name")
 {
-	return fs_each_path(argc, argv, sys_unlink);
+	return fs_each_path(argc, argv, vfs_unlink);
 }
 
 SHELL_CMD(mv, "old new", "rename old to new, replacing new if it exists")
 {
 	if (argc != 3)
 		return SHELL_USAGE;
-	int err = sys_rename(argv[1], argv[2], 0);
+	int err = vfs_rename(argv[1], argv[2], 0);
 	return err < 0 ? fs_shell_err("mv", argv[1], err) : 0;
 }
 
@@ -361,7 +361,7 @@ SHELL_CMD(ln, "[-s] target linkname", "make a hard link to target, or with -s a 
 	if (argc != 3 && !sym)
 		return SHELL_USAGE;
 	const char *target = argv[argc - 2], *name = argv[argc - 1];
-	int err = sym ? sys_symlink(target, name) : sys_link(target, name);
+	int err = sym ? vfs_symlink(target, name) : vfs_link(target, name);
 	return err < 0 ? fs_shell_err("ln", name, err) : 0;
 }
 
@@ -370,7 +370,7 @@ SHELL_CMD(cd, "[path]", "change the shell's current directory (default /)")
 	if (argc > 2)
 		return SHELL_USAGE;
 	const char *path = argc == 2 ? argv[1] : "/";
-	int err = sys_chdir(path);
+	int err = vfs_chdir(path);
 	return err < 0 ? fs_shell_err("cd", path, err) : 0;
 }
 
@@ -379,7 +379,7 @@ SHELL_CMD(cd, "[path]", "change the shell's current directory (default /)")
 static int stat_one(const char *path)
 {
 	struct stat st;
-	int err = sys_lstat(path, &st);
+	int err = vfs_lstat(path, &st);
 	if (err < 0)
 		return err;
 	/* Octal by hand: vsnprintf has no %o. */
@@ -399,7 +399,7 @@ SHELL_CMD(pwd, "", "the shell's current directory")
 {
 	if (argc != 1)
 		return SHELL_USAGE;
-	long n = sys_getcwd(fs_shell_path, sizeof(fs_shell_path));
+	long n = vfs_getcwd(fs_shell_path, sizeof(fs_shell_path));
 	if (n < 0)
 		return fs_shell_err("pwd", "getcwd", (int)n);
 	printk("%s\n", fs_shell_path);

@@ -4,7 +4,7 @@
  * (kernel/syscall/sys_fs.c) copy paths in and call them, and kernel threads call
  * them directly. A relative path of a vfs_*at() call is walked from the directory
  * dirfd has open (AT_FDCWD: the current directory), as Linux's *at() calls walk
- * it; the sys_ forms without a dirfd take AT_FDCWD. Each thread has its own
+ * it; the short vfs_ forms without a dirfd take AT_FDCWD. Each thread has its own
  * descriptor table and current directory, made on its first call and released
  * when it exits.
  *
@@ -92,90 +92,90 @@ long vfs_readlinkat(int dirfd, const char *path, char *buf, size_t size);
 /* The permission bits of path; flags: AT_SYMLINK_NOFOLLOW or 0. */
 int vfs_chmodat(int dirfd, const char *path, unsigned mode, int flags);
 
-static inline int sys_open(const char *path, int flags, unsigned mode)
+static inline int vfs_open(const char *path, int flags, unsigned mode)
 {
 	return vfs_openat(AT_FDCWD, path, flags, mode);
 }
-int sys_close(int fd);
-long sys_read(int fd, void *buf, size_t count);
-long sys_write(int fd, const void *buf, size_t count);
-long sys_pread(int fd, void *buf, size_t count, s64 offset);
-long sys_pwrite(int fd, const void *buf, size_t count, s64 offset);
+int vfs_close(int fd);
+long vfs_read(int fd, void *buf, size_t count);
+long vfs_write(int fd, const void *buf, size_t count);
+long vfs_pread(int fd, void *buf, size_t count, s64 offset);
+long vfs_pwrite(int fd, const void *buf, size_t count, s64 offset);
 /*
  * The same four with a user buffer (system calls): the copy stops at the first
  * byte that faults; what was moved before it is the result, -EFAULT if nothing
  * was, and the position moves by what was moved.
  */
-long sys_read_user(int fd, void __user *buf, size_t count);
-long sys_write_user(int fd, const void __user *buf, size_t count);
-long sys_pread_user(int fd, void __user *buf, size_t count, s64 offset);
-long sys_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
-s64 sys_lseek(int fd, s64 offset, int whence);
-static inline int sys_stat(const char *path, struct stat *st)
+long vfs_read_user(int fd, void __user *buf, size_t count);
+long vfs_write_user(int fd, const void __user *buf, size_t count);
+long vfs_pread_user(int fd, void __user *buf, size_t count, s64 offset);
+long vfs_pwrite_user(int fd, const void __user *buf, size_t count, s64 offset);
+s64 vfs_lseek(int fd, s64 offset, int whence);
+static inline int vfs_stat(const char *path, struct stat *st)
 {
 	return vfs_statat(AT_FDCWD, path, 0, st);
 }
-static inline int sys_lstat(const char *path, struct stat *st)
+static inline int vfs_lstat(const char *path, struct stat *st)
 {
 	return vfs_statat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, st);
 }
-int sys_fstat(int fd, struct stat *st);
-static inline int sys_mkdir(const char *path, unsigned mode)
+int vfs_fstat(int fd, struct stat *st);
+static inline int vfs_mkdir(const char *path, unsigned mode)
 {
 	return vfs_mkdirat(AT_FDCWD, path, mode);
 }
-static inline int sys_rmdir(const char *path)
+static inline int vfs_rmdir(const char *path)
 {
 	return vfs_unlinkat(AT_FDCWD, path, AT_REMOVEDIR);
 }
-static inline int sys_unlink(const char *path)
+static inline int vfs_unlink(const char *path)
 {
 	return vfs_unlinkat(AT_FDCWD, path, 0);
 }
-static inline int sys_rename(const char *oldpath, const char *newpath, unsigned flags)
+static inline int vfs_rename(const char *oldpath, const char *newpath, unsigned flags)
 {
 	return vfs_renameat(AT_FDCWD, oldpath, AT_FDCWD, newpath, flags);
 }
-static inline int sys_link(const char *oldpath, const char *newpath)
+static inline int vfs_link(const char *oldpath, const char *newpath)
 {
 	return vfs_linkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0);
 }
-static inline int sys_symlink(const char *target, const char *linkpath)
+static inline int vfs_symlink(const char *target, const char *linkpath)
 {
 	return vfs_symlinkat(target, AT_FDCWD, linkpath);
 }
-static inline int sys_mknod(const char *path, unsigned mode, u32 dev)
+static inline int vfs_mknod(const char *path, unsigned mode, u32 dev)
 {
 	return vfs_mknodat(AT_FDCWD, path, mode, dev);
 }
-static inline long sys_readlink(const char *path, char *buf, size_t size)
+static inline long vfs_readlink(const char *path, char *buf, size_t size)
 {
 	return vfs_readlinkat(AT_FDCWD, path, buf, size);
 }
 /* Records into buf, up to size bytes: the bytes written, 0 at the end of the directory. */
-long sys_getdents(int fd, void *buf, size_t size);
-int sys_chdir(const char *path);
+long vfs_getdents(int fd, void *buf, size_t size);
+int vfs_chdir(const char *path);
 /* The current directory's absolute path: its length (NUL excluded), or -ERANGE if size is short. */
-long sys_getcwd(char *buf, size_t size);
-int sys_truncate(const char *path, s64 length);
+long vfs_getcwd(char *buf, size_t size);
+int vfs_truncate(const char *path, s64 length);
 /* The permission bits of fd's file. */
-int sys_fchmod(int fd, unsigned mode);
-int sys_ftruncate(int fd, s64 length);
-int sys_dup(int fd);
+int vfs_fchmod(int fd, unsigned mode);
+int vfs_ftruncate(int fd, s64 length);
+int vfs_dup(int fd);
 /*
  * fd's close-on-exec flag: set (1), cleared (0) or only read (-1); the flag
  * as it is then, or -EBADF.
  */
-int sys_fd_cloexec(int fd, int set);
+int vfs_fd_cloexec(int fd, int set);
 /* The flags fd was opened with (F_GETFL), or -EBADF. */
-int sys_fd_flags(int fd);
+int vfs_fd_flags(int fd);
 /* F_SETFL: O_APPEND and O_NONBLOCK of fd's open file set as in flags; 0 or -EBADF. */
-int sys_fd_set_flags(int fd, int flags);
+int vfs_fd_set_flags(int fd, int flags);
 /*
  * F_DUPFD (F_DUPFD_CLOEXEC: cloexec): fd again at the lowest free descriptor >= min;
  * -EBADF, -EINVAL, -EMFILE.
  */
-int sys_dup_min(int fd, int min, bool cloexec);
+int vfs_dup_min(int fd, int min, bool cloexec);
 /* Close the calling thread's close-on-exec descriptors (execve). */
 void fs_close_on_exec(void);
 /* poll(), with Linux's struct pollfd and bits. */
@@ -193,17 +193,17 @@ struct pollfd {
  * Fill each fds[i].revents; wait up to timeout_ns (< 0: forever) for one to be
  * ready. The number ready, 0 on timeout, -EINTR if a signal came first.
  */
-int sys_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns);
+int vfs_poll(struct pollfd *fds, unsigned nfds, s64 timeout_ns);
 /* Something a poller may wait for changed (a pipe, the console): look again. */
 void poll_notify(void);
 /*
  * A pipe: fds[0] its read end, fds[1] its write end, each opened with flags
  * (O_NONBLOCK, O_CLOEXEC; others -EINVAL). 0, -EMFILE or -ENOMEM.
  */
-int sys_pipe2(int fds[2], int flags);
-static inline int sys_pipe(int fds[2])
+int vfs_pipe2(int fds[2], int flags);
+static inline int vfs_pipe(int fds[2])
 {
-	return sys_pipe2(fds, 0);
+	return vfs_pipe2(fds, 0);
 }
 /*
  * A file no name reaches, with calls of its own (a socket's, grace/socket.h):
@@ -229,7 +229,7 @@ int file_flags(const struct file *f);
  * The absolute path of the file fd has open, into buf: its length, -EBADF,
  * -ERANGE, or -ENOENT for a file that has none (a pipe).
  */
-long sys_fd_path(int fd, char *buf, size_t size);
+long vfs_fd_path(int fd, char *buf, size_t size);
 /*
  * From now on /proc/self/exe names path (absolute, kmalloc'd; taken over and
  * freed with the descriptors) in the calling thread's process: what execve
@@ -239,12 +239,12 @@ void fs_set_exe(char *path);
 /* Make /proc/self/exe at boot, after the initramfs. */
 void proc_self_init(void);
 /* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */
-long sys_ioctl(int fd, unsigned cmd, unsigned long arg);
+long vfs_ioctl(int fd, unsigned cmd, unsigned long arg);
 /* newfd made to be oldfd (flags: O_CLOEXEC or 0); newfd, -EBADF or -EINVAL. */
-int sys_dup3(int oldfd, int newfd, int flags);
-static inline int sys_dup2(int oldfd, int newfd)
+int vfs_dup3(int oldfd, int newfd, int flags);
+static inline int vfs_dup2(int oldfd, int newfd)
 {
-	return sys_dup3(oldfd, newfd, 0);
+	return vfs_dup3(oldfd, newfd, 0);
 }
 
 /* The most descriptors one thread may have open; the table grows to it. */

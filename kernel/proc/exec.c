@@ -66,13 +66,13 @@
 static void *exec_read_image(const char *path, size_t *len, unsigned *order, char **exe, int *err)
 {
 	struct stat st;
-	int fd = sys_open(path, O_RDONLY, 0);
+	int fd = vfs_open(path, O_RDONLY, 0);
 	if (fd < 0) {
 		*err = fd;
 		return NULL;
 	}
 	void *image = NULL;
-	*err = sys_fstat(fd, &st);
+	*err = vfs_fstat(fd, &st);
 	if (*err)
 		goto out;
 	/* execve() needs a regular file with an execute bit (for root: any of the three). */
@@ -90,7 +90,7 @@ static void *exec_read_image(const char *path, size_t *len, unsigned *order, cha
 		*err = -ENOMEM;
 		goto out;
 	}
-	long n = sys_read(fd, image, st.st_size);
+	long n = vfs_read(fd, image, st.st_size);
 	if (n != st.st_size) {
 		free_pages(image, *order);
 		image = NULL;
@@ -99,12 +99,12 @@ static void *exec_read_image(const char *path, size_t *len, unsigned *order, cha
 	}
 	*len = st.st_size;
 	*exe = kmalloc(PATH_MAX);
-	if (*exe && sys_fd_path(fd, *exe, PATH_MAX) < 0) {
+	if (*exe && vfs_fd_path(fd, *exe, PATH_MAX) < 0) {
 		kfree(*exe);
 		*exe = NULL;
 	}
 out:
-	sys_close(fd);
+	vfs_close(fd);
 	return image;
 }
 

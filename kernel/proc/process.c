@@ -128,10 +128,10 @@ struct spawn_args {
 /* Descriptors 0, 1 and 2 on the console, as init gets them. */
 static int proc_open_console(void)
 {
-	int fd = sys_open("/dev/console", O_RDWR, 0);
+	int fd = vfs_open("/dev/console", O_RDWR, 0);
 	if (fd < 0)
 		return fd;
-	if (fd != 0 || sys_dup(0) != 1 || sys_dup(0) != 2)
+	if (fd != 0 || vfs_dup(0) != 1 || vfs_dup(0) != 2)
 		return -EBADF;
 	return 0;
 }

@@ -2,7 +2,7 @@
  * The file system calls of the user ABI, over the VFS's calls (grace/fs.h). A
  * path is copied in by getname() (strncpy_from_user into a PATH_MAX buffer),
  * a struct stat translated into the arch's layout, and read and write data go
- * straight between the file and user memory (sys_read_user and its kin). A bad
+ * straight between the file and user memory (vfs_read_user and its kin). A bad
  * pointer is -EFAULT before anything changes; a copy that faults part way
  * returns what was done, as Linux does.
  *
@@ -50,12 +50,12 @@ static char *getname(const char __user *upath, int *err)
 
 USER_CALL(read)
 {
-	return sys_read_user((int)a0, (void __user *)a1, a2);
+	return vfs_read_user((int)a0, (void __user *)a1, a2);
 }
 
 USER_CALL(write)
 {
-	long ret = sys_write_user((int)a0, (const void __user *)a1, a2);
+	long ret = vfs_write_user((int)a0, (const void __user *)a1, a2);
 	/* A write to a pipe no one reads raises SIGPIPE too (its default action ends the program).
 	 */
 	if (ret == -EPIPE) {
@@ -105,12 +105,12 @@ USER_CALL(writev)
 
 USER_CALL(pread64)
 {
-	return sys_pread_user((int)a0, (void __user *)a1, a2, (s64)a3);
+	return vfs_pread_user((int)a0, (void __user *)a1, a2, (s64)a3);
 }
 
 USER_CALL(pwrite64)
 {
-	return sys_pwrite_user((int)a0, (const void __user *)a1, a2, (s64)a3);
+	return vfs_pwrite_user((int)a0, (const void __user *)a1, a2, (s64)a3);
 }
 
 USER_CALL(openat)
@@ -128,12 +128,12 @@ USER_CALL(openat)
 
 USER_CALL(close)
 {
-	return sys_close((int)a0);
+	return vfs_close((int)a0);
 }
 
 USER_CALL(lseek)
 {
-	return sys_lseek((int)a0, (s64)a1, (int)a2);
+	return vfs_lseek((int)a0, (s64)a1, (int)a2);
 }
 
 /* Block size st_blksize reports: a page, what ramfs allocates in. */
@@ -159,7 +159,7 @@ static long stat_to_user(const struct stat *st, void __user *ubuf)
 USER_CALL(fstat)
 {
 	struct stat st;
-	int err = sys_fstat((int)a0, &st);
+	int err = vfs_fstat((int)a0, &st);
 	return err ? err : stat_to_user(&st, (void __user *)a1);
 }
 
@@ -169,7 +169,7 @@ static int stat_at(int dirfd, const char __user *upath, int flags, struct stat *
 	int err;
 	char *path = getname(upath, &err);
 	if (!path && err == -ENOENT && (flags & AT_EMPTY_PATH))
-		return dirfd == AT_FDCWD ? sys_stat(".", st) : sys_fstat(dirfd, st);
+		return dirfd == AT_FDCWD ? vfs_stat(".", st) : vfs_fstat(dirfd, st);
 	if (!path)
 		return err;
 	err = vfs_statat(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, st);
@@ -240,7 +240,7 @@ USER_CALL(getdents64)
 	char *kbuf = kmalloc(size ? size : 1);
 	if (!kbuf)
 		return -ENOMEM;
-	long n = sys_getdents((int)a0, kbuf, size);
+	long n = vfs_getdents((int)a0, kbuf, size);
 	if (n > 0 && copy_to_user((void __user *)a1, kbuf, n))
 		n = -EFAULT;
 	kfree(kbuf);
@@ -249,24 +249,24 @@ USER_CALL(getdents64)
 
 USER_CALL(ioctl)
 {
-	return sys_ioctl((int)a0, (unsigned)a1, a2);
+	return vfs_ioctl((int)a0, (unsigned)a1, a2);
 }
 
 USER_CALL(dup)
 {
-	return sys_dup((int)a0);
+	return vfs_dup((int)a0);
 }
 
 USER_CALL(dup3)
 {
 	if (a0 == a1)
 		return -EINVAL; /* dup3 refuses what dup2 allows */
-	return sys_dup3((int)a0, (int)a1, (int)a2);
+	return vfs_dup3((int)a0, (int)a1, (int)a2);
 }
 
 USER_CALL(dup2)
 {
-	return sys_dup2((int)a0, (int)a1);
+	return vfs_dup2((int)a0, (int)a1);
 }
 
 USER_CALL(pipe2)
@@ -277,12 +277,12 @@ USER_CALL(pipe2)
 	/* Checked first: a pipe made and then not reported would leak its descriptors. */
 	if (!access_ok((void __user *)a0, sizeof(fds)))
 		return -EFAULT;
-	int err = sys_pipe2(fds, (int)a1);
+	int err = vfs_pipe2(fds, (int)a1);
 	if (err)
 		return err;
 	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
-		sys_close(fds[0]);
-		sys_close(fds[1]);
+		vfs_close(fds[0]);
+		vfs_close(fds[1]);
 		return -EFAULT;
 	}
 	return 0;
@@ -299,17 +299,17 @@ USER_CALL(fcntl)
 	switch ((unsigned)a1) { /* Linux reads cmd as an unsigned int */
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
-		return sys_dup_min(fd, (int)a2, a1 == F_DUPFD_CLOEXEC);
+		return vfs_dup_min(fd, (int)a2, a1 == F_DUPFD_CLOEXEC);
 	case F_GETFD: {
-		int on = sys_fd_cloexec(fd, -1);
+		int on = vfs_fd_cloexec(fd, -1);
 		return on < 0 ? on : on ? FD_CLOEXEC : 0;
 	}
 	case F_SETFD:
-		return sys_fd_cloexec(fd, (a2 & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
+		return vfs_fd_cloexec(fd, (a2 & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
 	case F_GETFL:
-		return sys_fd_flags(fd);
+		return vfs_fd_flags(fd);
 	case F_SETFL:
-		return sys_fd_set_flags(fd, (int)a2);
+		return vfs_fd_set_flags(fd, (int)a2);
 	default:
 		return -EINVAL;
 	}
@@ -320,7 +320,7 @@ USER_CALL(getcwd)
 	char *buf = kmalloc(PATH_MAX);
 	if (!buf)
 		return -ENOMEM;
-	long len = sys_getcwd(buf, MIN(a1, PATH_MAX));
+	long len = vfs_getcwd(buf, MIN(a1, PATH_MAX));
 	/* Linux returns the length with the NUL. */
 	if (len >= 0)
 		len = copy_to_user((void __user *)a0, buf, len + 1) ? -EFAULT : len + 1;
@@ -343,7 +343,7 @@ static long with_path(int dirfd, unsigned long upath,
 
 static int chdir_path(int dirfd, const char *path, unsigned unused)
 {
-	return sys_chdir(path);
+	return vfs_chdir(path);
 }
 
 USER_CALL(chdir)
@@ -559,7 +559,7 @@ USER_CALL(chmod)
 
 USER_CALL(fchmod)
 {
-	return sys_fchmod((int)a0, (unsigned)a1);
+	return vfs_fchmod((int)a0, (unsigned)a1);
 }
 
 static int exists_path(int dirfd, const char *path, unsigned flags)
@@ -585,7 +585,7 @@ USER_CALL(utimensat)
 	}
 	if (!a1) {
 		struct stat st;
-		return sys_fstat((int)a0, &st); /* NULL path: the descriptor's own file */
+		return vfs_fstat((int)a0, &st); /* NULL path: the descriptor's own file */
 	}
 	return with_path((int)a0, a1, exists_path, (unsigned)a3);
 }

@@ -1,5 +1,5 @@
 /*
- * poll and ppoll over the VFS's sys_poll(). ppoll's signal mask is in force
+ * poll and ppoll over the VFS's vfs_poll(). ppoll's signal mask is in force
  * while it waits; a signal it let in is delivered on the way out with that mask
  * still in force, and the caller's own comes back when the handler returns (in
  * the frame's saved mask), as Linux does; otherwise it is put back at once.
@@ -24,7 +24,7 @@ static long poll_user(unsigned long ufds, unsigned long nfds, s64 timeout_ns)
 		return -ENOMEM;
 	long n = copy_from_user(fds, (const void __user *)ufds, nfds * sizeof(*fds)) ? -EFAULT : 0;
 	if (!n)
-		n = sys_poll(fds, (unsigned)nfds, timeout_ns);
+		n = vfs_poll(fds, (unsigned)nfds, timeout_ns);
 	/* Only revents goes back, as Linux writes it: fd and events stay as the program left them.
 	 */
 	struct pollfd __user *u = (struct pollfd __user *)ufds;

@@ -72,5 +72,5 @@ BENCH(syscall)
 	u64 per_call = full > empty ? (full - empty) / SYSCALL_LOOPS : 0;
 	bench_report("syscall", 1, "call=getppid loops=%u ns_per_call=%llu run_ns=%llu",
 		     SYSCALL_LOOPS, (unsigned long long)per_call, (unsigned long long)empty);
-	sys_unlink(SYSCALL_PROGRAM);
+	vfs_unlink(SYSCALL_PROGRAM);
 }

@@ -12,14 +12,14 @@
 /* Write [start, end) to path, mode 0755, /bin made if missing: 0 or -errno. */
 static inline int bench_user_install(const char *path, const char *start, const char *end)
 {
-	int err = sys_mkdir("/bin", 0755);
+	int err = vfs_mkdir("/bin", 0755);
 	if (err && err != -EEXIST)
 		return err;
-	int fd = sys_open(path, O_CREAT | O_TRUNC | O_WRONLY, 0755);
+	int fd = vfs_open(path, O_CREAT | O_TRUNC | O_WRONLY, 0755);
 	if (fd < 0)
 		return fd;
-	long n = sys_write(fd, start, end - start);
-	sys_close(fd);
+	long n = vfs_write(fd, start, end - start);
+	vfs_close(fd);
 	return n == end - start ? 0 : n < 0 ? (int)n : -EIO;
 }
 

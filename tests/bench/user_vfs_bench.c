@@ -75,19 +75,19 @@ static void user_vfs_path(char *buf, unsigned rank, enum user_vfs_op op, bool sa
 static int user_vfs_setup(unsigned ranks)
 {
 	char path[USER_VFS_PATH_MAX];
-	sys_mkdir("/bu", 0755);
-	sys_mkdir("/bu/same", 0755);
-	sys_mkdir("/bu/a", 0755);
-	sys_mkdir("/bu/a/b", 0755);
+	vfs_mkdir("/bu", 0755);
+	vfs_mkdir("/bu/same", 0755);
+	vfs_mkdir("/bu/a", 0755);
+	vfs_mkdir("/bu/a/b", 0755);
 	for (unsigned r = 0; r < ranks; r++) {
 		snprintf(path, sizeof(path), "/bu/%u", r);
-		sys_mkdir(path, 0755);
+		vfs_mkdir(path, 0755);
 		for (int i = 0; i < 3; i++) {
 			user_vfs_path(path, r, i < 2 ? OP_OPEN_CLOSE : OP_STAT, i == 1);
-			int fd = sys_open(path, O_CREAT | O_WRONLY, 0644);
+			int fd = vfs_open(path, O_CREAT | O_WRONLY, 0644);
 			if (fd < 0)
 				return fd;
-			sys_close(fd);
+			vfs_close(fd);
 		}
 	}
 	return 0;
@@ -98,14 +98,14 @@ static int user_vfs_kernel_op(const char *path)
 {
 	struct stat st;
 	if (uv.op == OP_STAT)
-		return sys_stat(path, &st);
-	int fd = uv.op == OP_OPEN_CLOSE ? sys_open(path, O_RDONLY, 0)
-					: sys_open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+		return vfs_stat(path, &st);
+	int fd = uv.op == OP_OPEN_CLOSE ? vfs_open(path, O_RDONLY, 0)
+					: vfs_open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 	if (fd < 0)
 		return fd;
-	int err = sys_close(fd);
+	int err = vfs_close(fd);
 	if (!err && uv.op == OP_CREAT_UNLINK)
-		err = sys_unlink(path);
+		err = vfs_unlink(path);
 	return err;
 }
 

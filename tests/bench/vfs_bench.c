@@ -116,37 +116,37 @@ static int vfs_bench_failed(struct vfs_bench_cpu *me, const char *call, int err)
 	return err;
 }
 
-static int vfs_open_close(struct vfs_bench_cpu *me)
+static int op_open_close(struct vfs_bench_cpu *me)
 {
-	int fd = sys_open(me->path, O_RDONLY, 0);
+	int fd = vfs_open(me->path, O_RDONLY, 0);
 	if (fd < 0)
 		return vfs_bench_failed(me, "open", fd);
-	int err = sys_close(fd);
+	int err = vfs_close(fd);
 	return err ? vfs_bench_failed(me, "close", err) : 0;
 }
 
-static int vfs_creat_unlink(struct vfs_bench_cpu *me)
+static int op_creat_unlink(struct vfs_bench_cpu *me)
 {
-	int fd = sys_open(me->path, O_CREAT | O_WRONLY | O_TRUNC, VFS_BENCH_FILE_MODE);
+	int fd = vfs_open(me->path, O_CREAT | O_WRONLY | O_TRUNC, VFS_BENCH_FILE_MODE);
 	if (fd < 0)
 		return vfs_bench_failed(me, "creat", fd);
-	int err = sys_close(fd);
+	int err = vfs_close(fd);
 	if (err)
 		return vfs_bench_failed(me, "close", err);
-	err = sys_unlink(me->path);
+	err = vfs_unlink(me->path);
 	return err ? vfs_bench_failed(me, "unlink", err) : 0;
 }
 
-static int vfs_stat(struct vfs_bench_cpu *me)
+static int op_stat(struct vfs_bench_cpu *me)
 {
 	struct stat st;
-	int err = sys_stat(me->path, &st);
+	int err = vfs_stat(me->path, &st);
 	return err ? vfs_bench_failed(me, "stat", err) : 0;
 }
 
 static const struct vfs_bench_def open_close_def = {
     .name = "open_close",
-    .op = vfs_open_close,
+    .op = op_open_close,
     .dirs = {"/b-oc", "/b-oc/same"},
     .cpu_dir = "/b-oc/%u",
     .file = {"/b-oc/%u/f", "/b-oc/same/f%u"},
@@ -156,7 +156,7 @@ static const struct vfs_bench_def open_close_def = {
 
 static const struct vfs_bench_def creat_unlink_def = {
     .name = "creat_unlink",
-    .op = vfs_creat_unlink,
+    .op = op_creat_unlink,
     .dirs = {"/b-cu", "/b-cu/same"},
     .cpu_dir = "/b-cu/%u",
     .file = {"/b-cu/%u/f", "/b-cu/same/f%u"},
@@ -166,7 +166,7 @@ static const struct vfs_bench_def creat_unlink_def = {
 
 static const struct vfs_bench_def stat_def = {
     .name = "stat",
-    .op = vfs_stat,
+    .op = op_stat,
     .dirs = {"/b-st", "/b-st/a", "/b-st/a/same"},
     .cpu_dir = "/b-st/a/%u",
     .file = {"/b-st/a/%u/f", "/b-st/a/same/f%u"},
@@ -319,11 +319,11 @@ static void vfs_bench_rows(void)
 static int vfs_bench_make(const char *path, bool dir)
 {
 	const char *call = dir ? "mkdir" : "creat";
-	int err = dir ? sys_mkdir(path, VFS_BENCH_DIR_MODE)
-		      : sys_open(path, O_CREAT | O_EXCL | O_WRONLY, VFS_BENCH_FILE_MODE);
+	int err = dir ? vfs_mkdir(path, VFS_BENCH_DIR_MODE)
+		      : vfs_open(path, O_CREAT | O_EXCL | O_WRONLY, VFS_BENCH_FILE_MODE);
 	if (err >= 0 && !dir) {
 		call = "close";
-		err = sys_close(err);
+		err = vfs_close(err);
 	}
 	if (err < 0)
 		bench_error(vb.def->name, "setup: %s %s: %s", call, path, errno_name(err));
@@ -368,7 +368,7 @@ static int vfs_bench_setup(void)
 /* -ENOENT is no failure: setup may have stopped short, and creat_unlink leaves no file. */
 static int vfs_bench_remove(const char *path, bool dir)
 {
-	int err = dir ? sys_rmdir(path) : sys_unlink(path);
+	int err = dir ? vfs_rmdir(path) : vfs_unlink(path);
 	if (err == -ENOENT)
 		return 0;
 	if (err)

@@ -40,13 +40,13 @@ static bool channel_holds(const char *msg)
 
 static long mark(int fd, const char *msg)
 {
-	return sys_write(fd, msg, strlen(msg));
+	return vfs_write(fd, msg, strlen(msg));
 }
 
 TEST(bench_mark, messages_reach_the_channel_and_bad_ones_are_refused)
 {
 	char big[200], too_many[32];
-	int fd = sys_open("/dev/bench_mark", O_WRONLY, 0);
+	int fd = vfs_open("/dev/bench_mark", O_WRONLY, 0);
 	ASSERT_GE(fd, 0);
 
 	/* The first phase of a boot sends each CPU's per-CPU base ahead of its begin. */
@@ -68,5 +68,5 @@ TEST(bench_mark, messages_reach_the_channel_and_bad_ones_are_refused)
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++)
 		EXPECT_EQ(mark(fd, bad[i]), -EINVAL);
 	EXPECT_TRUE(channel_empty());
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }

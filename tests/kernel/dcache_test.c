@@ -106,10 +106,10 @@ static struct dentry *dentry_of(const char *path)
 
 static int make_file(const char *path)
 {
-	int fd = sys_open(path, O_CREAT | O_WRONLY, 0644);
+	int fd = vfs_open(path, O_CREAT | O_WRONLY, 0644);
 	if (fd < 0)
 		return fd;
-	return sys_close(fd);
+	return vfs_close(fd);
 }
 
 struct rename_args {
@@ -119,13 +119,13 @@ struct rename_args {
 static int rename_fn(void *arg)
 {
 	struct rename_args *a = arg;
-	return sys_rename(a->from, a->to, 0);
+	return vfs_rename(a->from, a->to, 0);
 }
 
 /* A dentry in the middle of a d_seq write (a rename, an unlink) is never returned as valid. */
 TEST(dcache, lookup_rcu_rejects_dentry_being_written)
 {
-	ASSERT_EQ(sys_mkdir("/dc-seq", 0755), 0);
+	ASSERT_EQ(vfs_mkdir("/dc-seq", 0755), 0);
 	ASSERT_EQ(make_file("/dc-seq/x"), 0);
 	struct dentry *dir = dentry_of("/dc-seq");
 	ASSERT_TRUE(dir != NULL);
@@ -149,8 +149,8 @@ TEST(dcache, lookup_rcu_rejects_dentry_being_written)
 		d_unlock(d);
 	}
 	dput(dir);
-	EXPECT_EQ(sys_unlink("/dc-seq/x"), 0);
-	EXPECT_EQ(sys_rmdir("/dc-seq"), 0);
+	EXPECT_EQ(vfs_unlink("/dc-seq/x"), 0);
+	EXPECT_EQ(vfs_rmdir("/dc-seq"), 0);
 	dcache_test_settle();
 }
 
@@ -162,7 +162,7 @@ TEST(dcache, rename_invalidates_walkers_seq)
 		test_skip("needs a second CPU");
 		return;
 	}
-	ASSERT_EQ(sys_mkdir("/dc-ren", 0755), 0);
+	ASSERT_EQ(vfs_mkdir("/dc-ren", 0755), 0);
 	ASSERT_EQ(make_file("/dc-ren/a"), 0);
 	struct dentry *dir = dentry_of("/dc-ren");
 	ASSERT_TRUE(dir != NULL);
@@ -183,8 +183,8 @@ TEST(dcache, rename_invalidates_walkers_seq)
 	EXPECT_EQ(d->d_name.name[0], 'b');
 	dput(d);
 	dput(dir);
-	EXPECT_EQ(sys_unlink("/dc-ren/b"), 0);
-	EXPECT_EQ(sys_rmdir("/dc-ren"), 0);
+	EXPECT_EQ(vfs_unlink("/dc-ren/b"), 0);
+	EXPECT_EQ(vfs_rmdir("/dc-ren"), 0);
 	dcache_test_settle();
 }
 
@@ -199,7 +199,7 @@ TEST(dcache, freed_only_after_readers)
 		test_skip("needs a second CPU");
 		return;
 	}
-	ASSERT_EQ(sys_mkdir("/dc-free", 0755), 0);
+	ASSERT_EQ(vfs_mkdir("/dc-free", 0755), 0);
 	ASSERT_EQ(make_file("/dc-free/a"), 0);
 	ASSERT_EQ(make_file("/dc-free/b"), 0);
 	struct dentry *dir = dentry_of("/dc-free");
@@ -228,8 +228,8 @@ TEST(dcache, freed_only_after_readers)
 	rcu_barrier();
 	EXPECT_EQ(vfs_count_sum(NR_DENTRY), before - 1);
 	dput(dir);
-	EXPECT_EQ(sys_unlink("/dc-free/b"), 0);
-	EXPECT_EQ(sys_rmdir("/dc-free"), 0);
+	EXPECT_EQ(vfs_unlink("/dc-free/b"), 0);
+	EXPECT_EQ(vfs_rmdir("/dc-free"), 0);
 	dcache_test_settle();
 }
 
@@ -252,7 +252,7 @@ static void same_bucket_insert(void *arg)
 
 TEST(dcache, bucket_insert_keeps_every_entry)
 {
-	ASSERT_EQ(sys_mkdir("/dc-bucket", 0755), 0);
+	ASSERT_EQ(vfs_mkdir("/dc-bucket", 0755), 0);
 	same_bucket_dir = dentry_of("/dc-bucket");
 	ASSERT_TRUE(same_bucket_dir != NULL);
 	memset(same_bucket, 0, sizeof(same_bucket));
@@ -289,7 +289,7 @@ TEST(dcache, bucket_insert_keeps_every_entry)
 				dput(same_bucket[cpu][i]);
 			}
 	dput(same_bucket_dir);
-	EXPECT_EQ(sys_rmdir("/dc-bucket"), 0);
+	EXPECT_EQ(vfs_rmdir("/dc-bucket"), 0);
 	dcache_test_settle();
 }
 
@@ -312,7 +312,7 @@ static int slot_fn(void *arg)
 	a->err = make_file("/dc-slot");
 	snapshot(a->after_create);
 	if (!a->err)
-		a->err = sys_unlink("/dc-slot");
+		a->err = vfs_unlink("/dc-slot");
 	snapshot(a->after_unlink);
 	return 0;
 }
@@ -351,7 +351,7 @@ static void pin_on_lru(enum vfs_mode mode)
 	struct stat st;
 	enum vfs_mode saved = vfs_get_mode();
 	vfs_set_mode(mode);
-	EXPECT_EQ(sys_stat("/dc-pin", &st), -ENOENT); /* a negative dentry, unused: on the LRU */
+	EXPECT_EQ(vfs_stat("/dc-pin", &st), -ENOENT); /* a negative dentry, unused: on the LRU */
 	EXPECT_EQ(make_file("/dc-pin"), 0);
 	struct dentry *d = dentry_of("/dc-pin");
 	ASSERT_TRUE(d != NULL);
@@ -361,8 +361,8 @@ static void pin_on_lru(enum vfs_mode mode)
 	while (dcache_shrink(~0UL))
 		;
 	EXPECT_FALSE(d->d_flags & DCACHE_LRU);
-	EXPECT_EQ(sys_stat("/dc-pin", &st), 0);
-	EXPECT_EQ(sys_unlink("/dc-pin"), 0);
+	EXPECT_EQ(vfs_stat("/dc-pin", &st), 0);
+	EXPECT_EQ(vfs_unlink("/dc-pin"), 0);
 	vfs_set_mode(saved);
 	dcache_test_settle();
 }

@@ -67,13 +67,13 @@ static void change_close(void *arg)
 {
 	struct file_race *r = arg;
 	struct fs_context *own = file_use_fs(r->fs);
-	r->change_err = sys_close(r->slot);
+	r->change_err = vfs_close(r->slot);
 	if (!r->change_err && r->reopen) {
 		/* The slot now holds another file, and the freed memory becomes a third. */
-		int err = sys_dup2(r->other, r->slot);
+		int err = vfs_dup2(r->other, r->slot);
 		if (err != r->slot)
 			r->change_err = err < 0 ? err : -EINVAL;
-		r->reopened = sys_open(r->path, O_RDONLY, 0);
+		r->reopened = vfs_open(r->path, O_RDONLY, 0);
 		if (r->reopened >= 0)
 			r->reused = r->fs->fd[r->reopened];
 	}
@@ -105,7 +105,7 @@ static void typesafe_run(const char *func, void (*body)(const char *dir))
 
 static int file_open_new(const char *path, int flags)
 {
-	return sys_open(path, O_CREAT | flags, 0644);
+	return vfs_open(path, O_CREAT | flags, 0644);
 }
 
 static void fget_after_reuse(const char *dir)
@@ -117,7 +117,7 @@ static void fget_after_reuse(const char *dir)
 	snprintf(r.path, sizeof(r.path), "%s/b", dir);
 	int made = file_open_new(r.path, O_WRONLY);
 	ASSERT_TRUE(made >= 0);
-	ASSERT_EQ(sys_close(made), 0);
+	ASSERT_EQ(vfs_close(made), 0);
 	r.slot = file_open_new(vfs_at(dir, "a"), O_RDWR);
 	ASSERT_TRUE(r.slot >= 0);
 	r.other = file_open_new(vfs_at(dir, "o"), O_RDWR);
@@ -134,11 +134,11 @@ static void fget_after_reuse(const char *dir)
 		EXPECT_TRUE(r.got && r.got->f_inode == r.fs->fd[r.other]->f_inode);
 		if (r.got)
 			fput(r.got);
-		EXPECT_EQ(sys_close(r.reopened), 0);
+		EXPECT_EQ(vfs_close(r.reopened), 0);
 	}
-	EXPECT_EQ(sys_close(r.slot),
+	EXPECT_EQ(vfs_close(r.slot),
 		  0); /* the other file's copy, or a, if the change did not run */
-	EXPECT_EQ(sys_close(r.other), 0);
+	EXPECT_EQ(vfs_close(r.other), 0);
 }
 
 TEST(file, fget_rechecks_the_slot_after_reuse)
@@ -158,7 +158,7 @@ static void fget_after_free(const char *dir)
 	long files = vfs_count_sum(NR_FILE);
 
 	if (!file_race_run(&r)) {
-		sys_close(r.slot);
+		vfs_close(r.slot);
 		return;
 	}
 	EXPECT_EQ(r.change_err, 0);
@@ -187,7 +187,7 @@ static void close_frees_at_once(const char *dir)
 	 * file that waited for one would still be counted, and not be handed out again.
 	 */
 	rcu_read_lock();
-	int err = sys_close(fd);
+	int err = vfs_close(fd);
 	long after = vfs_count_sum(NR_FILE);
 	struct file *again = file_alloc();
 	rcu_read_unlock();
@@ -219,7 +219,7 @@ static void lowest_after_late_install(const char *dir)
 	ASSERT_TRUE(b >= 0);
 	int reserved = fd_reserve(fs);
 	ASSERT_TRUE(reserved > b);
-	ASSERT_EQ(sys_close(a), 0);
+	ASSERT_EQ(vfs_close(a), 0);
 	struct file *f = fget(b);
 	ASSERT_TRUE(f != NULL);
 	EXPECT_EQ(fd_install(fs, reserved, f, false), reserved);
@@ -229,7 +229,7 @@ static void lowest_after_late_install(const char *dir)
 	int opened[] = {next, b, reserved};
 	for (unsigned i = 0; i < ARRAY_SIZE(opened); i++)
 		if (opened[i] >= 0)
-			EXPECT_EQ(sys_close(opened[i]), 0);
+			EXPECT_EQ(vfs_close(opened[i]), 0);
 }
 
 TEST(file, open_after_a_late_install_takes_the_lowest_free)
@@ -261,8 +261,8 @@ static void storm_worker(void *arg)
 	for (unsigned round = 0; round < FILE_STORM_ROUNDS; round++) {
 		/* Replace one of my files: the old one is freed, its memory soon another's. */
 		unsigned which = round & 1;
-		int tmp = sys_open(c->path[which], O_RDONLY, 0);
-		if (tmp < 0 || sys_dup2(tmp, c->slot[which]) != c->slot[which] || sys_close(tmp))
+		int tmp = vfs_open(c->path[which], O_RDONLY, 0);
+		if (tmp < 0 || vfs_dup2(tmp, c->slot[which]) != c->slot[which] || vfs_close(tmp))
 			c->errors++;
 
 		/* Look up another CPU's descriptor while its owner replaces it. */
@@ -330,7 +330,7 @@ static void fget_storm(const char *dir)
 			struct file *f = storm.fs->fd[c->slot[w]];
 			EXPECT_TRUE(f && f->f_inode == c->inode[w] &&
 				    atomic_read(&f->f_count) == 1);
-			EXPECT_EQ(sys_close(c->slot[w]), 0);
+			EXPECT_EQ(vfs_close(c->slot[w]), 0);
 		}
 	}
 	EXPECT_EQ(errors, 0);

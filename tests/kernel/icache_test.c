@@ -25,8 +25,8 @@ static struct inode *inode_of(const char *path)
 
 static int make_file(const char *path)
 {
-	int fd = sys_open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
-	return fd < 0 ? fd : sys_close(fd);
+	int fd = vfs_open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	return fd < 0 ? fd : vfs_close(fd);
 }
 
 /* ilookup finds a live inode by number, and nothing once it is gone. */
@@ -43,7 +43,7 @@ TEST(icache, ilookup_finds_live_inodes_only)
 	if (found)
 		iput(found);
 	iput(inode);
-	EXPECT_EQ(sys_unlink("/ic-live"), 0);
+	EXPECT_EQ(vfs_unlink("/ic-live"), 0);
 	EXPECT_TRUE(ilookup(sb, ino) == NULL);
 	EXPECT_TRUE(ilookup(sb, ~0ull) == NULL);
 }
@@ -69,7 +69,7 @@ TEST(icache, revalidation_refuses_freed_and_reused_memory)
 	iput(old); /* the reference just taken */
 	rcu_read_unlock();
 	iput(old);
-	EXPECT_EQ(sys_unlink("/ic-old"), 0);
+	EXPECT_EQ(vfs_unlink("/ic-old"), 0);
 	/* Freed: the memory is an inode of the cache, marked on its way out. */
 	EXPECT_FALSE(inode_take_if(old, sb, ino));
 
@@ -88,7 +88,7 @@ TEST(icache, revalidation_refuses_freed_and_reused_memory)
 	EXPECT_FALSE(inode_take_if(old, sb, ino));
 	for (unsigned i = 0; i < 16; i++) {
 		snprintf(name, sizeof(name), "/ic-new%u", i);
-		sys_unlink(name);
+		vfs_unlink(name);
 	}
 	inode_set_free_mode(saved);
 	rcu_barrier();

@@ -101,7 +101,7 @@ static int unpack(const char *dir, struct initramfs_report *r)
 static bool expect_mode(const char *path, u32 mode)
 {
 	struct stat st;
-	int err = sys_lstat(path, &st);
+	int err = vfs_lstat(path, &st);
 	if (err)
 		return test_fail(__FILE__, __LINE__, "lstat %s: %d", path, err);
 	if (st.st_mode != mode)
@@ -113,7 +113,7 @@ static bool expect_mode(const char *path, u32 mode)
 static u64 ino_of(const char *path)
 {
 	struct stat st;
-	return sys_lstat(path, &st) ? 0 : st.st_ino;
+	return vfs_lstat(path, &st) ? 0 : st.st_ino;
 }
 
 /* A page and a bit of data, so a file crosses a block boundary and its size is not 4-aligned. */
@@ -273,8 +273,8 @@ static void names_body(const char *dir)
 	vfs_line_file(&t, "up", "climbed", 7, 1);
 	vfs_expect_listing("names resolved inside the target", dir, &t);
 	struct stat st;
-	EXPECT_EQ(sys_lstat("/top", &st), -ENOENT);
-	EXPECT_EQ(sys_lstat("/up", &st), -ENOENT);
+	EXPECT_EQ(vfs_lstat("/top", &st), -ENOENT);
+	EXPECT_EQ(vfs_lstat("/up", &st), -ENOENT);
 }
 
 TEST(initramfs, absolute_and_dotdot_names_land_inside_the_target_as_linux_resolves_them_from_root)
@@ -286,9 +286,9 @@ static void replace_body(const char *dir)
 {
 	struct initramfs_report r;
 	ASSERT_EQ(vfs_write_file(vfs_at(dir, "was-file"), "old", 3), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "was-dir"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "was-dir"), 0755), 0);
 	ASSERT_EQ(vfs_write_file(vfs_at(dir, "kept"), "old contents", 12), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "full"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "full"), 0755), 0);
 	ASSERT_EQ(vfs_write_file(vfs_at(dir, "full/x"), "x", 1), 0);
 	ar_reset(false);
 	ar_dir("was-file", 0700, 1);	    /* a file replaced by a directory */
@@ -404,7 +404,7 @@ static void malformed_body(const char *dir)
 	for (int how = 0; how < MALFORMED_KINDS; how++) {
 		struct initramfs_report r;
 		const char *sub = vfs_at(dir, "case%d", how);
-		ASSERT_EQ(sys_mkdir(sub, 0755), 0);
+		ASSERT_EQ(vfs_mkdir(sub, 0755), 0);
 		struct malformed want = damage(how);
 		test_expect_message(want.reason);
 		EXPECT_EQ(unpack(sub, &r), -EINVAL);
@@ -445,10 +445,10 @@ static void devices_body(const char *dir)
 	EXPECT_EQ(r.skipped, 1);
 	snprintf(path, sizeof(path), "%s/console", dir);
 	EXPECT_TRUE(expect_mode(path, S_IFCHR | 0600));
-	EXPECT_EQ(sys_lstat(path, &st), 0);
+	EXPECT_EQ(vfs_lstat(path, &st), 0);
 	EXPECT_EQ(st.st_rdev, MKDEV(5, 1));
 	snprintf(path, sizeof(path), "%s/disk", dir);
-	EXPECT_EQ(sys_lstat(path, &st), -ENOENT);
+	EXPECT_EQ(vfs_lstat(path, &st), -ENOENT);
 }
 
 TEST(initramfs, a_character_device_member_is_made_with_its_number_and_a_block_device_skipped)

@@ -26,7 +26,7 @@
 
 static int open_dir(const char *path)
 {
-	return sys_open(path, O_RDONLY | O_DIRECTORY, 0);
+	return vfs_open(path, O_RDONLY | O_DIRECTORY, 0);
 }
 
 static u64 ino_of(int dirfd, const char *name)
@@ -38,14 +38,14 @@ static u64 ino_of(int dirfd, const char *name)
 /* Every call of the family on names relative to one descriptor, checked by absolute names. */
 static void relative_body(const char *dir)
 {
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "d"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "d"), 0755), 0);
 	int fd = open_dir(vfs_at(dir, "d"));
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(vfs_mkdirat(fd, "sub", 0755), 0);
 	int f = vfs_openat(fd, "sub/f", O_CREAT | O_EXCL | O_WRONLY, 0644);
 	EXPECT_GE(f, 0);
-	EXPECT_EQ(sys_write(f, "data", 4), 4);
-	EXPECT_EQ(sys_close(f), 0);
+	EXPECT_EQ(vfs_write(f, "data", 4), 4);
+	EXPECT_EQ(vfs_close(f), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "d/sub/f"), "data"));
 	EXPECT_EQ(vfs_symlinkat("sub/f", fd, "l"), 0);
 	char buf[16] = {0};
@@ -60,7 +60,7 @@ static void relative_body(const char *dir)
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "d/sub/hard"), "data"));
 	EXPECT_EQ(vfs_chmodat(fd, "sub/hard", 0600, 0), 0);
 	struct stat st;
-	EXPECT_EQ(sys_stat(vfs_at(dir, "d/sub/f"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "d/sub/f"), &st), 0);
 	EXPECT_EQ(st.st_mode & 07777, 0600u);
 	EXPECT_EQ(st.st_nlink, 2u);
 	EXPECT_EQ(vfs_unlinkat(fd, "sub/hard", 0), 0);
@@ -68,20 +68,20 @@ static void relative_body(const char *dir)
 	EXPECT_EQ(vfs_unlinkat(fd, "sub", AT_REMOVEDIR), 0);
 	EXPECT_EQ(vfs_unlinkat(fd, "l", 0), 0);
 	EXPECT_EQ(vfs_unlinkat(fd, "l2", 0), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "d/sub"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "d/sub"), &st), -ENOENT);
 
 	/* An absolute name ignores dirfd; a relative one needs an open directory. */
 	EXPECT_EQ(vfs_statat(-7, "/", 0, &st), 0);
 	EXPECT_EQ(vfs_statat(-7, "x", 0, &st), -EBADF);
 	EXPECT_EQ(vfs_mkdirat(FD_MAX - 1, "x", 0755), -EBADF);
-	int file = sys_open(vfs_at(dir, "file"), O_CREAT | O_WRONLY, 0644);
+	int file = vfs_open(vfs_at(dir, "file"), O_CREAT | O_WRONLY, 0644);
 	EXPECT_EQ(vfs_mkdirat(file, "x", 0755), -ENOTDIR);
 	EXPECT_EQ(vfs_openat(file, "x", O_RDONLY, 0), -ENOTDIR);
 	EXPECT_EQ(vfs_statat(fd, "", 0, &st), -ENOENT);
-	EXPECT_EQ(sys_close(file), 0);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "file")), 0);
-	EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "d")), 0);
+	EXPECT_EQ(vfs_close(file), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "file")), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "d")), 0);
 }
 
 TEST(vfs_at, relative_names_start_at_the_descriptors_directory)
@@ -116,8 +116,8 @@ static void deep_body(const char *dir)
 	if (made == DEEP_LEVELS) {
 		int f = vfs_openat(fds[made], "bottom", O_CREAT | O_WRONLY, 0644);
 		EXPECT_GE(f, 0);
-		EXPECT_EQ(sys_write(f, "deep", 4), 4);
-		EXPECT_EQ(sys_close(f), 0);
+		EXPECT_EQ(vfs_write(f, "deep", 4), 4);
+		EXPECT_EQ(vfs_close(f), 0);
 		/* Back up through "..": the level above, a name of it, and the file from there. */
 		deep_name(name, DEEP_LEVELS - 1);
 		char rel[DEEP_NAME + 16];
@@ -129,12 +129,12 @@ static void deep_body(const char *dir)
 	}
 	/* From the bottom up, each level removed through the descriptor of the one above. */
 	while (made > 0) {
-		EXPECT_EQ(sys_close(fds[made]), 0);
+		EXPECT_EQ(vfs_close(fds[made]), 0);
 		made--;
 		deep_name(name, made);
 		EXPECT_EQ(vfs_unlinkat(fds[made], name, AT_REMOVEDIR), 0);
 	}
-	EXPECT_EQ(sys_close(fds[0]), 0);
+	EXPECT_EQ(vfs_close(fds[0]), 0);
 }
 
 TEST(vfs_at, names_deeper_than_path_max_are_reached_through_descriptors)
@@ -158,20 +158,20 @@ static void mv_racer(void *arg)
 	}
 	mv.err = vfs_mkdirat(fd, "new", 0755); /* parks where its walk starts, at B */
 	mv.dotdot_ino = ino_of(fd, "..");
-	sys_close(fd);
+	vfs_close(fd);
 }
 
 static void mv_change(void *arg)
 {
-	mv.move_err = sys_rename(mv.b, mv.moved, 0);
-	mv.rmdir_err = sys_rmdir(mv.a);
+	mv.move_err = vfs_rename(mv.b, mv.moved, 0);
+	mv.rmdir_err = vfs_rmdir(mv.a);
 }
 
 static void moved_body(const char *dir)
 {
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "A"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "A/B"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "C"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "A"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "A/B"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "C"), 0755), 0);
 	snprintf(mv.a, AT_PATH, "%s/A", dir);
 	snprintf(mv.b, AT_PATH, "%s/A/B", dir);
 	snprintf(mv.moved, AT_PATH, "%s/C/B", dir);
@@ -187,14 +187,14 @@ static void moved_body(const char *dir)
 		EXPECT_EQ(mv.rmdir_err, 0);
 		EXPECT_EQ(mv.err, 0);
 		struct stat st;
-		EXPECT_EQ(sys_stat(vfs_at(dir, "C/B/new"), &st), 0);
+		EXPECT_EQ(vfs_stat(vfs_at(dir, "C/B/new"), &st), 0);
 		EXPECT_EQ(mv.dotdot_ino, ino_of(AT_FDCWD, vfs_at(dir, "C")));
 	}
-	sys_rmdir(vfs_at(dir, "C/B/new"));
-	sys_rmdir(vfs_at(dir, "C/B"));
-	sys_rmdir(vfs_at(dir, "C"));
-	sys_rmdir(vfs_at(dir, "A/B"));
-	sys_rmdir(vfs_at(dir, "A"));
+	vfs_rmdir(vfs_at(dir, "C/B/new"));
+	vfs_rmdir(vfs_at(dir, "C/B"));
+	vfs_rmdir(vfs_at(dir, "C"));
+	vfs_rmdir(vfs_at(dir, "A/B"));
+	vfs_rmdir(vfs_at(dir, "A"));
 }
 
 TEST(vfs_at, a_walk_from_a_descriptor_goes_on_when_its_directory_moves)
@@ -233,7 +233,7 @@ static void storm_mover(void)
 {
 	bool in_x = true;
 	while (atomic_read(&st.workers_left) > 0) {
-		int err = in_x ? sys_rename(st.x, st.y, 0) : sys_rename(st.y, st.x, 0);
+		int err = in_x ? vfs_rename(st.x, st.y, 0) : vfs_rename(st.y, st.x, 0);
 		if (!storm_ok("rename", err, 0))
 			break;
 		in_x = !in_x;
@@ -241,7 +241,7 @@ static void storm_mover(void)
 	}
 	WRITE_ONCE(st.mover_done, true);
 	if (!in_x)
-		storm_ok("rename back", sys_rename(st.y, st.x, 0), 0);
+		storm_ok("rename back", vfs_rename(st.y, st.x, 0), 0);
 }
 
 static void storm_worker(unsigned me)
@@ -265,7 +265,7 @@ static void storm_worker(unsigned me)
 		int f = vfs_openat(fd, "d/f", O_CREAT | O_EXCL | O_WRONLY, 0644);
 		if (!storm_ok("openat O_CREAT", f >= 0, true))
 			break;
-		sys_close(f);
+		vfs_close(f);
 		if (!storm_ok("statat", vfs_statat(fd, "d/f", 0, &s), 0) ||
 		    !storm_ok("renameat", vfs_renameat(fd, "d/f", fd, "g", 0), 0) ||
 		    !storm_ok("unlinkat", vfs_unlinkat(fd, "g", 0), 0) ||
@@ -274,8 +274,8 @@ static void storm_worker(unsigned me)
 	}
 	int kept = vfs_openat(fd, "kept", O_CREAT | O_EXCL | O_WRONLY, 0644);
 	if (storm_ok("openat kept", kept >= 0, true))
-		sys_close(kept);
-	sys_close(fd);
+		vfs_close(kept);
+	vfs_close(fd);
 out:
 	atomic_dec(&st.workers_left);
 }
@@ -307,8 +307,8 @@ static void storm_body(const char *dir)
 	}
 	snprintf(st.x, AT_PATH, "%s/X", dir);
 	snprintf(st.y, AT_PATH, "%s/Y", dir);
-	ASSERT_EQ(sys_mkdir(st.x, 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "X/m"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(st.x, 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "X/m"), 0755), 0);
 	struct vfs_text want;
 	static char want_buf[VFS_LISTING_MAX];
 	vfs_text_init(&want, want_buf, sizeof(want_buf));
@@ -316,7 +316,7 @@ static void storm_body(const char *dir)
 	for (unsigned i = 1; i < st.n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "m/c%u", i);
-		ASSERT_EQ(sys_mkdir(vfs_at(st.x, "%s", name), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(st.x, "%s", name), 0755), 0);
 		vfs_line_dir(&want, name, 1, 2);
 		snprintf(name, sizeof(name), "m/c%u/kept", i);
 		vfs_line_file(&want, name, "", 0, 1);
@@ -330,11 +330,11 @@ static void storm_body(const char *dir)
 	/* Every worker's kept file, and nothing else, wherever the walks made them. */
 	vfs_expect_listing("the tree after the storm", st.x, &want);
 	for (unsigned i = 1; i < st.n; i++) {
-		sys_unlink(vfs_at(st.x, "m/c%u/kept", i));
-		sys_rmdir(vfs_at(st.x, "m/c%u", i));
+		vfs_unlink(vfs_at(st.x, "m/c%u/kept", i));
+		vfs_rmdir(vfs_at(st.x, "m/c%u", i));
 	}
-	sys_rmdir(vfs_at(st.x, "m"));
-	sys_rmdir(st.x);
+	vfs_rmdir(vfs_at(st.x, "m"));
+	vfs_rmdir(st.x);
 }
 
 TEST(vfs_at, renames_above_descriptors_never_fail_walks_below_them)
@@ -354,9 +354,9 @@ static struct {
 static void ce_racer(void *arg)
 {
 	ce.fs = fs_current();
-	ce.fd = sys_open(ce.path, O_RDONLY | O_CLOEXEC, 0);
+	ce.fd = vfs_open(ce.path, O_RDONLY | O_CLOEXEC, 0);
 	if (ce.fd >= 0)
-		sys_close(ce.fd);
+		vfs_close(ce.fd);
 }
 
 /* What a fork would copy now: the racer's descriptors of the file, and their flags. */
@@ -388,7 +388,7 @@ static void cloexec_body(const char *dir)
 		EXPECT_EQ(ce.seen_cloexec, 1);
 	}
 	path_put(&p);
-	EXPECT_EQ(sys_unlink(ce.path), 0);
+	EXPECT_EQ(vfs_unlink(ce.path), 0);
 }
 
 TEST(vfs_at, close_on_exec_is_set_as_the_descriptor_appears)

@@ -31,7 +31,7 @@ static bool all_zero(const u8 *p, size_t n)
 static u64 ino_of(const char *path)
 {
 	struct stat st;
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (err) {
 		test_fail(__FILE__, __LINE__, "stat %s: %d", path, err);
 		return 0;
@@ -49,27 +49,27 @@ static void read_write_round_trip(const char *dir)
 	struct stat st;
 	const char *f = vfs_at(dir, "f");
 
-	int fd = sys_open(f, O_RDWR | O_CREAT, 0644);
+	int fd = vfs_open(f, O_RDWR | O_CREAT, 0644);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_write(fd, text, 5), 5);
-	EXPECT_EQ(sys_write(fd, text + 5, len - 5), len - 5);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), len);
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 0); /* the offset is at the end */
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_SET), 0);
-	EXPECT_EQ(sys_read(fd, buf, 4), 4);
+	EXPECT_EQ(vfs_write(fd, text, 5), 5);
+	EXPECT_EQ(vfs_write(fd, text + 5, len - 5), len - 5);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), len);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 0); /* the offset is at the end */
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_read(fd, buf, 4), 4);
 	EXPECT_EQ(memcmp(buf, "hell", 4), 0);
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), len - 4); /* a read stops at the end */
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), len - 4); /* a read stops at the end */
 	EXPECT_EQ(memcmp(buf, text + 4, len - 4), 0);
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 0);
-	EXPECT_EQ(sys_read(fd, buf, 0), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 0);
+	EXPECT_EQ(vfs_read(fd, buf, 0), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 	EXPECT_EQ(st.st_size, len);
 	EXPECT_EQ(st.st_nlink, 1);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* The bytes are in the file, not in the descriptor. */
 	EXPECT_TRUE(vfs_file_is(f, text));
-	EXPECT_EQ(sys_stat(f, &st), 0);
+	EXPECT_EQ(vfs_stat(f, &st), 0);
 	EXPECT_EQ(st.st_size, len);
 }
 
@@ -83,22 +83,22 @@ static void pread_pwrite(const char *dir)
 	char buf[16];
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "0123456789", 10), 0);
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_lseek(fd, 2, SEEK_SET), 2);
-	EXPECT_EQ(sys_pwrite(fd, "ab", 2, 6), 2);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 2);
-	EXPECT_EQ(sys_pread(fd, buf, 5, 4), 5);
+	EXPECT_EQ(vfs_lseek(fd, 2, SEEK_SET), 2);
+	EXPECT_EQ(vfs_pwrite(fd, "ab", 2, 6), 2);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 2);
+	EXPECT_EQ(vfs_pread(fd, buf, 5, 4), 5);
 	EXPECT_EQ(memcmp(buf, "45ab8", 5), 0);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 2);
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), 8), 2); /* stops at the end */
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 2);
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), 8), 2); /* stops at the end */
 	EXPECT_EQ(memcmp(buf, "89", 2), 0);
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), 10), 0);
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), 1000), 0);
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), 10), 0);
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), 1000), 0);
 	/* The plain read goes on from the offset pread and pwrite left alone. */
-	EXPECT_EQ(sys_read(fd, buf, 3), 3);
+	EXPECT_EQ(vfs_read(fd, buf, 3), 3);
 	EXPECT_EQ(memcmp(buf, "234", 3), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	EXPECT_TRUE(vfs_file_is(f, "012345ab89"));
 }
 
@@ -112,22 +112,22 @@ static void lseek_whence(const char *dir)
 	char c;
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "abcdefghij", 10), 0);
-	int fd = sys_open(f, O_RDONLY, 0);
+	int fd = vfs_open(f, O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_lseek(fd, 5, SEEK_SET), 5);
-	EXPECT_EQ(sys_lseek(fd, 2, SEEK_CUR), 7);
-	EXPECT_EQ(sys_lseek(fd, -3, SEEK_CUR), 4);
-	EXPECT_EQ(sys_read(fd, &c, 1), 1);
+	EXPECT_EQ(vfs_lseek(fd, 5, SEEK_SET), 5);
+	EXPECT_EQ(vfs_lseek(fd, 2, SEEK_CUR), 7);
+	EXPECT_EQ(vfs_lseek(fd, -3, SEEK_CUR), 4);
+	EXPECT_EQ(vfs_read(fd, &c, 1), 1);
 	EXPECT_EQ(c, 'e');
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_END), 10);
-	EXPECT_EQ(sys_lseek(fd, -1, SEEK_END), 9);
-	EXPECT_EQ(sys_read(fd, &c, 1), 1);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_END), 10);
+	EXPECT_EQ(vfs_lseek(fd, -1, SEEK_END), 9);
+	EXPECT_EQ(vfs_read(fd, &c, 1), 1);
 	EXPECT_EQ(c, 'j');
 	/* Past the end is a valid offset; reading there gives nothing. */
-	EXPECT_EQ(sys_lseek(fd, 100, SEEK_END), 110);
-	EXPECT_EQ(sys_read(fd, &c, 1), 0);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 110);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_lseek(fd, 100, SEEK_END), 110);
+	EXPECT_EQ(vfs_read(fd, &c, 1), 0);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 110);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, lseek_set_cur_and_end_move_the_offset)
@@ -142,36 +142,36 @@ static void sparse_file(const char *dir)
 	static u8 buf[8192];
 	struct stat st;
 	const char *f = vfs_at(dir, "sparse");
-	int fd = sys_open(f, O_RDWR | O_CREAT, 0644);
+	int fd = vfs_open(f, O_RDWR | O_CREAT, 0644);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_write(fd, "abc", 3), 3);
-	EXPECT_EQ(sys_lseek(fd, HOLE_AT, SEEK_SET), HOLE_AT);
-	EXPECT_EQ(sys_write(fd, "xyz", 3), 3);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_write(fd, "abc", 3), 3);
+	EXPECT_EQ(vfs_lseek(fd, HOLE_AT, SEEK_SET), HOLE_AT);
+	EXPECT_EQ(vfs_write(fd, "xyz", 3), 3);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_size, HOLE_AT + 3);
 	/* The hole holds no blocks: two pages of data at most, in 512-byte blocks. */
 	EXPECT_GT(st.st_blocks, 0);
 	EXPECT_LT(st.st_blocks * 512, (u64)st.st_size / 4);
 	/* A read of the hole gives zeros, up to the data and across it. */
 	memset(buf, 0xa5, sizeof(buf));
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), HOLE_AT / 2), sizeof(buf));
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), HOLE_AT / 2), sizeof(buf));
 	EXPECT_TRUE(all_zero(buf, sizeof(buf)));
 	memset(buf, 0xa5, sizeof(buf));
-	EXPECT_EQ(sys_pread(fd, buf, 16, 0), 16);
+	EXPECT_EQ(vfs_pread(fd, buf, 16, 0), 16);
 	EXPECT_EQ(memcmp(buf, "abc", 3), 0);
 	EXPECT_TRUE(all_zero(buf + 3, 13));
-	EXPECT_EQ(sys_pread(fd, buf, 16, HOLE_AT - 4), 7);
+	EXPECT_EQ(vfs_pread(fd, buf, 16, HOLE_AT - 4), 7);
 	EXPECT_TRUE(all_zero(buf, 4));
 	EXPECT_EQ(memcmp(buf + 4, "xyz", 3), 0);
 	/* pwrite past the end makes a hole too. */
-	EXPECT_EQ(sys_pwrite(fd, "!", 1, 2 * HOLE_AT), 1);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_pwrite(fd, "!", 1, 2 * HOLE_AT), 1);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_size, 2 * HOLE_AT + 1);
 	EXPECT_LT(st.st_blocks * 512, (u64)st.st_size / 4);
 	memset(buf, 0xa5, sizeof(buf));
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), HOLE_AT + 4096), sizeof(buf));
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), HOLE_AT + 4096), sizeof(buf));
 	EXPECT_TRUE(all_zero(buf, sizeof(buf)));
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, a_write_past_the_end_leaves_a_hole_of_zeros_holding_no_blocks)
@@ -185,31 +185,31 @@ static void o_creat(const char *dir)
 {
 	struct stat st;
 	const char *f = vfs_at(dir, "f");
-	EXPECT_EQ(sys_stat(f, &st), -ENOENT);
-	int fd = sys_open(f, O_WRONLY | O_CREAT, 0644);
+	EXPECT_EQ(vfs_stat(f, &st), -ENOENT);
+	int fd = vfs_open(f, O_WRONLY | O_CREAT, 0644);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 	EXPECT_EQ(st.st_size, 0);
 	u64 ino = st.st_ino;
-	EXPECT_EQ(sys_write(fd, "kept", 4), 4);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_write(fd, "kept", 4), 4);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* O_CREAT on an existing name opens that file, contents and all. */
-	fd = sys_open(f, O_RDWR | O_CREAT, 0644);
+	fd = vfs_open(f, O_RDWR | O_CREAT, 0644);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_ino, ino);
 	EXPECT_EQ(st.st_size, 4);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	EXPECT_TRUE(vfs_file_is(f, "kept"));
 	/* With O_EXCL a new name is made, an existing one refused. */
-	fd = sys_open(vfs_at(dir, "g"), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	fd = vfs_open(vfs_at(dir, "g"), O_WRONLY | O_CREAT | O_EXCL, 0644);
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_open(f, O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
+	EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_open(f, O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
 	EXPECT_TRUE(vfs_file_is(f, "kept"));
 	/* Without O_CREAT a missing name stays missing. */
-	EXPECT_EQ(sys_open(vfs_at(dir, "h"), O_RDWR, 0), -ENOENT);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "h"), O_RDWR, 0), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_line_file(&t, "f", "kept", 4, 1);
@@ -228,16 +228,16 @@ static void o_trunc(const char *dir)
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "0123456789abcdef", 16), 0);
 	u64 ino = ino_of(f);
-	int fd = sys_open(f, O_RDWR | O_TRUNC, 0);
+	int fd = vfs_open(f, O_RDWR | O_TRUNC, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_size, 0);
 	EXPECT_EQ(st.st_ino, ino); /* the same file, emptied */
-	EXPECT_EQ(sys_write(fd, "ab", 2), 2);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_write(fd, "ab", 2), 2);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* Nothing of the old contents comes back past the new end. */
 	EXPECT_TRUE(vfs_file_is(f, "ab"));
-	EXPECT_EQ(sys_truncate(f, 8), 0);
+	EXPECT_EQ(vfs_truncate(f, 8), 0);
 	char buf[8];
 	EXPECT_EQ(vfs_read_file(f, buf, sizeof(buf)), 8);
 	EXPECT_EQ(memcmp(buf, "ab", 2), 0);
@@ -253,25 +253,25 @@ static void o_append(const char *dir)
 {
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "start", 5), 0);
-	int a = sys_open(f, O_WRONLY | O_APPEND, 0);
-	int b = sys_open(f, O_RDWR | O_APPEND, 0);
+	int a = vfs_open(f, O_WRONLY | O_APPEND, 0);
+	int b = vfs_open(f, O_RDWR | O_APPEND, 0);
 	ASSERT_GE(a, 0);
 	ASSERT_GE(b, 0);
 	/* Each write goes at the end, wherever the descriptor's offset was. */
-	EXPECT_EQ(sys_lseek(a, 0, SEEK_SET), 0);
-	EXPECT_EQ(sys_write(a, "-a1", 3), 3);
-	EXPECT_EQ(sys_lseek(a, 0, SEEK_CUR), 8);
-	EXPECT_EQ(sys_write(b, "-b1", 3), 3);
-	EXPECT_EQ(sys_lseek(a, 2, SEEK_SET), 2);
-	EXPECT_EQ(sys_write(a, "-a2", 3), 3);
-	EXPECT_EQ(sys_lseek(a, 0, SEEK_CUR), 14);
+	EXPECT_EQ(vfs_lseek(a, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_write(a, "-a1", 3), 3);
+	EXPECT_EQ(vfs_lseek(a, 0, SEEK_CUR), 8);
+	EXPECT_EQ(vfs_write(b, "-b1", 3), 3);
+	EXPECT_EQ(vfs_lseek(a, 2, SEEK_SET), 2);
+	EXPECT_EQ(vfs_write(a, "-a2", 3), 3);
+	EXPECT_EQ(vfs_lseek(a, 0, SEEK_CUR), 14);
 	/* Reading is not tied to the end. */
 	char buf[5];
-	EXPECT_EQ(sys_lseek(b, 0, SEEK_SET), 0);
-	EXPECT_EQ(sys_read(b, buf, 5), 5);
+	EXPECT_EQ(vfs_lseek(b, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_read(b, buf, 5), 5);
 	EXPECT_EQ(memcmp(buf, "start", 5), 0);
-	EXPECT_EQ(sys_close(a), 0);
-	EXPECT_EQ(sys_close(b), 0);
+	EXPECT_EQ(vfs_close(a), 0);
+	EXPECT_EQ(vfs_close(b), 0);
 	EXPECT_TRUE(vfs_file_is(f, "start-a1-b1-a2"));
 }
 
@@ -285,19 +285,19 @@ static void o_directory(const char *dir)
 	struct stat st;
 	static const char *const tree[] = {"d/", "f=x", "ld->d"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
-	int fd = sys_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_close(fd), 0);
-	fd = sys_open(vfs_at(dir, "ld"), O_RDONLY | O_DIRECTORY, 0); /* through a symlink */
+	EXPECT_EQ(vfs_close(fd), 0);
+	fd = vfs_open(vfs_at(dir, "ld"), O_RDONLY | O_DIRECTORY, 0); /* through a symlink */
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_open(vfs_at(dir, "f"), O_RDONLY | O_DIRECTORY, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "f"), O_RDONLY | O_DIRECTORY, 0), -ENOTDIR);
 	/* A directory opens without O_DIRECTORY too, for reading. */
-	fd = sys_open(vfs_at(dir, "d"), O_RDONLY, 0);
+	fd = vfs_open(vfs_at(dir, "d"), O_RDONLY, 0);
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, o_directory_opens_directories_only)
@@ -310,24 +310,24 @@ static void access_modes(const char *dir)
 	char buf[4];
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "data", 4), 0);
-	int w = sys_open(f, O_WRONLY, 0);
-	int r = sys_open(f, O_RDONLY, 0);
-	int rw = sys_open(f, O_RDWR, 0);
+	int w = vfs_open(f, O_WRONLY, 0);
+	int r = vfs_open(f, O_RDONLY, 0);
+	int rw = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(w, 0);
 	ASSERT_GE(r, 0);
 	ASSERT_GE(rw, 0);
-	EXPECT_EQ(sys_read(w, buf, 4), -EBADF);
-	EXPECT_EQ(sys_pread(w, buf, 4, 0), -EBADF);
-	EXPECT_EQ(sys_write(r, "x", 1), -EBADF);
-	EXPECT_EQ(sys_pwrite(r, "x", 1, 0), -EBADF);
-	EXPECT_EQ(sys_read(r, buf, 4), 4);
-	EXPECT_EQ(sys_write(w, "W", 1), 1);
-	EXPECT_EQ(sys_pread(rw, buf, 4, 0), 4);
+	EXPECT_EQ(vfs_read(w, buf, 4), -EBADF);
+	EXPECT_EQ(vfs_pread(w, buf, 4, 0), -EBADF);
+	EXPECT_EQ(vfs_write(r, "x", 1), -EBADF);
+	EXPECT_EQ(vfs_pwrite(r, "x", 1, 0), -EBADF);
+	EXPECT_EQ(vfs_read(r, buf, 4), 4);
+	EXPECT_EQ(vfs_write(w, "W", 1), 1);
+	EXPECT_EQ(vfs_pread(rw, buf, 4, 0), 4);
 	EXPECT_EQ(memcmp(buf, "Wata", 4), 0);
-	EXPECT_EQ(sys_pwrite(rw, "R", 1, 1), 1);
-	EXPECT_EQ(sys_close(w), 0);
-	EXPECT_EQ(sys_close(r), 0);
-	EXPECT_EQ(sys_close(rw), 0);
+	EXPECT_EQ(vfs_pwrite(rw, "R", 1, 1), 1);
+	EXPECT_EQ(vfs_close(w), 0);
+	EXPECT_EQ(vfs_close(r), 0);
+	EXPECT_EQ(vfs_close(rw), 0);
 	EXPECT_TRUE(vfs_file_is(f, "WRta"));
 }
 
@@ -343,12 +343,12 @@ static void stat_kinds(const char *dir)
 	struct stat f, d, e, l, via, root, fs;
 	static const char *const tree[] = {"f=12345", "d/", "d/e/", "l->f"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "f"), &f), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &d), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d/e"), &e), 0);
-	ASSERT_EQ(sys_lstat(vfs_at(dir, "l"), &l), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "l"), &via), 0);
-	ASSERT_EQ(sys_stat(dir, &root), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "f"), &f), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &d), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d/e"), &e), 0);
+	ASSERT_EQ(vfs_lstat(vfs_at(dir, "l"), &l), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "l"), &via), 0);
+	ASSERT_EQ(vfs_stat(dir, &root), 0);
 	EXPECT_TRUE(S_ISREG(f.st_mode));
 	EXPECT_EQ(f.st_size, 5);
 	EXPECT_EQ(f.st_nlink, 1);
@@ -369,27 +369,27 @@ static void stat_kinds(const char *dir)
 		for (unsigned k = i + 1; k < ARRAY_SIZE(inos); k++)
 			EXPECT_NE(inos[i], inos[k]);
 	/* fstat describes the same inode as stat. */
-	int fd = sys_open(vfs_at(dir, "f"), O_RDONLY, 0);
+	int fd = vfs_open(vfs_at(dir, "f"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &fs), 0);
+	EXPECT_EQ(vfs_fstat(fd, &fs), 0);
 	EXPECT_EQ(fs.st_ino, f.st_ino);
 	EXPECT_EQ(fs.st_mode, f.st_mode);
 	EXPECT_EQ(fs.st_size, f.st_size);
-	EXPECT_EQ(sys_close(fd), 0);
-	fd = sys_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
+	EXPECT_EQ(vfs_close(fd), 0);
+	fd = vfs_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_fstat(fd, &fs), 0);
+	EXPECT_EQ(vfs_fstat(fd, &fs), 0);
 	EXPECT_EQ(fs.st_ino, d.st_ino);
 	EXPECT_TRUE(S_ISDIR(fs.st_mode));
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* A directory's size counts its entries: three more, three bigger, and back. */
 	for (unsigned i = 0; i < 3; i++)
 		EXPECT_EQ(vfs_write_file(vfs_at(dir, "d/n%u", i), "", 0), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &fs), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &fs), 0);
 	EXPECT_EQ(fs.st_size, d.st_size + 3);
 	for (unsigned i = 0; i < 3; i++)
-		EXPECT_EQ(sys_unlink(vfs_at(dir, "d/n%u", i)), 0);
-	ASSERT_EQ(sys_stat(vfs_at(dir, "d"), &fs), 0);
+		EXPECT_EQ(vfs_unlink(vfs_at(dir, "d/n%u", i)), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "d"), &fs), 0);
 	EXPECT_EQ(fs.st_size, d.st_size);
 }
 
@@ -402,32 +402,32 @@ static void mkdir_rmdir(const char *dir)
 {
 	struct stat st, parent;
 	const char *d = vfs_at(dir, "d");
-	ASSERT_EQ(sys_stat(dir, &parent), 0);
-	ASSERT_EQ(sys_mkdir(d, 0755), 0);
-	ASSERT_EQ(sys_stat(d, &st), 0);
+	ASSERT_EQ(vfs_stat(dir, &parent), 0);
+	ASSERT_EQ(vfs_mkdir(d, 0755), 0);
+	ASSERT_EQ(vfs_stat(d, &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(st.st_nlink, 2);
-	ASSERT_EQ(sys_stat(dir, &st), 0);
+	ASSERT_EQ(vfs_stat(dir, &st), 0);
 	EXPECT_EQ(st.st_nlink, parent.st_nlink + 1);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d/e"), 0755), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d/e"), 0755), 0);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_line_dir(&t, "d", 1, 3);
 	vfs_line_dir(&t, "d/e", 0, 2);
 	vfs_expect_listing(dir, dir, &t);
 
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "d/e")), 0);
-	EXPECT_EQ(sys_rmdir(d), 0);
-	EXPECT_EQ(sys_stat(d, &st), -ENOENT);
-	ASSERT_EQ(sys_stat(dir, &st), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "d/e")), 0);
+	EXPECT_EQ(vfs_rmdir(d), 0);
+	EXPECT_EQ(vfs_stat(d, &st), -ENOENT);
+	ASSERT_EQ(vfs_stat(dir, &st), 0);
 	EXPECT_EQ(st.st_nlink, parent.st_nlink);
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_expect_listing(dir, dir, &t);
 	/* The name is free again, for a directory or a file. */
-	EXPECT_EQ(sys_mkdir(d, 0755), 0);
-	EXPECT_EQ(sys_rmdir(d), 0);
+	EXPECT_EQ(vfs_mkdir(d, 0755), 0);
+	EXPECT_EQ(vfs_rmdir(d), 0);
 	EXPECT_EQ(vfs_write_file(d, "file", 4), 0);
-	EXPECT_EQ(sys_stat(d, &st), 0);
+	EXPECT_EQ(vfs_stat(d, &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 }
 
@@ -443,31 +443,31 @@ static void unlink_open_file(const char *dir)
 	struct vfs_counts before, after;
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "payload", 7), 0);
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
 	vfs_settle(false);
 	vfs_counts(&before);
-	EXPECT_EQ(sys_unlink(f), 0);
-	EXPECT_EQ(sys_stat(f, &st), -ENOENT);
+	EXPECT_EQ(vfs_unlink(f), 0);
+	EXPECT_EQ(vfs_stat(f, &st), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_expect_listing(dir, dir, &t); /* gone from the directory */
 	/* Still a file to the descriptor: readable, writable, with no name. */
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 7);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 7);
 	EXPECT_EQ(memcmp(buf, "payload", 7), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_nlink, 0);
 	EXPECT_EQ(st.st_size, 7);
-	EXPECT_EQ(sys_pwrite(fd, "+more", 5, 7), 5);
-	EXPECT_EQ(sys_pread(fd, buf, sizeof(buf), 0), 12);
+	EXPECT_EQ(vfs_pwrite(fd, "+more", 5, 7), 5);
+	EXPECT_EQ(vfs_pread(fd, buf, sizeof(buf), 0), 12);
 	EXPECT_EQ(memcmp(buf, "payload+more", 12), 0);
 	/* The name can be used again, by another file. */
 	EXPECT_EQ(vfs_write_file(f, "new", 3), 0);
 	EXPECT_NE(ino_of(f), st.st_ino);
 	EXPECT_TRUE(vfs_file_is(f, "new"));
-	EXPECT_EQ(sys_unlink(f), 0);
+	EXPECT_EQ(vfs_unlink(f), 0);
 	/* The last close frees the nameless inode and its file. */
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.inodes, before.inodes - 1);
@@ -487,19 +487,19 @@ static void rename_same_dir(const char *dir)
 	const char *a = vfs_at(dir, "a"), *b = vfs_at(dir, "b");
 	ASSERT_EQ(vfs_write_file(a, "alpha", 5), 0);
 	u64 ino = ino_of(a);
-	int fd = sys_open(a, O_RDONLY, 0);
+	int fd = vfs_open(a, O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_rename(a, b, 0), 0);
-	EXPECT_EQ(sys_stat(a, &st), -ENOENT);
+	EXPECT_EQ(vfs_rename(a, b, 0), 0);
+	EXPECT_EQ(vfs_stat(a, &st), -ENOENT);
 	EXPECT_EQ(ino_of(b), ino);
 	EXPECT_TRUE(vfs_file_is(b, "alpha"));
 	/* A descriptor follows the inode, whatever its name. */
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_ino, ino);
 	EXPECT_EQ(st.st_nlink, 1);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* Renaming a name onto itself changes nothing. */
-	EXPECT_EQ(sys_rename(b, b, 0), 0);
+	EXPECT_EQ(vfs_rename(b, b, 0), 0);
 	EXPECT_EQ(ino_of(b), ino);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
@@ -518,15 +518,15 @@ static void rename_cross_dir(const char *dir)
 	static const char *const tree[] = {"x/", "y/", "x/f=moved", "x/sub/", "x/sub/g=inner"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 f = ino_of(vfs_at(dir, "x/f")), sub = ino_of(vfs_at(dir, "x/sub"));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "x/f"), vfs_at(dir, "y/f"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "x/f"), vfs_at(dir, "y/f"), 0), 0);
 	EXPECT_EQ(ino_of(vfs_at(dir, "y/f")), f);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "x/f"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "x/f"), &st), -ENOENT);
 	/* A directory moves with what it holds, and its ".." and link counts follow. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "x/sub"), vfs_at(dir, "y/sub2"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "x/sub"), vfs_at(dir, "y/sub2"), 0), 0);
 	EXPECT_EQ(ino_of(vfs_at(dir, "y/sub2")), sub);
 	EXPECT_EQ(ino_of(vfs_at(dir, "y/sub2/..")), ino_of(vfs_at(dir, "y")));
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "y/sub2/g"), "inner"));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "x/sub/g"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "x/sub/g"), &st), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_line_dir(&t, "x", 0, 2);
@@ -550,25 +550,25 @@ static void rename_replace(const char *dir)
 	static const char *const tree[] = {"a=new", "b=old", "d1/", "d1/in=x", "d2/"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 a = ino_of(vfs_at(dir, "a")), d1 = ino_of(vfs_at(dir, "d1"));
-	int fd = sys_open(vfs_at(dir, "b"), O_RDONLY, 0);
+	int fd = vfs_open(vfs_at(dir, "b"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
 	vfs_settle(false);
 	vfs_counts(&before);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), 0), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "a"), &st), -ENOENT);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), 0), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "a"), &st), -ENOENT);
 	EXPECT_EQ(ino_of(vfs_at(dir, "b")), a);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "b"), "new"));
 	/* The replaced file lives on, nameless, while a descriptor holds it. */
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 3);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 3);
 	EXPECT_EQ(memcmp(buf, "old", 3), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_nlink, 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.inodes, before.inodes - 1);
 	/* A directory replaces an empty directory. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "d1"), vfs_at(dir, "d2"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "d1"), vfs_at(dir, "d2"), 0), 0);
 	EXPECT_EQ(ino_of(vfs_at(dir, "d2")), d1);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
@@ -588,12 +588,12 @@ static void rename_noreplace(const char *dir)
 	static const char *const tree[] = {"a=A", "b=B", "d/"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), RENAME_NOREPLACE), -EEXIST);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "d"), RENAME_NOREPLACE), -EEXIST);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "d"), vfs_at(dir, "a"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "b"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "d"), RENAME_NOREPLACE), -EEXIST);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "d"), vfs_at(dir, "a"), RENAME_NOREPLACE), -EEXIST);
 	vfs_expect_unchanged(dir, "after RENAME_NOREPLACE onto existing names");
 	/* To a new name it is a plain rename. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "c"), RENAME_NOREPLACE), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "c"), RENAME_NOREPLACE), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "c"), "A"));
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "b"), "B"));
 }
@@ -610,17 +610,17 @@ static void hard_link(const char *dir)
 	struct stat f, g;
 	const char *fp = vfs_at(dir, "f"), *gp = vfs_at(dir, "g");
 	ASSERT_EQ(vfs_write_file(fp, "shared", 6), 0);
-	EXPECT_EQ(sys_link(fp, gp), 0);
-	ASSERT_EQ(sys_stat(fp, &f), 0);
-	ASSERT_EQ(sys_stat(gp, &g), 0);
+	EXPECT_EQ(vfs_link(fp, gp), 0);
+	ASSERT_EQ(vfs_stat(fp, &f), 0);
+	ASSERT_EQ(vfs_stat(gp, &g), 0);
 	EXPECT_EQ(f.st_ino, g.st_ino);
 	EXPECT_EQ(f.st_nlink, 2);
 	EXPECT_EQ(g.st_nlink, 2);
 	/* One file, two names: a write through one is read through the other. */
-	int fd = sys_open(gp, O_WRONLY | O_APPEND, 0);
+	int fd = vfs_open(gp, O_WRONLY | O_APPEND, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_write(fd, "+g", 2), 2);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_write(fd, "+g", 2), 2);
+	EXPECT_EQ(vfs_close(fd), 0);
 	EXPECT_TRUE(vfs_file_is(fp, "shared+g"));
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
@@ -628,14 +628,14 @@ static void hard_link(const char *dir)
 	vfs_line_file(&t, "g", "shared+g", 8, 2);
 	vfs_expect_listing(dir, dir, &t);
 	/* Removing one name leaves the file under the other. */
-	EXPECT_EQ(sys_unlink(fp), 0);
-	ASSERT_EQ(sys_stat(gp, &g), 0);
+	EXPECT_EQ(vfs_unlink(fp), 0);
+	ASSERT_EQ(vfs_stat(gp, &g), 0);
 	EXPECT_EQ(g.st_nlink, 1);
 	EXPECT_EQ(g.st_ino, f.st_ino);
 	EXPECT_TRUE(vfs_file_is(gp, "shared+g"));
 	/* A link across directories. */
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d"), 0755), 0);
-	EXPECT_EQ(sys_link(gp, vfs_at(dir, "d/h")), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d"), 0755), 0);
+	EXPECT_EQ(vfs_link(gp, vfs_at(dir, "d/h")), 0);
 	EXPECT_EQ(ino_of(vfs_at(dir, "d/h")), f.st_ino);
 }
 
@@ -649,21 +649,21 @@ static void symlink_readlink(const char *dir)
 	char buf[64];
 	struct stat st;
 	const char *l = vfs_at(dir, "l");
-	EXPECT_EQ(sys_symlink("some/target", l), 0); /* a target need not exist */
+	EXPECT_EQ(vfs_symlink("some/target", l), 0); /* a target need not exist */
 	memset(buf, 'z', sizeof(buf));
-	EXPECT_EQ(sys_readlink(l, buf, sizeof(buf)), 11);
+	EXPECT_EQ(vfs_readlink(l, buf, sizeof(buf)), 11);
 	EXPECT_EQ(memcmp(buf, "some/target", 11), 0);
 	EXPECT_EQ(buf[11], 'z'); /* readlink writes no NUL */
 	/* A short buffer gets the start of the target. */
-	EXPECT_EQ(sys_readlink(l, buf, 4), 4);
+	EXPECT_EQ(vfs_readlink(l, buf, 4), 4);
 	EXPECT_EQ(memcmp(buf, "some", 4), 0);
-	EXPECT_EQ(sys_lstat(l, &st), 0);
+	EXPECT_EQ(vfs_lstat(l, &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	EXPECT_EQ(st.st_size, 11);
-	EXPECT_EQ(sys_stat(l, &st), -ENOENT); /* dangling */
+	EXPECT_EQ(vfs_stat(l, &st), -ENOENT); /* dangling */
 	EXPECT_EQ(vfs_write_file(vfs_at(dir, "f"), "x", 1), 0);
-	EXPECT_EQ(sys_readlink(vfs_at(dir, "f"), buf, sizeof(buf)), -EINVAL);
-	EXPECT_EQ(sys_readlink(vfs_at(dir, "missing"), buf, sizeof(buf)), -ENOENT);
+	EXPECT_EQ(vfs_readlink(vfs_at(dir, "f"), buf, sizeof(buf)), -EINVAL);
+	EXPECT_EQ(vfs_readlink(vfs_at(dir, "missing"), buf, sizeof(buf)), -ENOENT);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_line_symlink(&t, "l", "some/target");
@@ -686,7 +686,7 @@ static void symlink_follow(const char *dir)
 	};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	snprintf(abs, sizeof(abs), "%s/a", dir);
-	EXPECT_EQ(sys_symlink(abs, vfs_at(dir, "abs")), 0);
+	EXPECT_EQ(vfs_symlink(abs, vfs_at(dir, "abs")), 0);
 	u64 f = ino_of(vfs_at(dir, "a/b/f"));
 	ASSERT_NE(f, 0);
 	/*
@@ -703,12 +703,12 @@ static void symlink_follow(const char *dir)
 	EXPECT_EQ(ino_of(vfs_at(dir, "chain/up/b/up/b/f")), f);
 	EXPECT_EQ(ino_of(vfs_at(dir, "mid")), ino_of(vfs_at(dir, "a/b")));
 	/* A link to a file in the middle of a path is not a directory. */
-	EXPECT_EQ(sys_stat(vfs_at(dir, "end/x"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "dang"), &st), -ENOENT);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "dang/x"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "end/x"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "dang"), &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "dang/x"), &st), -ENOENT);
 	/* Creating through a link in the middle creates in its target. */
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "mid/new"), 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "a/b/new"), &st), 0);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "mid/new"), 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "a/b/new"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(vfs_write_file(vfs_at(dir, "chain/new/g"), "via", 3), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "a/b/new/g"), "via"));
@@ -725,23 +725,23 @@ static void no_follow(const char *dir)
 	static const char *const tree[] = {"d/", "d/f=x", "lf->d/f", "ld->d"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
 	u64 f = ino_of(vfs_at(dir, "d/f"));
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "lf"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "lf"), &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	EXPECT_NE(st.st_ino, f);
 	EXPECT_EQ(st.st_size, 3);
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld"), &st), 0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	/* Only the last component is left alone: links before it are followed. */
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld/f"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld/f"), &st), 0);
 	EXPECT_TRUE(S_ISREG(st.st_mode));
 	EXPECT_EQ(st.st_ino, f);
-	EXPECT_EQ(sys_open(vfs_at(dir, "lf"), O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
-	int fd = sys_open(vfs_at(dir, "ld/f"), O_RDONLY | O_NOFOLLOW, 0);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "lf"), O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+	int fd = vfs_open(vfs_at(dir, "ld/f"), O_RDONLY | O_NOFOLLOW, 0);
 	EXPECT_GE(fd, 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* unlink and rename act on the link, not on its target. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "lf"), vfs_at(dir, "lf2"), 0), 0);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "lf2")), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "lf"), vfs_at(dir, "lf2"), 0), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "lf2")), 0);
 	EXPECT_EQ(ino_of(vfs_at(dir, "d/f")), f);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
@@ -769,9 +769,9 @@ static void gd_make(const char *dir)
 	for (unsigned i = 0; i < GD_FILES; i++)
 		EXPECT_EQ(vfs_write_file(vfs_at(dir, "file%02u", i), "", 0), 0);
 	for (unsigned i = 0; i < GD_DIRS; i++)
-		EXPECT_EQ(sys_mkdir(vfs_at(dir, "dir%02u", i), 0755), 0);
+		EXPECT_EQ(vfs_mkdir(vfs_at(dir, "dir%02u", i), 0755), 0);
 	for (unsigned i = 0; i < GD_LINKS; i++)
-		EXPECT_EQ(sys_symlink("file00", vfs_at(dir, "link%02u", i)), 0);
+		EXPECT_EQ(vfs_symlink("file00", vfs_at(dir, "link%02u", i)), 0);
 }
 
 /* The entry index of a name gd_make() made, or -1. */
@@ -817,7 +817,7 @@ static void gd_read(const char *dir, int fd, size_t size, struct gd_pass *p)
 	static char buf[4096];
 	long n;
 	*p = (struct gd_pass){0};
-	while ((n = sys_getdents(fd, buf, size)) > 0) {
+	while ((n = vfs_getdents(fd, buf, size)) > 0) {
 		p->calls++;
 		for (long at = 0; at < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
@@ -843,7 +843,7 @@ static void gd_read(const char *dir, int fd, size_t size, struct gd_pass *p)
 			p->seen[i]++;
 			EXPECT_EQ(d->d_type, type);
 			struct stat st;
-			EXPECT_EQ(sys_lstat(vfs_at(dir, "%s", d->d_name), &st), 0);
+			EXPECT_EQ(vfs_lstat(vfs_at(dir, "%s", d->d_name), &st), 0);
 			EXPECT_EQ(d->d_ino, st.st_ino);
 			if (p->order_n < GD_ENTRIES) {
 				strlcpy(p->order[p->order_n], d->d_name, GD_NAME_LEN);
@@ -872,27 +872,27 @@ static void getdents_once(const char *dir)
 {
 	static struct gd_pass p;
 	gd_make(dir);
-	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	gd_read(dir, fd, 4096, &p);
 	gd_expect_complete(&p);
 	/* At the end it stays at the end; from offset 0 it lists everything again. */
 	static char buf[256];
-	EXPECT_EQ(sys_getdents(fd, buf, sizeof(buf)), 0);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_getdents(fd, buf, sizeof(buf)), 0);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_SET), 0);
 	gd_read(dir, fd, 4096, &p);
 	gd_expect_complete(&p);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	/* A removed entry is no longer listed, the others still once. */
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "file07")), 0);
-	fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "file07")), 0);
+	fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	gd_read(dir, fd, 4096, &p);
 	EXPECT_EQ(p.seen[7], 0);
 	p.seen[7] = 1;
 	p.order_n++;
 	gd_expect_complete(&p);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, getdents_lists_every_entry_exactly_once_with_its_type_and_inode)
@@ -908,22 +908,22 @@ static void getdents_small(const char *dir)
 	static struct gd_pass p, rest;
 	static char buf[8];
 	gd_make(dir);
-	int fd = sys_open(dir, O_RDONLY | O_DIRECTORY, 0);
+	int fd = vfs_open(dir, O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(fd, 0);
 	/* No room for a single record. */
-	EXPECT_EQ(sys_getdents(fd, buf, sizeof(buf)), -EINVAL);
+	EXPECT_EQ(vfs_getdents(fd, buf, sizeof(buf)), -EINVAL);
 	gd_read(dir, fd, GD_SMALL_BUF, &p);
 	gd_expect_complete(&p);
 	EXPECT_GE(p.calls, GD_ENTRIES / 2);
 	/* Back to the position after the tenth record: the rest follows, in the same order. */
 	const unsigned k = 10;
 	ASSERT_EQ(p.order_n, GD_ENTRIES);
-	EXPECT_EQ(sys_lseek(fd, p.off[k], SEEK_SET), p.off[k]);
+	EXPECT_EQ(vfs_lseek(fd, p.off[k], SEEK_SET), p.off[k]);
 	gd_read(dir, fd, GD_SMALL_BUF, &rest);
 	ASSERT_EQ(rest.order_n, GD_ENTRIES - k - 1);
 	for (unsigned i = 0; i < rest.order_n; i++)
 		EXPECT_EQ(strcmp(rest.order[i], p.order[k + 1 + i]), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 }
 
 TEST(vfs_calls, getdents_with_a_small_buffer_takes_several_calls_and_resumes_at_d_off)
@@ -936,7 +936,7 @@ TEST(vfs_calls, getdents_with_a_small_buffer_takes_several_calls_and_resumes_at_
 static bool cwd_is(const char *want)
 {
 	char cwd[VFS_AT_LEN];
-	long n = sys_getcwd(cwd, sizeof(cwd));
+	long n = vfs_getcwd(cwd, sizeof(cwd));
 	if (!EXPECT_EQ(n, strlen(want)))
 		return false;
 	return EXPECT_EQ(strcmp(cwd, want), 0);
@@ -947,38 +947,38 @@ static void chdir_getcwd(const char *dir)
 	char cwd[VFS_AT_LEN];
 	struct stat st;
 	cwd_is("/");
-	ASSERT_EQ(sys_chdir(dir), 0);
+	ASSERT_EQ(vfs_chdir(dir), 0);
 	cwd_is(dir);
 	/* Relative paths start at the current directory. */
-	EXPECT_EQ(sys_mkdir("sub", 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub"), &st), 0);
+	EXPECT_EQ(vfs_mkdir("sub", 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	EXPECT_EQ(vfs_write_file("sub/f", "rel", 3), 0);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "sub/f"), "rel"));
-	EXPECT_EQ(sys_chdir("sub"), 0);
+	EXPECT_EQ(vfs_chdir("sub"), 0);
 	cwd_is(vfs_at(dir, "sub"));
 	EXPECT_TRUE(vfs_file_is("f", "rel"));
 	EXPECT_TRUE(vfs_file_is("./f", "rel"));
 	EXPECT_TRUE(vfs_file_is("../sub/./f", "rel"));
-	EXPECT_EQ(sys_chdir(".."), 0);
+	EXPECT_EQ(vfs_chdir(".."), 0);
 	cwd_is(dir);
-	EXPECT_EQ(sys_chdir("./sub/../sub/"), 0);
+	EXPECT_EQ(vfs_chdir("./sub/../sub/"), 0);
 	cwd_is(vfs_at(dir, "sub"));
 	/* The current directory is the directory, not its name: it follows a rename. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "sub"), vfs_at(dir, "moved"), 0), 0);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "sub"), vfs_at(dir, "moved"), 0), 0);
 	cwd_is(vfs_at(dir, "moved"));
 	EXPECT_TRUE(vfs_file_is("f", "rel"));
 	/* getcwd needs room for the NUL. */
 	size_t len = strlen(vfs_at(dir, "moved"));
-	EXPECT_EQ(sys_getcwd(cwd, len), -ERANGE);
-	EXPECT_EQ(sys_getcwd(cwd, len + 1), len);
+	EXPECT_EQ(vfs_getcwd(cwd, len), -ERANGE);
+	EXPECT_EQ(vfs_getcwd(cwd, len + 1), len);
 	/* A failed chdir leaves the current directory alone. */
-	EXPECT_EQ(sys_chdir("f"), -ENOTDIR);
-	EXPECT_EQ(sys_chdir("missing"), -ENOENT);
+	EXPECT_EQ(vfs_chdir("f"), -ENOTDIR);
+	EXPECT_EQ(vfs_chdir("missing"), -ENOENT);
 	cwd_is(vfs_at(dir, "moved"));
-	EXPECT_EQ(sys_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
 	cwd_is("/");
-	EXPECT_EQ(sys_stat("f", &st), -ENOENT);
+	EXPECT_EQ(vfs_stat("f", &st), -ENOENT);
 }
 
 TEST(vfs_calls, chdir_and_getcwd_resolve_relative_paths)
@@ -999,15 +999,15 @@ static void dot_dotdot(const char *dir)
 	EXPECT_EQ(ino_of(vfs_at(dir, "a/./b/.")), b);
 	EXPECT_EQ(ino_of(vfs_at(dir, "a/b/../../a/b")), b);
 	EXPECT_EQ(ino_of(vfs_at(dir, "a/b/../..")), ino_of(dir));
-	EXPECT_EQ(sys_chdir("/"), 0);
-	EXPECT_EQ(sys_chdir(".."), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir(".."), 0);
 	cwd_is("/");
-	EXPECT_EQ(sys_chdir(vfs_at(dir, "a/b")), 0);
-	EXPECT_EQ(sys_chdir("../.."), 0);
+	EXPECT_EQ(vfs_chdir(vfs_at(dir, "a/b")), 0);
+	EXPECT_EQ(vfs_chdir("../.."), 0);
 	cwd_is(dir);
 	EXPECT_EQ(ino_of("."), ino_of(dir));
 	EXPECT_EQ(ino_of("a/.."), ino_of(dir));
-	EXPECT_EQ(sys_chdir("/"), 0);
+	EXPECT_EQ(vfs_chdir("/"), 0);
 }
 
 TEST(vfs_calls, dot_is_the_directory_dotdot_its_parent_and_dotdot_of_root_is_root)
@@ -1020,22 +1020,22 @@ static void trailing_slash(const char *dir)
 	struct stat st;
 	static const char *const tree[] = {"sub/", "f=x", "ld->sub"};
 	ASSERT_EQ(vfs_make_tree(dir, tree, ARRAY_SIZE(tree)), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub/"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub/"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "sub//"), &st), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "/sub"), &st), 0); /* "dir//sub" */
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "sub//"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "/sub"), &st), 0); /* "dir//sub" */
 	/* A trailing slash makes even lstat follow a link to a directory. */
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "ld/"), &st), 0);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "ld/"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "f/"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_lstat(vfs_at(dir, "f/"), &st), -ENOTDIR);
-	EXPECT_EQ(sys_open(vfs_at(dir, "f/"), O_RDONLY, 0), -ENOTDIR);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "f/")), -ENOTDIR);
-	EXPECT_EQ(sys_open(vfs_at(dir, "g/"), O_WRONLY | O_CREAT, 0644), -EISDIR);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "new/"), 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "new"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "f/"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_lstat(vfs_at(dir, "f/"), &st), -ENOTDIR);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "f/"), O_RDONLY, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "f/")), -ENOTDIR);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "g/"), O_WRONLY | O_CREAT, 0644), -EISDIR);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "new/"), 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "new"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "new/")), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "new/")), 0);
 	struct vfs_text t;
 	vfs_text_init(&t, expected, sizeof(expected));
 	vfs_line_dir(&t, "sub", 0, 2);
@@ -1068,17 +1068,17 @@ static void truncate_path(const char *dir)
 	struct stat st;
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "hello", 5), 0);
-	EXPECT_EQ(sys_truncate(f, TRUNC_BIG), 0);
-	EXPECT_EQ(sys_stat(f, &st), 0);
+	EXPECT_EQ(vfs_truncate(f, TRUNC_BIG), 0);
+	EXPECT_EQ(vfs_stat(f, &st), 0);
 	EXPECT_EQ(st.st_size, TRUNC_BIG);
 	holds(f, "hello", TRUNC_BIG);
-	EXPECT_EQ(sys_truncate(f, 3), 0);
+	EXPECT_EQ(vfs_truncate(f, 3), 0);
 	holds(f, "hel", 3);
 	/* Grown again: the cut bytes are gone, zeros in their place. */
-	EXPECT_EQ(sys_truncate(f, 100), 0);
+	EXPECT_EQ(vfs_truncate(f, 100), 0);
 	holds(f, "hel", 100);
-	EXPECT_EQ(sys_truncate(f, 0), 0);
-	EXPECT_EQ(sys_stat(f, &st), 0);
+	EXPECT_EQ(vfs_truncate(f, 0), 0);
+	EXPECT_EQ(vfs_stat(f, &st), 0);
 	EXPECT_EQ(st.st_size, 0);
 	EXPECT_EQ(st.st_blocks, 0);
 }
@@ -1096,17 +1096,17 @@ static void truncate_fd(const char *dir)
 	const char *f = vfs_at(dir, "f");
 	memset(big, 'b', sizeof(big));
 	ASSERT_EQ(vfs_write_file(f, big, sizeof(big)), 0);
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_lseek(fd, 6000, SEEK_SET), 6000);
-	EXPECT_EQ(sys_ftruncate(fd, 2), 0);
-	EXPECT_EQ(sys_fstat(fd, &st), 0);
+	EXPECT_EQ(vfs_lseek(fd, 6000, SEEK_SET), 6000);
+	EXPECT_EQ(vfs_ftruncate(fd, 2), 0);
+	EXPECT_EQ(vfs_fstat(fd, &st), 0);
 	EXPECT_EQ(st.st_size, 2);
 	/* The offset stays where it was, now past the end. */
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 6000);
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), 0);
-	EXPECT_EQ(sys_ftruncate(fd, TRUNC_BIG), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 6000);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), 0);
+	EXPECT_EQ(vfs_ftruncate(fd, TRUNC_BIG), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	holds(f, "bb", TRUNC_BIG);
 }
 
@@ -1122,25 +1122,25 @@ static void dup_shares(const char *dir)
 	char buf[8];
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "abcdefgh", 8), 0);
-	int a = sys_open(f, O_RDONLY, 0), b = sys_open(f, O_RDONLY, 0);
+	int a = vfs_open(f, O_RDONLY, 0), b = vfs_open(f, O_RDONLY, 0);
 	EXPECT_EQ(a, 0); /* a new thread starts with no descriptor open */
 	EXPECT_EQ(b, 1);
-	EXPECT_EQ(sys_close(a), 0);
-	int d = sys_dup(b);
+	EXPECT_EQ(vfs_close(a), 0);
+	int d = vfs_dup(b);
 	EXPECT_EQ(d, 0); /* the lowest free number */
-	EXPECT_EQ(sys_dup(b), 2);
-	EXPECT_EQ(sys_close(2), 0);
+	EXPECT_EQ(vfs_dup(b), 2);
+	EXPECT_EQ(vfs_close(2), 0);
 	/* One open file, two numbers: one offset. */
-	EXPECT_EQ(sys_read(d, buf, 3), 3);
-	EXPECT_EQ(sys_lseek(b, 0, SEEK_CUR), 3);
-	EXPECT_EQ(sys_read(b, buf, 2), 2);
+	EXPECT_EQ(vfs_read(d, buf, 3), 3);
+	EXPECT_EQ(vfs_lseek(b, 0, SEEK_CUR), 3);
+	EXPECT_EQ(vfs_read(b, buf, 2), 2);
 	EXPECT_EQ(memcmp(buf, "de", 2), 0);
-	EXPECT_EQ(sys_lseek(d, 0, SEEK_CUR), 5);
+	EXPECT_EQ(vfs_lseek(d, 0, SEEK_CUR), 5);
 	/* Closing one number leaves the other open. */
-	EXPECT_EQ(sys_close(b), 0);
-	EXPECT_EQ(sys_read(d, buf, 8), 3);
+	EXPECT_EQ(vfs_close(b), 0);
+	EXPECT_EQ(vfs_read(d, buf, 8), 3);
 	EXPECT_EQ(memcmp(buf, "fgh", 3), 0);
-	EXPECT_EQ(sys_close(d), 0);
+	EXPECT_EQ(vfs_close(d), 0);
 }
 
 TEST(vfs_calls, dup_takes_the_lowest_free_fd_and_shares_the_offset)
@@ -1157,37 +1157,37 @@ static void dup2_calls(const char *dir)
 	struct vfs_counts before, after;
 	ASSERT_EQ(vfs_write_file(vfs_at(dir, "one"), "one", 3), 0);
 	ASSERT_EQ(vfs_write_file(vfs_at(dir, "two"), "two", 3), 0);
-	int a = sys_open(vfs_at(dir, "one"), O_RDONLY, 0);
-	int b = sys_open(vfs_at(dir, "two"), O_RDONLY, 0);
+	int a = vfs_open(vfs_at(dir, "one"), O_RDONLY, 0);
+	int b = vfs_open(vfs_at(dir, "two"), O_RDONLY, 0);
 	ASSERT_GE(a, 0);
 	ASSERT_GE(b, 0);
 	/* "two" is kept only by b now: closing b frees its inode. */
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "two")), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "two")), 0);
 	vfs_settle(false);
 	vfs_counts(&before);
-	EXPECT_EQ(sys_dup2(a, b), b);
-	EXPECT_EQ(sys_read(b, buf, sizeof(buf)), 3);
+	EXPECT_EQ(vfs_dup2(a, b), b);
+	EXPECT_EQ(vfs_read(b, buf, sizeof(buf)), 3);
 	EXPECT_EQ(memcmp(buf, "one", 3), 0);
-	EXPECT_EQ(sys_lseek(a, 0, SEEK_CUR), 3); /* shared, as with dup */
+	EXPECT_EQ(vfs_lseek(a, 0, SEEK_CUR), 3); /* shared, as with dup */
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.files, before.files - 1);
 	EXPECT_EQ(after.inodes, before.inodes - 1);
 	/* Onto itself: nothing closes, the fd is returned. */
-	EXPECT_EQ(sys_dup2(a, a), a);
-	EXPECT_EQ(sys_fstat(a, &st), 0);
-	EXPECT_EQ(sys_pread(a, buf, 3, 0), 3);
+	EXPECT_EQ(vfs_dup2(a, a), a);
+	EXPECT_EQ(vfs_fstat(a, &st), 0);
+	EXPECT_EQ(vfs_pread(a, buf, 3, 0), 3);
 	/* Onto a free number, however far above the others. */
-	EXPECT_EQ(sys_dup2(a, DUP2_FREE_FD), DUP2_FREE_FD);
-	EXPECT_EQ(sys_pread(DUP2_FREE_FD, buf, 3, 0), 3);
+	EXPECT_EQ(vfs_dup2(a, DUP2_FREE_FD), DUP2_FREE_FD);
+	EXPECT_EQ(vfs_pread(DUP2_FREE_FD, buf, 3, 0), 3);
 	EXPECT_EQ(memcmp(buf, "one", 3), 0);
 	/* The lowest free number is still low. */
-	int c = sys_dup(a);
+	int c = vfs_dup(a);
 	EXPECT_LT(c, DUP2_FREE_FD);
-	EXPECT_EQ(sys_close(c), 0);
-	EXPECT_EQ(sys_close(DUP2_FREE_FD), 0);
-	EXPECT_EQ(sys_close(b), 0);
-	EXPECT_EQ(sys_close(a), 0);
+	EXPECT_EQ(vfs_close(c), 0);
+	EXPECT_EQ(vfs_close(DUP2_FREE_FD), 0);
+	EXPECT_EQ(vfs_close(b), 0);
+	EXPECT_EQ(vfs_close(a), 0);
 }
 
 TEST(vfs_calls, dup2_onto_an_open_fd_closes_it_and_onto_itself_returns_it)
@@ -1201,19 +1201,19 @@ static void lowest_free(const char *dir)
 	const char *f = vfs_at(dir, "f");
 	ASSERT_EQ(vfs_write_file(f, "x", 1), 0);
 	for (int i = 0; i < 10; i++) {
-		fds[i] = sys_open(f, O_RDONLY, 0);
+		fds[i] = vfs_open(f, O_RDONLY, 0);
 		EXPECT_EQ(fds[i], i);
 	}
-	EXPECT_EQ(sys_close(7), 0);
-	EXPECT_EQ(sys_close(3), 0);
-	EXPECT_EQ(sys_close(3), -EBADF);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), 3);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), 7);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), 10);
+	EXPECT_EQ(vfs_close(7), 0);
+	EXPECT_EQ(vfs_close(3), 0);
+	EXPECT_EQ(vfs_close(3), -EBADF);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), 3);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), 7);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), 10);
 	for (int i = 0; i <= 10; i++)
-		EXPECT_EQ(sys_close(i), 0);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), 0);
-	EXPECT_EQ(sys_close(0), 0);
+		EXPECT_EQ(vfs_close(i), 0);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), 0);
+	EXPECT_EQ(vfs_close(0), 0);
 }
 
 TEST(vfs_calls, close_frees_the_fd_for_the_next_open_lowest_first)
@@ -1230,32 +1230,32 @@ static void fd_table_full(const char *dir)
 	vfs_counts(&before);
 	int wrong = 0;
 	for (int i = 0; i < FD_MAX; i++) {
-		int fd = sys_open(f, O_RDONLY, 0);
+		int fd = vfs_open(f, O_RDONLY, 0);
 		if (fd != i && !wrong++)
 			EXPECT_EQ(fd, i);
 	}
 	EXPECT_EQ(wrong, 0);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), -EMFILE);
-	EXPECT_EQ(sys_dup(0), -EMFILE);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), -EMFILE);
+	EXPECT_EQ(vfs_dup(0), -EMFILE);
 	/* Every descriptor works, the last as well as the first. */
 	char c = 0;
-	EXPECT_EQ(sys_pread(FD_MAX - 1, &c, 1, 0), 1);
+	EXPECT_EQ(vfs_pread(FD_MAX - 1, &c, 1, 0), 1);
 	EXPECT_EQ(c, 'x');
 	vfs_counts(&after);
 	EXPECT_EQ(after.files, before.files + FD_MAX);
 	/* One freed is one to reuse, and then the table is full again. */
-	EXPECT_EQ(sys_close(FD_MAX / 2), 0);
-	EXPECT_EQ(sys_dup(0), FD_MAX / 2);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), -EMFILE);
+	EXPECT_EQ(vfs_close(FD_MAX / 2), 0);
+	EXPECT_EQ(vfs_dup(0), FD_MAX / 2);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), -EMFILE);
 	for (int i = 0; i < FD_MAX; i++)
-		if (sys_close(i) != 0)
+		if (vfs_close(i) != 0)
 			wrong++;
 	EXPECT_EQ(wrong, 0);
 	vfs_settle(false);
 	vfs_counts(&after);
 	EXPECT_EQ(after.files, before.files);
-	EXPECT_EQ(sys_open(f, O_RDONLY, 0), 0);
-	EXPECT_EQ(sys_close(0), 0);
+	EXPECT_EQ(vfs_open(f, O_RDONLY, 0), 0);
+	EXPECT_EQ(vfs_close(0), 0);
 }
 
 TEST(vfs_calls, the_fd_table_grows_to_fd_max_and_then_open_and_dup_are_emfile)

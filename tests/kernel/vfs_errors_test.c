@@ -34,22 +34,22 @@ static void empty_path(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	const char *f = vfs_at(dir, "f"), *g = vfs_at(dir, "g");
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_stat("", &st), -ENOENT);
-	EXPECT_EQ(sys_lstat("", &st), -ENOENT);
-	EXPECT_EQ(sys_open("", O_RDONLY, 0), -ENOENT);
-	EXPECT_EQ(sys_open("", O_WRONLY | O_CREAT, 0644), -ENOENT);
-	EXPECT_EQ(sys_mkdir("", 0755), -ENOENT);
-	EXPECT_EQ(sys_rmdir(""), -ENOENT);
-	EXPECT_EQ(sys_unlink(""), -ENOENT);
-	EXPECT_EQ(sys_rename("", g, 0), -ENOENT);
-	EXPECT_EQ(sys_rename(f, "", 0), -ENOENT);
-	EXPECT_EQ(sys_link("", g), -ENOENT);
-	EXPECT_EQ(sys_link(f, ""), -ENOENT);
-	EXPECT_EQ(sys_symlink("x", ""), -ENOENT);
-	EXPECT_EQ(sys_symlink("", g), -ENOENT);
-	EXPECT_EQ(sys_readlink("", buf, sizeof(buf)), -ENOENT);
-	EXPECT_EQ(sys_chdir(""), -ENOENT);
-	EXPECT_EQ(sys_truncate("", 0), -ENOENT);
+	EXPECT_EQ(vfs_stat("", &st), -ENOENT);
+	EXPECT_EQ(vfs_lstat("", &st), -ENOENT);
+	EXPECT_EQ(vfs_open("", O_RDONLY, 0), -ENOENT);
+	EXPECT_EQ(vfs_open("", O_WRONLY | O_CREAT, 0644), -ENOENT);
+	EXPECT_EQ(vfs_mkdir("", 0755), -ENOENT);
+	EXPECT_EQ(vfs_rmdir(""), -ENOENT);
+	EXPECT_EQ(vfs_unlink(""), -ENOENT);
+	EXPECT_EQ(vfs_rename("", g, 0), -ENOENT);
+	EXPECT_EQ(vfs_rename(f, "", 0), -ENOENT);
+	EXPECT_EQ(vfs_link("", g), -ENOENT);
+	EXPECT_EQ(vfs_link(f, ""), -ENOENT);
+	EXPECT_EQ(vfs_symlink("x", ""), -ENOENT);
+	EXPECT_EQ(vfs_symlink("", g), -ENOENT);
+	EXPECT_EQ(vfs_readlink("", buf, sizeof(buf)), -ENOENT);
+	EXPECT_EQ(vfs_chdir(""), -ENOENT);
+	EXPECT_EQ(vfs_truncate("", 0), -ENOENT);
 	vfs_expect_unchanged(dir, "after calls on the empty path");
 }
 
@@ -86,30 +86,30 @@ static void path_max(const char *dir)
 	const char *p = long_path(dir, "x", PATH_MAX - 1);
 	ASSERT_TRUE(p != NULL);
 	EXPECT_EQ(strlen(p), PATH_MAX - 1);
-	EXPECT_EQ(sys_stat(p, &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(p, &st), -ENOENT);
 	/* ... one byte more is refused before anything is looked up or made. */
 	static const size_t too_long[] = {PATH_MAX, PATH_MAX + 1, PATH_MAX + 50};
 	for (unsigned i = 0; i < ARRAY_SIZE(too_long); i++) {
 		p = long_path(dir, "x", too_long[i]);
 		ASSERT_TRUE(p != NULL);
-		EXPECT_EQ(sys_stat(p, &st), -ENAMETOOLONG);
-		EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT, 0644), -ENAMETOOLONG);
-		EXPECT_EQ(sys_mkdir(p, 0755), -ENAMETOOLONG);
-		EXPECT_EQ(sys_symlink("t", p), -ENAMETOOLONG);
-		EXPECT_EQ(sys_unlink(p), -ENAMETOOLONG);
-		EXPECT_EQ(sys_chdir(p), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_stat(p, &st), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT, 0644), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_mkdir(p, 0755), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_symlink("t", p), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_unlink(p), -ENAMETOOLONG);
+		EXPECT_EQ(vfs_chdir(p), -ENAMETOOLONG);
 	}
 	vfs_expect_unchanged(dir, "after paths of PATH_MAX bytes or more");
 	/* The longest path creates like any other. */
 	p = long_path(dir, "x", PATH_MAX - 1);
-	EXPECT_EQ(sys_mkdir(p, 0755), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "x"), &st), 0);
+	EXPECT_EQ(vfs_mkdir(p, 0755), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "x"), &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "x")), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "x")), 0);
 	/* A path that resolves to "/" from PATH_MAX - 1 bytes of "/./././...". */
 	p = long_path("", ".", PATH_MAX - 1);
 	ASSERT_TRUE(p != NULL);
-	EXPECT_EQ(sys_stat(p, &st), 0);
+	EXPECT_EQ(vfs_stat(p, &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 }
 
@@ -129,14 +129,14 @@ static void name_max(const char *dir)
 	const char *f = vfs_at(dir, "f");
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *p = vfs_at(dir, "%s", n256);
-	EXPECT_EQ(sys_stat(p, &st), -ENAMETOOLONG);
-	EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT, 0644), -ENAMETOOLONG);
-	EXPECT_EQ(sys_mkdir(p, 0755), -ENAMETOOLONG);
-	EXPECT_EQ(sys_symlink("t", p), -ENAMETOOLONG);
-	EXPECT_EQ(sys_link(f, p), -ENAMETOOLONG);
-	EXPECT_EQ(sys_rename(f, p, 0), -ENAMETOOLONG);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "%s/x", n256), &st), -ENAMETOOLONG);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d/%s/x", n256), 0755), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_stat(p, &st), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT, 0644), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_mkdir(p, 0755), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_symlink("t", p), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_link(f, p), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_rename(f, p, 0), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "%s/x", n256), &st), -ENAMETOOLONG);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d/%s/x", n256), 0755), -ENAMETOOLONG);
 	vfs_expect_unchanged(dir, "after names of NAME_MAX + 1 bytes");
 	/* NAME_MAX bytes is a name like any other. */
 	p = vfs_at(dir, "d/%s", n255);
@@ -149,8 +149,8 @@ static void name_max(const char *dir)
 	vfs_line_dir(&t, "d", 1, 2);
 	vfs_line_file(&t, vfs_at("d", "%s", n255), "long", 4, 1);
 	vfs_expect_listing("a name of NAME_MAX bytes", dir, &t);
-	EXPECT_EQ(sys_rename(p, vfs_at(dir, "%s", n255), 0), 0);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "%s", n255)), 0);
+	EXPECT_EQ(vfs_rename(p, vfs_at(dir, "%s", n255), 0), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "%s", n255)), 0);
 }
 
 TEST(vfs_errors, a_component_of_256_bytes_is_enametoolong_and_255_is_a_name)
@@ -165,17 +165,17 @@ static void missing_parent(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	const char *f = vfs_at(dir, "f"), *p = vfs_at(dir, "d/missing/x");
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_stat(p, &st), -ENOENT);
-	EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT, 0644), -ENOENT);
-	EXPECT_EQ(sys_mkdir(p, 0755), -ENOENT);
-	EXPECT_EQ(sys_symlink("t", p), -ENOENT);
-	EXPECT_EQ(sys_link(f, p), -ENOENT);
-	EXPECT_EQ(sys_rename(f, p, 0), -ENOENT);
-	EXPECT_EQ(sys_rename(p, f, 0), -ENOENT);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "missing")), -ENOENT);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "missing")), -ENOENT);
-	EXPECT_EQ(sys_truncate(vfs_at(dir, "missing"), 0), -ENOENT);
-	EXPECT_EQ(sys_chdir(vfs_at(dir, "missing")), -ENOENT);
+	EXPECT_EQ(vfs_stat(p, &st), -ENOENT);
+	EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT, 0644), -ENOENT);
+	EXPECT_EQ(vfs_mkdir(p, 0755), -ENOENT);
+	EXPECT_EQ(vfs_symlink("t", p), -ENOENT);
+	EXPECT_EQ(vfs_link(f, p), -ENOENT);
+	EXPECT_EQ(vfs_rename(f, p, 0), -ENOENT);
+	EXPECT_EQ(vfs_rename(p, f, 0), -ENOENT);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "missing")), -ENOENT);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "missing")), -ENOENT);
+	EXPECT_EQ(vfs_truncate(vfs_at(dir, "missing"), 0), -ENOENT);
+	EXPECT_EQ(vfs_chdir(vfs_at(dir, "missing")), -ENOENT);
 	vfs_expect_unchanged(dir, "after calls through a missing directory");
 }
 
@@ -191,17 +191,17 @@ static void file_as_dir(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	const char *f = vfs_at(dir, "f"), *p = vfs_at(dir, "f/x"), *g = vfs_at(dir, "g");
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_stat(p, &st), -ENOTDIR);
-	EXPECT_EQ(sys_open(p, O_RDONLY, 0), -ENOTDIR);
-	EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT, 0644), -ENOTDIR);
-	EXPECT_EQ(sys_mkdir(p, 0755), -ENOTDIR);
-	EXPECT_EQ(sys_unlink(p), -ENOTDIR);
-	EXPECT_EQ(sys_symlink("t", p), -ENOTDIR);
-	EXPECT_EQ(sys_link(g, p), -ENOTDIR);
-	EXPECT_EQ(sys_rename(g, p, 0), -ENOTDIR);
-	EXPECT_EQ(sys_rename(p, g, 0), -ENOTDIR);
-	EXPECT_EQ(sys_chdir(f), -ENOTDIR);
-	EXPECT_EQ(sys_open(f, O_RDONLY | O_DIRECTORY, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_stat(p, &st), -ENOTDIR);
+	EXPECT_EQ(vfs_open(p, O_RDONLY, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT, 0644), -ENOTDIR);
+	EXPECT_EQ(vfs_mkdir(p, 0755), -ENOTDIR);
+	EXPECT_EQ(vfs_unlink(p), -ENOTDIR);
+	EXPECT_EQ(vfs_symlink("t", p), -ENOTDIR);
+	EXPECT_EQ(vfs_link(g, p), -ENOTDIR);
+	EXPECT_EQ(vfs_rename(g, p, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_rename(p, g, 0), -ENOTDIR);
+	EXPECT_EQ(vfs_chdir(f), -ENOTDIR);
+	EXPECT_EQ(vfs_open(f, O_RDONLY | O_DIRECTORY, 0), -ENOTDIR);
 	vfs_expect_unchanged(dir, "after a file used as a directory");
 }
 
@@ -222,14 +222,14 @@ static void eexist(const char *dir)
 	/* O_EXCL does not follow a last symlink, even a dangling one. */
 	for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
 		const char *p = vfs_at(dir, "%s", names[i]);
-		EXPECT_EQ(sys_mkdir(p, 0755), -EEXIST);
-		EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
-		EXPECT_EQ(sys_link(f, p), -EEXIST);
-		EXPECT_EQ(sys_symlink("t", p), -EEXIST);
+		EXPECT_EQ(vfs_mkdir(p, 0755), -EEXIST);
+		EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644), -EEXIST);
+		EXPECT_EQ(vfs_link(f, p), -EEXIST);
+		EXPECT_EQ(vfs_symlink("t", p), -EEXIST);
 	}
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "."), 0755), -EEXIST);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "d/.."), 0755), -EEXIST);
-	EXPECT_EQ(sys_mkdir("/", 0755), -EEXIST);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "."), 0755), -EEXIST);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "d/.."), 0755), -EEXIST);
+	EXPECT_EQ(vfs_mkdir("/", 0755), -EEXIST);
 	vfs_expect_unchanged(dir, "after creates onto existing names");
 }
 
@@ -243,16 +243,16 @@ static void enotempty(const char *dir)
 	static const char *const spec[] = {"a/", "a/f=x", "b/", "b/c/", "s/", "s/l->x", "e/"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "a")), -ENOTEMPTY);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "b")), -ENOTEMPTY);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "s")), -ENOTEMPTY);
-	EXPECT_EQ(sys_rmdir(dir), -ENOTEMPTY);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "a")), -ENOTEMPTY);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "b")), -ENOTEMPTY);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "s")), -ENOTEMPTY);
+	EXPECT_EQ(vfs_rmdir(dir), -ENOTEMPTY);
 	/* Nor may a directory replace one that is not empty. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "e"), vfs_at(dir, "a"), 0), -ENOTEMPTY);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "e"), vfs_at(dir, "a"), 0), -ENOTEMPTY);
 	vfs_expect_unchanged(dir, "after rmdir of directories that are not empty");
 	/* Emptied, they go. */
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "a/f")), 0);
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "a")), 0);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "a/f")), 0);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "a")), 0);
 }
 
 TEST(vfs_errors, rmdir_of_a_directory_that_is_not_empty_is_enotempty)
@@ -265,12 +265,12 @@ static void rename_subtree(const char *dir)
 	static const char *const spec[] = {"a/", "a/b/", "a/b/c/", "f=x"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "a/x"), 0), -EINVAL);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "a/b/c/x"), 0), -EINVAL);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a/b"), vfs_at(dir, "a/b/c/y"), 0), -EINVAL);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "a"), vfs_at(dir, "a/b"), 0), -EINVAL);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "a/x"), 0), -EINVAL);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "a/b/c/x"), 0), -EINVAL);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a/b"), vfs_at(dir, "a/b/c/y"), 0), -EINVAL);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "a"), vfs_at(dir, "a/b"), 0), -EINVAL);
 	/* Flags other than RENAME_NOREPLACE are refused too. */
-	EXPECT_EQ(sys_rename(vfs_at(dir, "f"), vfs_at(dir, "g"), 1u << 7), -EINVAL);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "f"), vfs_at(dir, "g"), 1u << 7), -EINVAL);
 	vfs_expect_unchanged(dir, "after renames of a directory into itself");
 }
 
@@ -284,9 +284,9 @@ static void rename_kinds(const char *dir)
 	static const char *const spec[] = {"f=x", "d/", "e/", "e/in=y"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rename(vfs_at(dir, "f"), vfs_at(dir, "d"), 0), -EISDIR);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "d"), vfs_at(dir, "f"), 0), -ENOTDIR);
-	EXPECT_EQ(sys_rename(vfs_at(dir, "e"), vfs_at(dir, "f"), 0), -ENOTDIR);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "f"), vfs_at(dir, "d"), 0), -EISDIR);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "d"), vfs_at(dir, "f"), 0), -ENOTDIR);
+	EXPECT_EQ(vfs_rename(vfs_at(dir, "e"), vfs_at(dir, "f"), 0), -ENOTDIR);
 	vfs_expect_unchanged(dir, "after renames between a file and a directory");
 }
 
@@ -300,7 +300,7 @@ static void link_dir(const char *dir)
 	static const char *const spec[] = {"d/"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_link(vfs_at(dir, "d"), vfs_at(dir, "d2")), -EPERM);
+	EXPECT_EQ(vfs_link(vfs_at(dir, "d"), vfs_at(dir, "d2")), -EPERM);
 	vfs_expect_unchanged(dir, "after link of a directory");
 }
 
@@ -314,14 +314,14 @@ static void link_dir_new_name_first(const char *dir)
 {
 	static const char *const spec[] = {"d/", "f=x"};
 	tree(dir, spec, ARRAY_SIZE(spec));
-	EXPECT_EQ(sys_symlink("loop", vfs_at(dir, "loop")), 0);
+	EXPECT_EQ(vfs_symlink("loop", vfs_at(dir, "loop")), 0);
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *d = vfs_at(dir, "d");
-	EXPECT_EQ(sys_link(d, vfs_at(dir, "f")), -EEXIST);
-	EXPECT_EQ(sys_link(d, vfs_at(dir, "none/x")), -ENOENT);
-	EXPECT_EQ(sys_link(d, vfs_at(dir, "f/x")), -ENOTDIR);
-	EXPECT_EQ(sys_link(d, vfs_at(dir, "loop/x")), -ELOOP);
-	EXPECT_EQ(sys_link(d, vfs_at(dir, "new")), -EPERM);
+	EXPECT_EQ(vfs_link(d, vfs_at(dir, "f")), -EEXIST);
+	EXPECT_EQ(vfs_link(d, vfs_at(dir, "none/x")), -ENOENT);
+	EXPECT_EQ(vfs_link(d, vfs_at(dir, "f/x")), -ENOTDIR);
+	EXPECT_EQ(vfs_link(d, vfs_at(dir, "loop/x")), -ELOOP);
+	EXPECT_EQ(vfs_link(d, vfs_at(dir, "new")), -EPERM);
 	vfs_expect_unchanged(dir, "after links of a directory onto bad names");
 }
 
@@ -337,12 +337,12 @@ static void read_only_fd(const char *dir)
 	static const char *const spec[] = {"f=data"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	int fd = sys_open(vfs_at(dir, "f"), O_RDONLY, 0);
+	int fd = vfs_open(vfs_at(dir, "f"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_write(fd, "XXXX", 4), -EBADF);
-	EXPECT_EQ(sys_pwrite(fd, "XXXX", 4, 0), -EBADF);
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_write(fd, "XXXX", 4), -EBADF);
+	EXPECT_EQ(vfs_pwrite(fd, "XXXX", 4, 0), -EBADF);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_expect_unchanged(dir, "after writes on a read-only descriptor");
 }
 
@@ -361,33 +361,33 @@ static void bad_fds(const char *dir)
 	static const char *const spec[] = {"f=data"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	int good = sys_open(vfs_at(dir, "f"), O_RDWR, 0);
+	int good = vfs_open(vfs_at(dir, "f"), O_RDWR, 0);
 	ASSERT_GE(good, 0);
-	int closed = sys_open(vfs_at(dir, "f"), O_RDONLY, 0);
+	int closed = vfs_open(vfs_at(dir, "f"), O_RDONLY, 0);
 	ASSERT_GE(closed, 0);
-	EXPECT_EQ(sys_close(closed), 0);
+	EXPECT_EQ(vfs_close(closed), 0);
 	const int bad[] = {-1, BAD_FD_UNOPENED, BAD_FD_HUGE, closed};
 	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
 		int fd = bad[i];
-		EXPECT_EQ(sys_close(fd), -EBADF);
-		EXPECT_EQ(sys_read(fd, buf, 4), -EBADF);
-		EXPECT_EQ(sys_write(fd, "x", 1), -EBADF);
-		EXPECT_EQ(sys_pread(fd, buf, 4, 0), -EBADF);
-		EXPECT_EQ(sys_pwrite(fd, "x", 1, 0), -EBADF);
-		EXPECT_EQ(sys_lseek(fd, 0, SEEK_SET), -EBADF);
-		EXPECT_EQ(sys_fstat(fd, &st), -EBADF);
-		EXPECT_EQ(sys_getdents(fd, buf, sizeof(buf)), -EBADF);
-		EXPECT_EQ(sys_ftruncate(fd, 0), -EBADF);
-		EXPECT_EQ(sys_dup(fd), -EBADF);
-		EXPECT_EQ(sys_dup2(fd, good), -EBADF);
+		EXPECT_EQ(vfs_close(fd), -EBADF);
+		EXPECT_EQ(vfs_read(fd, buf, 4), -EBADF);
+		EXPECT_EQ(vfs_write(fd, "x", 1), -EBADF);
+		EXPECT_EQ(vfs_pread(fd, buf, 4, 0), -EBADF);
+		EXPECT_EQ(vfs_pwrite(fd, "x", 1, 0), -EBADF);
+		EXPECT_EQ(vfs_lseek(fd, 0, SEEK_SET), -EBADF);
+		EXPECT_EQ(vfs_fstat(fd, &st), -EBADF);
+		EXPECT_EQ(vfs_getdents(fd, buf, sizeof(buf)), -EBADF);
+		EXPECT_EQ(vfs_ftruncate(fd, 0), -EBADF);
+		EXPECT_EQ(vfs_dup(fd), -EBADF);
+		EXPECT_EQ(vfs_dup2(fd, good), -EBADF);
 	}
-	EXPECT_EQ(sys_dup2(good, -1), -EBADF);
-	EXPECT_EQ(sys_dup2(good, FD_MAX), -EBADF);
-	EXPECT_EQ(sys_dup2(good, BAD_FD_HUGE), -EBADF);
+	EXPECT_EQ(vfs_dup2(good, -1), -EBADF);
+	EXPECT_EQ(vfs_dup2(good, FD_MAX), -EBADF);
+	EXPECT_EQ(vfs_dup2(good, BAD_FD_HUGE), -EBADF);
 	/* The good descriptor came through all that, still open on its file. */
-	EXPECT_EQ(sys_pread(good, buf, 4, 0), 4);
+	EXPECT_EQ(vfs_pread(good, buf, 4, 0), 4);
 	EXPECT_EQ(memcmp(buf, "data", 4), 0);
-	EXPECT_EQ(sys_close(good), 0);
+	EXPECT_EQ(vfs_close(good), 0);
 	vfs_expect_unchanged(dir, "after calls on bad descriptors");
 }
 
@@ -404,16 +404,16 @@ static void emfile(const char *dir)
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *f = vfs_at(dir, "f"), *g = vfs_at(dir, "g");
 	int opened = 0;
-	while (opened < FD_MAX && sys_open(f, O_RDONLY, 0) >= 0)
+	while (opened < FD_MAX && vfs_open(f, O_RDONLY, 0) >= 0)
 		opened++;
 	EXPECT_EQ(opened, FD_MAX);
 	/* Full: no descriptor, and no file made for one. */
-	EXPECT_EQ(sys_open(g, O_WRONLY | O_CREAT, 0644), -EMFILE);
-	EXPECT_EQ(sys_open(g, O_WRONLY | O_CREAT | O_EXCL, 0644), -EMFILE);
-	EXPECT_EQ(sys_dup(0), -EMFILE);
+	EXPECT_EQ(vfs_open(g, O_WRONLY | O_CREAT, 0644), -EMFILE);
+	EXPECT_EQ(vfs_open(g, O_WRONLY | O_CREAT | O_EXCL, 0644), -EMFILE);
+	EXPECT_EQ(vfs_dup(0), -EMFILE);
 	for (int fd = 0; fd < opened; fd++)
-		EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_stat(g, &st), -ENOENT);
+		EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_stat(g, &st), -ENOENT);
 	vfs_expect_unchanged(dir, "after opens on a full descriptor table");
 }
 
@@ -433,15 +433,15 @@ static void symlink_loop(const char *dir)
 	static const char *const loops[] = {"a", "b", "c"};
 	for (unsigned i = 0; i < ARRAY_SIZE(loops); i++) {
 		const char *p = vfs_at(dir, "%s", loops[i]);
-		EXPECT_EQ(sys_stat(p, &st), -ELOOP);
-		EXPECT_EQ(sys_open(p, O_RDONLY, 0), -ELOOP);
-		EXPECT_EQ(sys_open(p, O_WRONLY | O_CREAT, 0644), -ELOOP);
-		EXPECT_EQ(sys_chdir(p), -ELOOP);
-		EXPECT_EQ(sys_truncate(p, 0), -ELOOP);
-		EXPECT_EQ(sys_stat(vfs_at(dir, "%s/x", loops[i]), &st), -ELOOP);
-		EXPECT_EQ(sys_mkdir(vfs_at(dir, "%s/x", loops[i]), 0755), -ELOOP);
+		EXPECT_EQ(vfs_stat(p, &st), -ELOOP);
+		EXPECT_EQ(vfs_open(p, O_RDONLY, 0), -ELOOP);
+		EXPECT_EQ(vfs_open(p, O_WRONLY | O_CREAT, 0644), -ELOOP);
+		EXPECT_EQ(vfs_chdir(p), -ELOOP);
+		EXPECT_EQ(vfs_truncate(p, 0), -ELOOP);
+		EXPECT_EQ(vfs_stat(vfs_at(dir, "%s/x", loops[i]), &st), -ELOOP);
+		EXPECT_EQ(vfs_mkdir(vfs_at(dir, "%s/x", loops[i]), 0755), -ELOOP);
 		/* The link itself is there to see. */
-		EXPECT_EQ(sys_lstat(p, &st), 0);
+		EXPECT_EQ(vfs_lstat(p, &st), 0);
 		EXPECT_TRUE(S_ISLNK(st.st_mode));
 	}
 	vfs_expect_unchanged(dir, "after lookups through a symlink loop");
@@ -462,27 +462,27 @@ static void symlink_chain(const char *dir)
 	char target[8];
 	static const char *const spec[] = {"f=end", "d/", "d/x=mid"};
 	tree(dir, spec, ARRAY_SIZE(spec));
-	EXPECT_EQ(sys_symlink("f", vfs_at(dir, "l01")), 0);
-	EXPECT_EQ(sys_symlink("d", vfs_at(dir, "m01")), 0);
+	EXPECT_EQ(vfs_symlink("f", vfs_at(dir, "l01")), 0);
+	EXPECT_EQ(vfs_symlink("d", vfs_at(dir, "m01")), 0);
 	for (unsigned k = 2; k <= SYMLOOP_MAX + 1; k++) {
 		snprintf(target, sizeof(target), "l%02u", k - 1);
-		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "l%02u", k)), 0);
+		EXPECT_EQ(vfs_symlink(target, vfs_at(dir, "l%02u", k)), 0);
 		snprintf(target, sizeof(target), "m%02u", k - 1);
-		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "m%02u", k)), 0);
+		EXPECT_EQ(vfs_symlink(target, vfs_at(dir, "m%02u", k)), 0);
 	}
-	ASSERT_EQ(sys_stat(vfs_at(dir, "f"), &f), 0);
+	ASSERT_EQ(vfs_stat(vfs_at(dir, "f"), &f), 0);
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *l40 = vfs_at(dir, "l%02u", SYMLOOP_MAX);
 	const char *l41 = vfs_at(dir, "l%02u", SYMLOOP_MAX + 1);
-	EXPECT_EQ(sys_stat(l40, &st), 0);
+	EXPECT_EQ(vfs_stat(l40, &st), 0);
 	EXPECT_EQ(st.st_ino, f.st_ino);
 	EXPECT_TRUE(vfs_file_is(l40, "end"));
-	EXPECT_EQ(sys_stat(l41, &st), -ELOOP);
-	EXPECT_EQ(sys_open(l41, O_RDONLY, 0), -ELOOP);
-	EXPECT_EQ(sys_open(l41, O_WRONLY | O_TRUNC, 0), -ELOOP);
+	EXPECT_EQ(vfs_stat(l41, &st), -ELOOP);
+	EXPECT_EQ(vfs_open(l41, O_RDONLY, 0), -ELOOP);
+	EXPECT_EQ(vfs_open(l41, O_WRONLY | O_TRUNC, 0), -ELOOP);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "m%02u/x", SYMLOOP_MAX), "mid"));
-	EXPECT_EQ(sys_stat(vfs_at(dir, "m%02u/x", SYMLOOP_MAX + 1), &st), -ELOOP);
-	EXPECT_EQ(sys_mkdir(vfs_at(dir, "m%02u/y", SYMLOOP_MAX + 1), 0755), -ELOOP);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "m%02u/x", SYMLOOP_MAX + 1), &st), -ELOOP);
+	EXPECT_EQ(vfs_mkdir(vfs_at(dir, "m%02u/y", SYMLOOP_MAX + 1), 0755), -ELOOP);
 	vfs_expect_unchanged(dir, "after lookups through chains of symlinks");
 }
 
@@ -505,21 +505,21 @@ static void creat_through_symlink_shares_the_budget(const char *dir)
 			snprintf(target, sizeof(target), ".");
 		else
 			snprintf(target, sizeof(target), "c%02u", k + 1);
-		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "c%02u", k)), 0);
+		EXPECT_EQ(vfs_symlink(target, vfs_at(dir, "c%02u", k)), 0);
 	}
-	EXPECT_EQ(sys_symlink("c01/made", vfs_at(dir, "t")), 0);
+	EXPECT_EQ(vfs_symlink("c01/made", vfs_at(dir, "t")), 0);
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_open(vfs_at(dir, "t"), O_WRONLY | O_CREAT, 0644), -ELOOP);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "t"), &st), -ELOOP);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "made"), &st), -ENOENT);
+	EXPECT_EQ(vfs_open(vfs_at(dir, "t"), O_WRONLY | O_CREAT, 0644), -ELOOP);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "t"), &st), -ELOOP);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "made"), &st), -ENOENT);
 	vfs_expect_unchanged(dir, "after an O_CREAT through 41 links");
 	/* 40 in all is within the budget: through c02 the chain is one link shorter. */
-	EXPECT_EQ(sys_symlink("c02/made", vfs_at(dir, "u")), 0);
-	int fd = sys_open(vfs_at(dir, "u"), O_WRONLY | O_CREAT, 0644);
+	EXPECT_EQ(vfs_symlink("c02/made", vfs_at(dir, "u")), 0);
+	int fd = vfs_open(vfs_at(dir, "u"), O_WRONLY | O_CREAT, 0644);
 	EXPECT_GE(fd, 0);
 	if (fd >= 0)
-		EXPECT_EQ(sys_close(fd), 0);
-	EXPECT_EQ(sys_stat(vfs_at(dir, "made"), &st), 0);
+		EXPECT_EQ(vfs_close(fd), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "made"), &st), 0);
 }
 
 TEST(vfs_errors, creat_through_a_symlink_counts_links_in_the_same_budget)
@@ -554,16 +554,16 @@ static void long_link_texts_are_kept_apart(const char *dir)
 		if (len < LONG_TARGET)
 			target[len++] = '/';
 		target[len] = '\0';
-		EXPECT_EQ(sys_symlink(target, vfs_at(dir, "k%02u", k)), 0);
+		EXPECT_EQ(vfs_symlink(target, vfs_at(dir, "k%02u", k)), 0);
 	}
 	kfree(target);
 	EXPECT_TRUE(vfs_file_is(vfs_at(dir, "k01/x"), "end"));
-	int fd = sys_open(vfs_at(dir, "k01/y"), O_WRONLY | O_CREAT, 0644);
+	int fd = vfs_open(vfs_at(dir, "k01/y"), O_WRONLY | O_CREAT, 0644);
 	EXPECT_GE(fd, 0);
 	if (fd >= 0)
-		EXPECT_EQ(sys_close(fd), 0);
+		EXPECT_EQ(vfs_close(fd), 0);
 	struct stat st;
-	EXPECT_EQ(sys_stat(vfs_at(dir, "d/y"), &st), 0);
+	EXPECT_EQ(vfs_stat(vfs_at(dir, "d/y"), &st), 0);
 }
 
 TEST(vfs_errors, a_chain_of_long_symlink_texts_is_followed_past_path_max_in_all)
@@ -585,10 +585,10 @@ static void out_of_memory(const char *dir)
 	u32 saved = failslab_get_ppm();
 	u64 injected = failslab_injected();
 	failslab_set_ppm(FAILSLAB_ALWAYS);
-	int mk = sys_mkdir(nd, 0755);
-	int op = sys_open(nf, O_WRONLY | O_CREAT | O_EXCL, 0644);
-	int sl = sys_symlink("target", nl);
-	int ln = sys_link(f, nh);
+	int mk = vfs_mkdir(nd, 0755);
+	int op = vfs_open(nf, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	int sl = vfs_symlink("target", nl);
+	int ln = vfs_link(f, nh);
 	failslab_set_ppm(saved);
 
 	EXPECT_GT(failslab_injected(), injected);
@@ -597,17 +597,17 @@ static void out_of_memory(const char *dir)
 	EXPECT_EQ(sl, -ENOMEM);
 	EXPECT_EQ(ln, -ENOMEM);
 	if (op >= 0)
-		sys_close(op);
+		vfs_close(op);
 	vfs_expect_unchanged(dir, "after creates that ran out of memory");
-	EXPECT_EQ(sys_stat(nd, &st), -ENOENT);
+	EXPECT_EQ(vfs_stat(nd, &st), -ENOENT);
 	/* Nothing half-made is in the way: with memory, the same calls succeed. */
-	EXPECT_EQ(sys_mkdir(nd, 0755), 0);
-	op = sys_open(nf, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	EXPECT_EQ(vfs_mkdir(nd, 0755), 0);
+	op = vfs_open(nf, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	EXPECT_GE(op, 0);
-	EXPECT_EQ(sys_close(op), 0);
-	EXPECT_EQ(sys_symlink("target", nl), 0);
-	EXPECT_EQ(sys_link(f, nh), 0);
-	EXPECT_EQ(sys_stat(f, &st), 0);
+	EXPECT_EQ(vfs_close(op), 0);
+	EXPECT_EQ(vfs_symlink("target", nl), 0);
+	EXPECT_EQ(vfs_link(f, nh), 0);
+	EXPECT_EQ(vfs_stat(f, &st), 0);
 	EXPECT_EQ(st.st_nlink, 2);
 }
 
@@ -632,12 +632,12 @@ static void rmdir_root_dot(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
 	/* Linux gives -EBUSY for "/" and -EINVAL for a last component ".". */
-	ebusy_or_einval(sys_rmdir("/"));
-	ebusy_or_einval(sys_rmdir(vfs_at(dir, "sub/.")));
-	EXPECT_EQ(sys_chdir(vfs_at(dir, "sub")), 0);
-	ebusy_or_einval(sys_rmdir("."));
-	EXPECT_EQ(sys_chdir("/"), 0);
-	EXPECT_EQ(sys_stat("/", &st), 0);
+	ebusy_or_einval(vfs_rmdir("/"));
+	ebusy_or_einval(vfs_rmdir(vfs_at(dir, "sub/.")));
+	EXPECT_EQ(vfs_chdir(vfs_at(dir, "sub")), 0);
+	ebusy_or_einval(vfs_rmdir("."));
+	EXPECT_EQ(vfs_chdir("/"), 0);
+	EXPECT_EQ(vfs_stat("/", &st), 0);
 	EXPECT_TRUE(S_ISDIR(st.st_mode));
 	vfs_expect_unchanged(dir, "after rmdir of / and of .");
 }
@@ -652,8 +652,8 @@ static void unlink_dir(const char *dir)
 	static const char *const spec[] = {"d/", "e/", "e/f=x"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "d")), -EISDIR);
-	EXPECT_EQ(sys_unlink(vfs_at(dir, "e")), -EISDIR);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "d")), -EISDIR);
+	EXPECT_EQ(vfs_unlink(vfs_at(dir, "e")), -EISDIR);
 	vfs_expect_unchanged(dir, "after unlink of directories");
 }
 
@@ -667,9 +667,9 @@ static void rmdir_file(const char *dir)
 	static const char *const spec[] = {"f=x", "d/", "ld->d"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "f")), -ENOTDIR);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "f")), -ENOTDIR);
 	/* rmdir does not follow the link to the directory. */
-	EXPECT_EQ(sys_rmdir(vfs_at(dir, "ld")), -ENOTDIR);
+	EXPECT_EQ(vfs_rmdir(vfs_at(dir, "ld")), -ENOTDIR);
 	vfs_expect_unchanged(dir, "after rmdir of a file and of a symlink");
 }
 
@@ -685,15 +685,15 @@ static void open_dir_write(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *d = vfs_at(dir, "d");
-	EXPECT_EQ(sys_open(d, O_WRONLY, 0), -EISDIR);
-	EXPECT_EQ(sys_open(d, O_RDWR, 0), -EISDIR);
-	EXPECT_EQ(sys_open(d, O_WRONLY | O_CREAT, 0644), -EISDIR);
-	EXPECT_EQ(sys_truncate(d, 0), -EISDIR);
-	int fd = sys_open(d, O_RDONLY, 0);
+	EXPECT_EQ(vfs_open(d, O_WRONLY, 0), -EISDIR);
+	EXPECT_EQ(vfs_open(d, O_RDWR, 0), -EISDIR);
+	EXPECT_EQ(vfs_open(d, O_WRONLY | O_CREAT, 0644), -EISDIR);
+	EXPECT_EQ(vfs_truncate(d, 0), -EISDIR);
+	int fd = vfs_open(d, O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_read(fd, buf, sizeof(buf)), -EISDIR);
-	EXPECT_EQ(sys_write(fd, "x", 1), -EBADF);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_read(fd, buf, sizeof(buf)), -EISDIR);
+	EXPECT_EQ(vfs_write(fd, "x", 1), -EBADF);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_expect_unchanged(dir, "after opening a directory for writing");
 }
 
@@ -708,27 +708,27 @@ static void lseek_bad(const char *dir)
 	static const char *const spec[] = {"d/", "d/a=1", "d/b=2", "f=0123456789"};
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
-	int dfd = sys_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
+	int dfd = vfs_open(vfs_at(dir, "d"), O_RDONLY | O_DIRECTORY, 0);
 	ASSERT_GE(dfd, 0);
-	EXPECT_EQ(sys_lseek(dfd, 0, SEEK_SET), 0);
-	EXPECT_GT(sys_getdents(dfd, buf, sizeof(buf)), 0);
-	EXPECT_GE(sys_lseek(dfd, 0, SEEK_CUR), 0);
-	EXPECT_EQ(sys_lseek(dfd, 0, SEEK_SET), 0);
-	EXPECT_EQ(sys_lseek(dfd, -1, SEEK_SET), -EINVAL);
-	EXPECT_EQ(sys_lseek(dfd, 0, SEEK_CUR), 0);
-	EXPECT_EQ(sys_close(dfd), 0);
-	int fd = sys_open(vfs_at(dir, "f"), O_RDONLY, 0);
+	EXPECT_EQ(vfs_lseek(dfd, 0, SEEK_SET), 0);
+	EXPECT_GT(vfs_getdents(dfd, buf, sizeof(buf)), 0);
+	EXPECT_GE(vfs_lseek(dfd, 0, SEEK_CUR), 0);
+	EXPECT_EQ(vfs_lseek(dfd, 0, SEEK_SET), 0);
+	EXPECT_EQ(vfs_lseek(dfd, -1, SEEK_SET), -EINVAL);
+	EXPECT_EQ(vfs_lseek(dfd, 0, SEEK_CUR), 0);
+	EXPECT_EQ(vfs_close(dfd), 0);
+	int fd = vfs_open(vfs_at(dir, "f"), O_RDONLY, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_lseek(fd, -1, SEEK_SET), -EINVAL);
-	EXPECT_EQ(sys_lseek(fd, 3, SEEK_SET), 3);
-	EXPECT_EQ(sys_lseek(fd, -4, SEEK_CUR), -EINVAL);
-	EXPECT_EQ(sys_lseek(fd, -11, SEEK_END), -EINVAL);
-	EXPECT_EQ(sys_lseek(fd, 0, 3), -EINVAL); /* no such whence */
+	EXPECT_EQ(vfs_lseek(fd, -1, SEEK_SET), -EINVAL);
+	EXPECT_EQ(vfs_lseek(fd, 3, SEEK_SET), 3);
+	EXPECT_EQ(vfs_lseek(fd, -4, SEEK_CUR), -EINVAL);
+	EXPECT_EQ(vfs_lseek(fd, -11, SEEK_END), -EINVAL);
+	EXPECT_EQ(vfs_lseek(fd, 0, 3), -EINVAL); /* no such whence */
 	/* A refused seek moves nothing. */
-	EXPECT_EQ(sys_lseek(fd, 0, SEEK_CUR), 3);
-	EXPECT_EQ(sys_read(fd, buf, 2), 2);
+	EXPECT_EQ(vfs_lseek(fd, 0, SEEK_CUR), 3);
+	EXPECT_EQ(vfs_read(fd, buf, 2), 2);
 	EXPECT_EQ(memcmp(buf, "34", 2), 0);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_expect_unchanged(dir, "after bad seeks");
 }
 
@@ -744,13 +744,13 @@ static void negative_sizes(const char *dir)
 	tree(dir, spec, ARRAY_SIZE(spec));
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *f = vfs_at(dir, "f");
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_truncate(f, -1), -EINVAL);
-	EXPECT_EQ(sys_ftruncate(fd, -1), -EINVAL);
-	EXPECT_EQ(sys_pread(fd, &c, 1, -1), -EINVAL);
-	EXPECT_EQ(sys_pwrite(fd, "x", 1, -1), -EINVAL);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_truncate(f, -1), -EINVAL);
+	EXPECT_EQ(vfs_ftruncate(fd, -1), -EINVAL);
+	EXPECT_EQ(vfs_pread(fd, &c, 1, -1), -EINVAL);
+	EXPECT_EQ(vfs_pwrite(fd, "x", 1, -1), -EINVAL);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_expect_unchanged(dir, "after negative lengths and offsets");
 }
 
@@ -767,20 +767,20 @@ static void too_big(const char *dir)
 	ASSERT_TRUE(vfs_snapshot(dir));
 	const char *f = vfs_at(dir, "f");
 	const s64 max = (s64)RAMFS_MAX_FILE_SIZE;
-	int fd = sys_open(f, O_RDWR, 0);
+	int fd = vfs_open(f, O_RDWR, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(sys_pwrite(fd, "y", 1, max), -EFBIG);
-	EXPECT_EQ(sys_lseek(fd, max, SEEK_SET), max);
-	EXPECT_EQ(sys_write(fd, "y", 1), -EFBIG);
-	EXPECT_EQ(sys_truncate(f, max + 1), -EFBIG);
-	EXPECT_EQ(sys_ftruncate(fd, max + 1), -EFBIG);
-	EXPECT_EQ(sys_close(fd), 0);
+	EXPECT_EQ(vfs_pwrite(fd, "y", 1, max), -EFBIG);
+	EXPECT_EQ(vfs_lseek(fd, max, SEEK_SET), max);
+	EXPECT_EQ(vfs_write(fd, "y", 1), -EFBIG);
+	EXPECT_EQ(vfs_truncate(f, max + 1), -EFBIG);
+	EXPECT_EQ(vfs_ftruncate(fd, max + 1), -EFBIG);
+	EXPECT_EQ(vfs_close(fd), 0);
 	vfs_expect_unchanged(dir, "after writes past the largest file");
 	/* Up to the largest size is allowed (a hole, so it costs nothing). */
-	EXPECT_EQ(sys_truncate(f, max), 0);
-	EXPECT_EQ(sys_stat(f, &st), 0);
+	EXPECT_EQ(vfs_truncate(f, max), 0);
+	EXPECT_EQ(vfs_stat(f, &st), 0);
 	EXPECT_EQ(st.st_size, max);
-	EXPECT_EQ(sys_truncate(f, 1), 0);
+	EXPECT_EQ(vfs_truncate(f, 1), 0);
 	vfs_expect_unchanged(dir, "after growing to the largest file and back");
 }
 

@@ -82,8 +82,8 @@ static struct dentry *dentry_at(const char *path)
 
 static int make_file(const char *path)
 {
-	int fd = sys_open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
-	return fd < 0 ? fd : sys_close(fd);
+	int fd = vfs_open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	return fd < 0 ? fd : vfs_close(fd);
 }
 
 static void racer_lookup(void *arg)
@@ -124,13 +124,13 @@ static void change(void *arg)
 {
 	struct vfs_race *r = arg;
 	if (r->op == UNLINK)
-		r->change_err = sys_unlink(r->from);
+		r->change_err = vfs_unlink(r->from);
 	else if (r->op == RMDIR)
-		r->change_err = sys_rmdir(r->from);
+		r->change_err = vfs_rmdir(r->from);
 	else
-		r->change_err = sys_rename(r->from, r->to, 0);
+		r->change_err = vfs_rename(r->from, r->to, 0);
 	if (*r->make)
-		r->make_err = r->make_dir ? sys_mkdir(r->make, 0755) : make_file(r->make);
+		r->make_err = r->make_dir ? vfs_mkdir(r->make, 0755) : make_file(r->make);
 }
 
 /* The racer's path_lookup() failed with want (what it found instead is put). */
@@ -149,10 +149,10 @@ static void step_parent_renamed(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D/c"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a/D"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a/D/c"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "b"), 0755), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
 	ASSERT_TRUE(D != NULL);
 	path_into(r.walk, dir, "a/D/c/h");
@@ -171,7 +171,7 @@ static void step_parent_renamed(const char *dir)
 	EXPECT_EQ(r.make_err, 0);
 	EXPECT_LOOKUP_FAILED(&r, -ENOENT);
 	struct stat st;
-	EXPECT_EQ(sys_stat(r.make, &st), 0);
+	EXPECT_EQ(vfs_stat(r.make, &st), 0);
 }
 
 TEST(vfs_race, walk_step_checks_parent_moved_under_child)
@@ -187,9 +187,9 @@ static void step_dotdot_renamed(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a/D"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "b"), 0755), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
 	ASSERT_TRUE(D != NULL);
 	path_into(r.walk, dir, "a/D/../x");
@@ -222,9 +222,9 @@ static void step_child_replaced(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x/c"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x/E"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x/c"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x/E"), 0755), 0);
 	struct dentry *x = dentry_at(vfs_at(dir, "x")), *E = dentry_at(vfs_at(dir, "x/E"));
 	ASSERT_TRUE(x && E);
 	struct inode *inode = E->d_inode;
@@ -263,7 +263,7 @@ static void unlazy_unlinked(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x"), 0755), 0);
 	ASSERT_EQ(make_file(vfs_at(dir, "x/f")), 0);
 	struct dentry *f = dentry_at(vfs_at(dir, "x/f"));
 	ASSERT_TRUE(f != NULL);
@@ -293,8 +293,8 @@ static void unlazy_dir_replaced(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x/D"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x/D"), 0755), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "x/D"));
 	ASSERT_TRUE(D != NULL);
 	path_into(r.walk, dir, "x/D/y");
@@ -327,7 +327,7 @@ static void stat_unlinked(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "x"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "x"), 0755), 0);
 	ASSERT_EQ(make_file(vfs_at(dir, "x/f")), 0);
 	struct dentry *f = dentry_at(vfs_at(dir, "x/f"));
 	ASSERT_TRUE(f != NULL);
@@ -361,8 +361,8 @@ static void dget_parent_renamed(const char *dir)
 {
 	static struct vfs_race r;
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "p1"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "p2"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "p1"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "p2"), 0755), 0);
 	ASSERT_EQ(make_file(vfs_at(dir, "p1/c")), 0);
 	struct dentry *p1 = dentry_at(vfs_at(dir, "p1")), *p2 = dentry_at(vfs_at(dir, "p2"));
 	r.child = dentry_at(vfs_at(dir, "p1/c"));
@@ -404,8 +404,8 @@ static void d_lookup_chain_moved(const char *dir)
 	static struct vfs_race r;
 	char m[24], k[24];
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "P"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "Q"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "P"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "Q"), 0755), 0);
 	ASSERT_EQ(make_file(vfs_at(dir, "P/n")), 0);
 	struct dentry *P = dentry_at(vfs_at(dir, "P")), *Q = dentry_at(vfs_at(dir, "Q"));
 	struct dentry *n = dentry_at(vfs_at(dir, "P/n"));
@@ -467,9 +467,9 @@ static void d_path_renamed(const char *dir)
 	static struct vfs_race r;
 	char want[RACE_PATH];
 	r = (struct vfs_race){0};
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "a/D"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "b"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "a/D"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "b"), 0755), 0);
 	ASSERT_EQ(make_file(vfs_at(dir, "a/D/f")), 0);
 	struct dentry *D = dentry_at(vfs_at(dir, "a/D"));
 	r.child = dentry_at(vfs_at(dir, "a/D/f"));
@@ -502,7 +502,7 @@ static void racer_ilookup(void *arg)
 static void change_unlink_only(void *arg)
 {
 	struct vfs_race *r = arg;
-	r->change_err = sys_unlink(r->from);
+	r->change_err = vfs_unlink(r->from);
 }
 
 /*

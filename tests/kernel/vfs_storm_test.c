@@ -89,11 +89,11 @@ static bool storm_bad(const char *call, const char *path, long got)
 /* Create path holding text, from a storm CPU: true, or a failure recorded. */
 static bool storm_create(const char *path, const char *text)
 {
-	int fd = sys_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	int fd = vfs_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0)
 		return storm_bad("create", path, fd);
-	long w = sys_write(fd, text, strlen(text));
-	int c = sys_close(fd);
+	long w = vfs_write(fd, text, strlen(text));
+	int c = vfs_close(fd);
 	if (w != (long)strlen(text))
 		return storm_bad("write", path, w);
 	return c == 0 ? true : storm_bad("close", path, c);
@@ -112,10 +112,10 @@ static void storm_warm_fn(void *arg)
 	snprintf(p, sizeof(p), "%s/warm%u", dir, cpu);
 	snprintf(q, sizeof(q), "%s/warm%u.r", dir, cpu);
 	storm_create(p, "warm");
-	EXPECT_EQ(sys_rename(p, q, 0), 0);
-	EXPECT_EQ(sys_unlink(q), 0);
-	EXPECT_EQ(sys_mkdir(p, 0755), 0);
-	EXPECT_EQ(sys_rmdir(p), 0);
+	EXPECT_EQ(vfs_rename(p, q, 0), 0);
+	EXPECT_EQ(vfs_unlink(q), 0);
+	EXPECT_EQ(vfs_mkdir(p, 0755), 0);
+	EXPECT_EQ(vfs_rmdir(p), 0);
 }
 
 /* After the storm's setup: warm every CPU, let the caches settle, take their counts. */
@@ -156,7 +156,7 @@ static void storm_expect_counts(const struct vfs_counts *base, long left, const 
 static u64 storm_ino(const char *path)
 {
 	struct stat st;
-	return sys_stat(path, &st) == 0 ? st.st_ino : 0;
+	return vfs_stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
 /* Run storm(dir) in mode, and put the mode back however the storm ended. */
@@ -208,20 +208,20 @@ static void cu_fn(void *arg)
 			cu_text(text, sizeof(text), me, i, shared);
 			if (!storm_create(path, text))
 				return;
-			int err = sys_stat(path, &st);
+			int err = vfs_stat(path, &st);
 			if (err || st.st_size != (s64)strlen(text))
 				storm_bad("stat of a file just made", path, err ? err : st.st_size);
 			if (i % CU_KEEP_EVERY == 0)
 				continue;
-			err = sys_unlink(path);
+			err = vfs_unlink(path);
 			if (err)
 				storm_bad("unlink", path, err);
-			err = sys_stat(path, &st);
+			err = vfs_stat(path, &st);
 			if (err != -ENOENT)
 				storm_bad("stat of a file just unlinked", path, err);
 		}
 		/* The neighbour's file is there throughout, whatever its directory goes through. */
-		int err = sys_stat(anchor, &st);
+		int err = vfs_stat(anchor, &st);
 		if (err)
 			storm_bad("stat of a file that stays", anchor, err);
 		if (i % 4 == 0 && !vfs_file_is(anchor, atext))
@@ -234,10 +234,10 @@ static void cu_storm(const char *dir)
 	struct vfs_counts base;
 	char text[STORM_TEXT], name[STORM_PATH];
 	storm_cpus_init();
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "own"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "shared"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "shared"), 0755), 0);
 	for (unsigned p = 0; p < cpus.n; p++) {
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
 		snprintf(text, sizeof(text), "anchor %u\n", p);
 		ASSERT_EQ(vfs_write_file(vfs_at(dir, "shared/anchor%u", p), text, strlen(text)), 0);
 	}
@@ -338,7 +338,7 @@ static void rn_look_file(unsigned id, bool in_b, bool mine)
 	char path[STORM_PATH], text[STORM_TEXT], want[STORM_TEXT];
 	struct stat st;
 	rn_file(path, sizeof(path), id, in_b);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (mine && err != (READ_ONCE(rn.in_b[id]) == in_b ? 0 : -ENOENT))
 		storm_bad("stat of my own file", path, err);
 	if (err == 0) {
@@ -363,7 +363,7 @@ static void rn_look_pair(unsigned p, const char *rel)
 	char path[STORM_PATH], text[STORM_TEXT], x[STORM_TEXT], y[STORM_TEXT];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/%s", rn.dir, rel);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (err == 0 && st.st_ino != rn.pair_ino[p][0] && st.st_ino != rn.pair_ino[p][1])
 		storm_bad("stat found a stranger's inode at", path, (long)st.st_ino);
 	else if (err && err != -ENOENT)
@@ -384,14 +384,14 @@ static void rn_swap(unsigned me)
 	snprintf(x, sizeof(x), "%s/A/p%ux", rn.dir, me);
 	snprintf(y, sizeof(y), "%s/A/p%uy", rn.dir, me);
 	snprintf(t, sizeof(t), "%s/B/t%u", rn.dir, me);
-	int err = sys_rename(x, t, 0);
+	int err = vfs_rename(x, t, 0);
 	if (err) {
 		storm_bad("rename to the temporary name", x, err);
 		return;
 	}
-	if ((err = sys_rename(y, x, 0)))
+	if ((err = vfs_rename(y, x, 0)))
 		storm_bad("rename", y, err);
-	if ((err = sys_rename(t, y, 0)))
+	if ((err = vfs_rename(t, y, 0)))
 		storm_bad("rename from the temporary name", t, err);
 	rn.swaps[me]++;
 }
@@ -408,7 +408,7 @@ static void rn_fn(void *arg)
 			bool b = READ_ONCE(rn.in_b[id]);
 			rn_file(from, sizeof(from), id, b);
 			rn_file(to, sizeof(to), id, !b);
-			int err = sys_rename(from, to, 0);
+			int err = vfs_rename(from, to, 0);
 			if (err)
 				storm_bad("rename", from, err);
 			else
@@ -435,8 +435,8 @@ static void rn_storm(const char *dir)
 	char text[STORM_TEXT], name[32];
 	storm_cpus_init();
 	rn.dir = dir;
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "A"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "B"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "A"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "B"), 0755), 0);
 	for (unsigned p = 0; p < cpus.n; p++) {
 		for (unsigned j = 0; j < RN_FILES; j++) {
 			unsigned id = p * RN_FILES + j;
@@ -444,7 +444,7 @@ static void rn_storm(const char *dir)
 			rn_text(text, sizeof(text), id);
 			ASSERT_EQ(vfs_write_file(f, text, strlen(text)), 0);
 			struct stat st;
-			ASSERT_EQ(sys_stat(f, &st), 0);
+			ASSERT_EQ(vfs_stat(f, &st), 0);
 			rn.ino[id] = st.st_ino;
 			rn.in_b[id] = 0;
 		}
@@ -453,7 +453,7 @@ static void rn_storm(const char *dir)
 			rn_pair_text(text, sizeof(text), p, w);
 			ASSERT_EQ(vfs_write_file(f, text, strlen(text)), 0);
 			struct stat st;
-			ASSERT_EQ(sys_stat(f, &st), 0);
+			ASSERT_EQ(vfs_stat(f, &st), 0);
 			rn.pair_ino[p][w] = st.st_ino;
 		}
 		rn.swaps[p] = 0;
@@ -544,7 +544,7 @@ static void rc_remove(unsigned r)
 	snprintf(d, sizeof(d), "%s/d%u", rc.dir, r);
 	for (;;) {
 		bool creators_done = (unsigned)atomic_read_acquire(&rc.done[r]) == cpus.n - 1;
-		int err = sys_rmdir(d);
+		int err = vfs_rmdir(d);
 		if (err == 0) {
 			/* Pairs with the creators' smp_load_acquire(). */
 			smp_store_release(&rc.removed[r], 1);
@@ -558,15 +558,15 @@ static void rc_remove(unsigned r)
 		if (creators_done)
 			return;
 	}
-	int err = sys_stat(d, &st);
+	int err = vfs_stat(d, &st);
 	if (err != -ENOENT)
 		storm_bad("stat of a removed directory", d, err);
 	snprintf(late, sizeof(late), "%s/late", d);
-	int fd = sys_open(late, O_WRONLY | O_CREAT, 0644);
+	int fd = vfs_open(late, O_WRONLY | O_CREAT, 0644);
 	if (fd != -ENOENT) {
 		storm_bad("create in a removed directory", late, fd);
 		if (fd >= 0)
-			sys_close(fd);
+			vfs_close(fd);
 	}
 }
 
@@ -576,7 +576,7 @@ static void rc_create(unsigned r, unsigned me)
 	struct stat st;
 	for (unsigned i = 0; i < rc.creates; i++) {
 		snprintf(p, sizeof(p), "%s/d%u/c%u-%u", rc.dir, r, me, i);
-		int fd = sys_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		int fd = vfs_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		if (fd == -ENOENT) {
 			/* Only the remover's rmdir can take the directory away: wait to hear it
 			 * won. */
@@ -586,11 +586,11 @@ static void rc_create(unsigned r, unsigned me)
 			if (!smp_load_acquire(&rc.removed[r]))
 				storm_bad("create refused, but rmdir did not win:", p, fd);
 			/* Gone stays gone. */
-			fd = sys_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+			fd = vfs_open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
 			if (fd != -ENOENT)
 				storm_bad("create after the directory went", p, fd);
 			if (fd >= 0)
-				sys_close(fd);
+				vfs_close(fd);
 			rc.refused[r][me] = 1;
 			break;
 		}
@@ -598,19 +598,19 @@ static void rc_create(unsigned r, unsigned me)
 			storm_bad("create", p, fd);
 			break;
 		}
-		long w = sys_write(fd, p, strlen(p));
+		long w = vfs_write(fd, p, strlen(p));
 		if (w != (long)strlen(p))
 			storm_bad("write", p, w);
-		sys_close(fd);
+		vfs_close(fd);
 		/* The file is in the directory, so no rmdir can have won since it was made. */
-		int err = sys_stat(p, &st);
+		int err = vfs_stat(p, &st);
 		if (err)
 			storm_bad("stat of a file just made", p, err);
 		if (i == rc.creates - 1) {
 			rc.kept[r][me] = 1;
 			break;
 		}
-		if ((err = sys_unlink(p)))
+		if ((err = vfs_unlink(p)))
 			storm_bad("unlink", p, err);
 	}
 	/* Release: what this creator recorded, before the remover reads that it is done. */
@@ -639,7 +639,7 @@ static void rc_storm(const char *dir)
 		return;
 	}
 	for (unsigned r = 0; r < RC_ROUNDS; r++)
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "d%u", r), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "d%u", r), 0755), 0);
 	storm_begin(dir, &base);
 	rc.dir = dir;
 	rc.creates = MAX(RC_CREATES_TOTAL / (cpus.n - 1), RC_MIN_CREATES);
@@ -661,10 +661,10 @@ static void rc_storm(const char *dir)
 			/* Gone, and then no file of it can have been made and kept. */
 			won++;
 			left--;
-			EXPECT_EQ(sys_stat(d, &st), -ENOENT);
+			EXPECT_EQ(vfs_stat(d, &st), -ENOENT);
 			for (unsigned p = 0; p < cpus.n; p++) {
 				snprintf(name, sizeof(name), "%s/c%u-%u", d, p, rc.creates - 1);
-				EXPECT_EQ(sys_stat(name, &st), -ENOENT);
+				EXPECT_EQ(vfs_stat(name, &st), -ENOENT);
 			}
 			for (unsigned p = 0; p < cpus.n; p++)
 				if (rc.kept[r][p])
@@ -761,7 +761,7 @@ static void fs_check(const struct fs_slot *sl, unsigned p, unsigned s)
 	struct stat st;
 	fs_name(path, sizeof(path), fs.dir, p, s, sl->renamed);
 	fs_name(other, sizeof(other), fs.dir, p, s, !sl->renamed);
-	int err = sys_stat(path, &st);
+	int err = vfs_stat(path, &st);
 	if (err == -ENOMEM)
 		return;
 	if (sl->state == FS_NONE && err != -ENOENT)
@@ -770,7 +770,7 @@ static void fs_check(const struct fs_slot *sl, unsigned p, unsigned s)
 		storm_bad("stat of a file the record has", path, err ? err : st.st_size);
 	if (sl->state == FS_DIR && (err || !S_ISDIR(st.st_mode)))
 		storm_bad("stat of a directory the record has", path, err);
-	err = sys_stat(other, &st);
+	err = vfs_stat(other, &st);
 	if (err != -ENOENT && err != -ENOMEM)
 		storm_bad("stat of a slot's other name", other, err);
 }
@@ -783,38 +783,38 @@ static void fs_step(struct fs_slot *sl, unsigned p, unsigned s, unsigned round)
 	fs_name(path, sizeof(path), fs.dir, p, s, sl->renamed);
 	switch (sl->next) {
 	case FS_CREATE:
-		fd = sys_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		fd = vfs_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 		if (!fs_result("create", path, fd))
 			return;
 		sl->state = FS_FILE;
 		snprintf(sl->text, sizeof(sl->text), "cpu %u slot %u round %u\n", p, s, round);
-		w = sys_write(fd, sl->text, strlen(sl->text));
+		w = vfs_write(fd, sl->text, strlen(sl->text));
 		/* A write that ran out of memory wrote nothing; a short one, its start. */
 		sl->len = fs_result("write", path, w) ? (u8)w : 0;
 		sl->text[sl->len] = '\0';
-		if ((err = sys_close(fd)))
+		if ((err = vfs_close(fd)))
 			storm_bad("close", path, err);
 		break;
 	case FS_RENAME:
 		fs_name(to, sizeof(to), fs.dir, p, s, !sl->renamed);
-		if (!fs_result("rename", path, sys_rename(path, to, 0)))
+		if (!fs_result("rename", path, vfs_rename(path, to, 0)))
 			return;
 		sl->renamed ^= 1;
 		break;
 	case FS_UNLINK:
-		if (!fs_result("unlink", path, sys_unlink(path)))
+		if (!fs_result("unlink", path, vfs_unlink(path)))
 			return;
 		sl->state = FS_NONE;
 		sl->renamed = 0;
 		sl->len = 0;
 		break;
 	case FS_MKDIR:
-		if (!fs_result("mkdir", path, sys_mkdir(path, 0755)))
+		if (!fs_result("mkdir", path, vfs_mkdir(path, 0755)))
 			return;
 		sl->state = FS_DIR;
 		break;
 	case FS_RMDIR:
-		if (!fs_result("rmdir", path, sys_rmdir(path)))
+		if (!fs_result("rmdir", path, vfs_rmdir(path)))
 			return;
 		sl->state = FS_NONE;
 		break;
@@ -873,10 +873,10 @@ static void fs_storm(const char *dir)
 {
 	struct vfs_counts base;
 	storm_cpus_init();
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "own"), 0755), 0);
-	ASSERT_EQ(sys_mkdir(vfs_at(dir, "shared"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own"), 0755), 0);
+	ASSERT_EQ(vfs_mkdir(vfs_at(dir, "shared"), 0755), 0);
 	for (unsigned p = 0; p < cpus.n; p++)
-		ASSERT_EQ(sys_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
+		ASSERT_EQ(vfs_mkdir(vfs_at(dir, "own/c%u", p), 0755), 0);
 	storm_begin(dir, &base);
 	vfs_slab_snapshot(&slab_before);
 	fs.dir = dir;
@@ -911,9 +911,9 @@ static void fs_storm(const char *dir)
 			const struct fs_slot *sl = &fs.slot[p][s];
 			fs_name(path, sizeof(path), dir, p, s, sl->renamed);
 			if (sl->state == FS_FILE)
-				EXPECT_EQ(sys_unlink(path), 0);
+				EXPECT_EQ(vfs_unlink(path), 0);
 			else if (sl->state == FS_DIR)
-				EXPECT_EQ(sys_rmdir(path), 0);
+				EXPECT_EQ(vfs_rmdir(path), 0);
 		}
 	struct vfs_counts now;
 	vfs_settle(true);

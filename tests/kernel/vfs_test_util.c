@@ -174,11 +174,11 @@ bool vfs_expect_same_listing(const char *what, const char *got, const char *want
 /* Create or replace path holding the n bytes at data: 0 or -errno. */
 int vfs_write_file(const char *path, const void *data, size_t n)
 {
-	int fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = vfs_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return fd;
-	long w = n ? sys_write(fd, data, n) : 0;
-	int c = sys_close(fd);
+	long w = n ? vfs_write(fd, data, n) : 0;
+	int c = vfs_close(fd);
 	if (w < 0)
 		return (int)w;
 	if ((size_t)w != n)
@@ -189,14 +189,14 @@ int vfs_write_file(const char *path, const void *data, size_t n)
 /* Up to size bytes of path into buf: how many, or -errno. */
 long vfs_read_file(const char *path, void *buf, size_t size)
 {
-	int fd = sys_open(path, O_RDONLY, 0);
+	int fd = vfs_open(path, O_RDONLY, 0);
 	if (fd < 0)
 		return fd;
 	size_t got = 0;
 	long r = 0;
-	while (got < size && (r = sys_read(fd, (char *)buf + got, size - got)) > 0)
+	while (got < size && (r = vfs_read(fd, (char *)buf + got, size - got)) > 0)
 		got += (size_t)r;
-	sys_close(fd);
+	vfs_close(fd);
 	return r < 0 ? r : (long)got;
 }
 
@@ -234,10 +234,10 @@ int vfs_make_tree(const char *root, const char *const *spec, unsigned n)
 		path[plen + nlen] = '\0';
 		int err;
 		if (!arrow && !eq && len && s[len - 1] == '/') {
-			err = sys_mkdir(path, 0755);
+			err = vfs_mkdir(path, 0755);
 		} else if (arrow) {
 			strlcpy(target, arrow + 2, sizeof(target));
-			err = sys_symlink(target, path);
+			err = vfs_symlink(target, path);
 		} else {
 			const char *text = eq ? eq + 1 : "";
 			err = vfs_write_file(path, text, strlen(text));
@@ -257,20 +257,20 @@ static int vfs_remove_at(char *full, size_t len, char *names, size_t *used)
 {
 	static char dents[1024];
 	struct stat st;
-	int err = sys_lstat(full, &st);
+	int err = vfs_lstat(full, &st);
 	if (err)
 		return err;
 	if (!S_ISDIR(st.st_mode))
-		return sys_unlink(full);
+		return vfs_unlink(full);
 	/* Take the names a pool-full at a time, then remove them; again until none is left. */
 	for (;;) {
 		size_t start = *used, count = 0;
-		int fd = sys_open(full, O_RDONLY | O_DIRECTORY, 0);
+		int fd = vfs_open(full, O_RDONLY | O_DIRECTORY, 0);
 		if (fd < 0)
 			return fd;
 		long n = 0;
 		bool full_pool = false;
-		while (!full_pool && (n = sys_getdents(fd, dents, sizeof(dents))) > 0) {
+		while (!full_pool && (n = vfs_getdents(fd, dents, sizeof(dents))) > 0) {
 			for (long off = 0; off < n;) {
 				struct dirent64 *d = (struct dirent64 *)(dents + off);
 				size_t nl = strlen(d->d_name) + 1;
@@ -288,7 +288,7 @@ static int vfs_remove_at(char *full, size_t len, char *names, size_t *used)
 				count++;
 			}
 		}
-		sys_close(fd);
+		vfs_close(fd);
 		if (n < 0 && !full_pool) {
 			*used = start;
 			return (int)n;
@@ -313,7 +313,7 @@ static int vfs_remove_at(char *full, size_t len, char *names, size_t *used)
 		if (!count)
 			break;
 	}
-	return sys_rmdir(full);
+	return vfs_rmdir(full);
 }
 
 /* Remove path and everything under it, not following symlinks: 0 or the first -errno. */
@@ -362,16 +362,16 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 		entries[i] = 0;
 		snprintf(full, sizeof(full), "%s%s%s", dir, rel[rel_at[i]] ? "/" : "",
 			 rel + rel_at[i]);
-		int fd = sys_open(full, O_RDONLY | O_DIRECTORY, 0);
+		int fd = vfs_open(full, O_RDONLY | O_DIRECTORY, 0);
 		if (fd < 0)
 			return fd;
 		long got;
-		while ((got = sys_getdents(fd, dents, sizeof(dents))) > 0) {
+		while ((got = vfs_getdents(fd, dents, sizeof(dents))) > 0) {
 			for (long off = 0; off < got;) {
 				struct dirent64 *d = (struct dirent64 *)(dents + off);
 				if (d->d_reclen == 0 || d->d_reclen % 8 ||
 				    off + d->d_reclen > got) {
-					sys_close(fd);
+					vfs_close(fd);
 					vfs_listing_bad(full, "bad getdents record length");
 					return -EIO;
 				}
@@ -383,7 +383,7 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 					     rel + rel_at[i], rel[rel_at[i]] ? "/" : "", d->d_name);
 				if (n == VFS_LISTING_ENTRIES || len < 0 ||
 				    (size_t)len >= sizeof(rel) - rel_used) {
-					sys_close(fd);
+					vfs_close(fd);
 					return -ERANGE;
 				}
 				rel_at[n] = (u32)rel_used;
@@ -394,7 +394,7 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 				n++;
 			}
 		}
-		sys_close(fd);
+		vfs_close(fd);
 		if (got < 0)
 			return got;
 	}
@@ -402,7 +402,7 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 		const char *r = rel + rel_at[i];
 		struct stat st;
 		snprintf(full, sizeof(full), "%s/%s", dir, r);
-		int err = sys_lstat(full, &st);
+		int err = vfs_lstat(full, &st);
 		if (err)
 			return err;
 		unsigned want = S_ISDIR(st.st_mode)   ? DT_DIR
@@ -416,7 +416,7 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 		if (want == DT_DIR) {
 			vfs_line_dir(&t, r, entries[i], st.st_nlink);
 		} else if (want == DT_LNK) {
-			long len = sys_readlink(full, target, sizeof(target) - 1);
+			long len = vfs_readlink(full, target, sizeof(target) - 1);
 			if (len < 0)
 				return len;
 			target[len] = '\0';
@@ -425,17 +425,17 @@ static long vfs_listing(const char *dir, char *buf, size_t size)
 			vfs_text_add(&t, "%s l %lld %u %08x\n", r, (long long)st.st_size,
 				     st.st_nlink, vfs_hash(VFS_HASH_SEED, target, (size_t)len));
 		} else if (want == DT_REG) {
-			int fd = sys_open(full, O_RDONLY, 0);
+			int fd = vfs_open(full, O_RDONLY, 0);
 			if (fd < 0)
 				return fd;
 			u32 h = VFS_HASH_SEED;
 			s64 total = 0;
 			long got;
-			while ((got = sys_read(fd, data, sizeof(data))) > 0) {
+			while ((got = vfs_read(fd, data, sizeof(data))) > 0) {
 				h = vfs_hash(h, data, (size_t)got);
 				total += got;
 			}
-			sys_close(fd);
+			vfs_close(fd);
 			if (got < 0)
 				return got;
 			if (total != st.st_size)
@@ -624,11 +624,11 @@ void vfs_test_run(const char *suite, const char *func, void (*body)(const char *
 
 	ASSERT_TRUE(strlen(func) > skip);
 	snprintf(dir, sizeof(dir), "/t-%s-%s", suite, func + skip);
-	if (sys_lstat(dir, &st) == 0)
+	if (vfs_lstat(dir, &st) == 0)
 		EXPECT_EQ(vfs_remove_tree(dir), 0);
 	vfs_settle(true);
 	vfs_counts(&before);
-	ASSERT_EQ(sys_mkdir(dir, 0755), 0);
+	ASSERT_EQ(vfs_mkdir(dir, 0755), 0);
 
 	/*
 	 * Bound to this CPU for its life: smp_run_all() has its caller take part on
@@ -646,7 +646,7 @@ void vfs_test_run(const char *suite, const char *func, void (*body)(const char *
 	}
 
 	EXPECT_EQ(vfs_remove_tree(dir), 0);
-	EXPECT_EQ(sys_lstat(dir, &st), -ENOENT);
+	EXPECT_EQ(vfs_lstat(dir, &st), -ENOENT);
 	vfs_settle(true);
 	vfs_counts(&after);
 	vfs_counts_expect(&after, &before, "after the test, its directory removed");
