@@ -48,7 +48,7 @@ void syscall_entry(struct regs *regs)
 		      : -ENOSYS;
 	syscall_set_return(regs, ret);
 	/* Interrupted by a signal: exit_to_user_mode() restarts it or makes it -EINTR. */
-	current->syscall_restart = ret == -ERESTARTSYS && nr != __NR_rt_sigreturn;
+	current->syscall_restart = ret == -ERESTARTSYS && nr != NR_rt_sigreturn;
 }
 
 u64 syscall_count(unsigned nr)

@@ -102,20 +102,27 @@ static long clone_process(unsigned long flags, unsigned long sp, unsigned long p
 	return pid;
 }
 
-USER_CALL(clone)
+/*
+ * The child's tid pointer and its TLS come third and fourth in one order or the
+ * other, by arch (CLONE_ARG_CTID, CLONE_ARG_TLS); the pointers are addresses the
+ * child's setup stores to, each checked where it is used.
+ */
+SYSCALL_DEFINE5(clone, unsigned long, clone_flags, unsigned long, newsp, unsigned long,
+		parent_tidptr, unsigned long, arg3, unsigned long, arg4)
 {
-	unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
-	if (a0 & CLONE_THREAD)
-		return clone_thread(a0, a1, a2, args[CLONE_ARG_CTID], args[CLONE_ARG_TLS]);
-	return clone_process(a0, a1, a2, args[CLONE_ARG_CTID]);
+	const unsigned long args[5] = {clone_flags, newsp, parent_tidptr, arg3, arg4};
+	if (clone_flags & CLONE_THREAD)
+		return clone_thread(clone_flags, newsp, parent_tidptr, args[CLONE_ARG_CTID],
+				    args[CLONE_ARG_TLS]);
+	return clone_process(clone_flags, newsp, parent_tidptr, args[CLONE_ARG_CTID]);
 }
 
-USER_CALL(fork)
+SYSCALL_DEFINE0(fork)
 {
 	return clone_process(SIGCHLD, 0, 0, 0);
 }
 
-USER_CALL(vfork)
+SYSCALL_DEFINE0(vfork)
 {
 	return clone_process(CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0);
 }
@@ -165,27 +172,28 @@ static char **strings_copy(struct exec_strings *es, const char __user *const __u
 	return v;
 }
 
-USER_CALL(execve)
+SYSCALL_DEFINE3(execve, const char __user *, filename, const char __user *const __user *, argv,
+		const char __user *const __user *, envp)
 {
 	struct exec_strings es = {.buf = alloc_pages(pages_order(EXEC_ARGS_MAX))};
 	char *path = kmalloc(PATH_MAX);
-	char **argv = NULL, **envp = NULL;
+	char **kargv = NULL, **kenvp = NULL;
 	int err = -ENOMEM;
 
 	if (path && es.buf) {
-		long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
+		long len = strncpy_from_user(path, filename, PATH_MAX);
 		err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
 	}
 	if (!err)
-		argv = strings_copy(&es, (const char __user *const __user *)a1, &err);
+		kargv = strings_copy(&es, argv, &err);
 	if (!err)
-		envp = strings_copy(&es, (const char __user *const __user *)a2, &err);
+		kenvp = strings_copy(&es, envp, &err);
 	uintptr_t pc = 0, sp = 0;
 	if (!err)
-		err = exec_load(current_process(), path, argv, envp, &pc, &sp);
+		err = exec_load(current_process(), path, kargv, kenvp, &pc, &sp);
 	kfree(path);
-	kfree(argv);
-	kfree(envp);
+	kfree(kargv);
+	kfree(kenvp);
 	if (es.buf)
 		free_pages(es.buf, pages_order(EXEC_ARGS_MAX));
 	if (err)
@@ -199,18 +207,18 @@ struct rusage {
 	s64 fields[14];
 };
 
-USER_CALL(wait4)
+SYSCALL_DEFINE4(wait4, int, upid, int __user *, stat_addr, int, options, void __user *, ru)
 {
 	int status = 0;
-	long pid = proc_wait4((int)a0, &status, (unsigned)a2);
+	long pid = proc_wait4(upid, &status, (unsigned)options);
 	if (pid <= 0)
 		return pid;
-	if (a1 && copy_to_user((void __user *)a1, &status, sizeof(status)))
+	if (stat_addr && copy_to_user(stat_addr, &status, sizeof(status)))
 		return -EFAULT;
-	if (a3) {
-		struct rusage ru;
-		memset(&ru, 0, sizeof(ru)); /* resource use is not accounted per process */
-		if (copy_to_user((void __user *)a3, &ru, sizeof(ru)))
+	if (ru) {
+		struct rusage use;
+		memset(&use, 0, sizeof(use)); /* resource use is not accounted per process */
+		if (copy_to_user(ru, &use, sizeof(use)))
 			return -EFAULT;
 	}
 	return pid;

@@ -47,60 +47,59 @@ static int sockaddr_to_user(const struct sockaddr_in *k, void __user *uaddr, int
 	return copy_to_user(ulen, &klen, sizeof(klen)) ? -EFAULT : 0;
 }
 
-USER_CALL(socket)
+SYSCALL_DEFINE3(socket, int, family, int, type, int, protocol)
 {
-	return sock_create((int)a0, (int)a1, (int)a2);
+	return sock_create(family, type, protocol);
 }
 
-USER_CALL(bind)
+SYSCALL_DEFINE3(bind, int, fd, const void __user *, umyaddr, int, addrlen)
 {
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	int err;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
-	err = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+	err = sockaddr_from_user(addr, umyaddr, addrlen);
 	if (!err)
-		err = sock_bind(sock, addr, (int)a2);
+		err = sock_bind(sock, addr, addrlen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(connect)
+SYSCALL_DEFINE3(connect, int, fd, const void __user *, uservaddr, int, addrlen)
 {
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	int err;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	/* Linux copies the address in before it asks whether the file is a socket. */
 	if (!sock && err == -ENOTSOCK) {
-		int aerr = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+		int aerr = sockaddr_from_user(addr, uservaddr, addrlen);
 		return aerr ? aerr : err;
 	}
 	if (!sock)
 		return err;
-	err = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+	err = sockaddr_from_user(addr, uservaddr, addrlen);
 	if (!err)
-		err = sock_connect(sock, addr, (int)a2);
+		err = sock_connect(sock, addr, addrlen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(sendto)
+SYSCALL_DEFINE6(sendto, int, fd, const void __user *, ubuf, size_t, size, unsigned, flags,
+		const void __user *, uaddr, int, addr_len)
 {
-	const void __user *ubuf = (const void __user *)a1;
-	size_t len = MIN(a2, MAX_RW_COUNT);
-	unsigned flags = (unsigned)a3;
+	size_t len = MIN(size, MAX_RW_COUNT);
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	int err;
 
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 	if (!sock)
 		return err;
-	err = a4 ? sockaddr_from_user(addr, (const void __user *)a4, (int)a5) : 0;
+	err = uaddr ? sockaddr_from_user(addr, uaddr, addr_len) : 0;
 	/*
 	 * No datagram here is longer than a packet buffer: a longer one is refused
 	 * (-EMSGSIZE) before its bytes are read, so only that much is copied.
@@ -111,23 +110,22 @@ USER_CALL(sendto)
 	if (!ret && copy_from_user(kbuf, ubuf, copy))
 		ret = -EFAULT;
 	if (!ret)
-		ret = sock_sendto(sock, kbuf, len, flags, a4 ? addr : NULL, (int)a5);
+		ret = sock_sendto(sock, kbuf, len, flags, uaddr ? addr : NULL, addr_len);
 	kfree(kbuf);
 	sock_put(sock);
 	return ret;
 }
 
-USER_CALL(recvfrom)
+SYSCALL_DEFINE6(recvfrom, int, fd, void __user *, ubuf, size_t, size, unsigned, flags,
+		void __user *, uaddr, int __user *, addr_len)
 {
-	void __user *ubuf = (void __user *)a1;
-	size_t len = MIN(a2, MAX_RW_COUNT);
-	unsigned flags = (unsigned)a3;
+	size_t len = MIN(size, MAX_RW_COUNT);
 	struct sockaddr_in from;
 	int err;
 
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 	if (!sock)
 		return err;
 	size_t klen = MIN(len, (size_t)SOCK_DATAGRAM_MAX);
@@ -136,8 +134,8 @@ USER_CALL(recvfrom)
 	/* With MSG_TRUNC, n is the datagram's whole length: only what was asked for goes out. */
 	if (n > 0 && copy_to_user(ubuf, kbuf, MIN((size_t)n, klen)))
 		n = -EFAULT;
-	if (n >= 0 && a4) {
-		err = sockaddr_to_user(&from, (void __user *)a4, (int __user *)a5);
+	if (n >= 0 && uaddr) {
+		err = sockaddr_to_user(&from, uaddr, addr_len);
 		if (err)
 			n = err;
 	}
@@ -147,36 +145,36 @@ USER_CALL(recvfrom)
 }
 
 /* getsockname and getpeername. */
-static long user_getname(unsigned long fd, unsigned long uaddr, unsigned long ulen, bool peer)
+static long user_getname(int fd, void __user *uaddr, int __user *ulen, bool peer)
 {
 	struct sockaddr_in sin;
 	int err;
-	struct file *sock = sock_lookup((int)fd, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
 	err = sock_getname(sock, &sin, peer);
 	if (!err)
-		err = sockaddr_to_user(&sin, (void __user *)uaddr, (int __user *)ulen);
+		err = sockaddr_to_user(&sin, uaddr, ulen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(getsockname)
+SYSCALL_DEFINE3(getsockname, int, fd, void __user *, usockaddr, int __user *, usockaddr_len)
 {
-	return user_getname(a0, a1, a2, false);
+	return user_getname(fd, usockaddr, usockaddr_len, false);
 }
 
-USER_CALL(getpeername)
+SYSCALL_DEFINE3(getpeername, int, fd, void __user *, usockaddr, int __user *, usockaddr_len)
 {
-	return user_getname(a0, a1, a2, true);
+	return user_getname(fd, usockaddr, usockaddr_len, true);
 }
 
 /* A datagram socket neither listens nor accepts: Linux's sock_no_listen() and sock_no_accept(). */
-static long user_no_connections(unsigned long fd)
+static long user_no_connections(int fd)
 {
 	int err;
-	struct file *sock = sock_lookup((int)fd, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
@@ -184,19 +182,20 @@ static long user_no_connections(unsigned long fd)
 	return -EOPNOTSUPP;
 }
 
-USER_CALL(listen)
+SYSCALL_DEFINE2(listen, int, fd, int, backlog)
 {
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }
 
-USER_CALL(accept)
+SYSCALL_DEFINE3(accept, int, fd, void __user *, upeer_sockaddr, int __user *, upeer_addrlen)
 {
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }
 
-USER_CALL(accept4)
+SYSCALL_DEFINE4(accept4, int, fd, void __user *, upeer_sockaddr, int __user *, upeer_addrlen, int,
+		flags)
 {
-	if ((int)a3 & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
+	if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
 		return -EINVAL;
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }
