@@ -58,7 +58,7 @@ endif
 # Every user variable checked before anything is built (scripts/check-vars says what is
 # allowed in one line), once, by the make the user ran: a recursive make gets the same
 # variables, and make compare's hands SMP=1,2,4,8 on to a build that does not use it.
-UNCHECKED_GOALS := clean help list-tests list-benches format format-check deps
+UNCHECKED_GOALS := clean help list-tests list-benches format format-check deps abi
 CHECKED_VARS := ARCH SMP MEM NUMA MACHINE BOOT FIRMWARE DTB INITRD_DIR INIT MODE DEBUG LOCKDEP \
 	LOCKSTAT TESTS V RACE_POINTS REUSE TIMEOUT PHASE_MS SEEDS T
 shell_quote = '$(subst ','\'',$(1))'
@@ -185,7 +185,7 @@ $(TEST_OBJS) $(RACE_OBJS): CFLAGS += -DGRACE_RACE_POINTS=1
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image image deps qemu gdb qemu-gdb test docs-check fsdiff userdiff compare report user-progs mutants bench profile plugin format format-check clean help list-tests list-benches
+.PHONY: all test-image image deps qemu gdb qemu-gdb test abi docs-check fsdiff userdiff compare report user-progs mutants bench profile plugin format format-check clean help list-tests list-benches
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -368,6 +368,10 @@ else
 		--args "$(TEST_ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
+
+# The system calls of each arch from the registry, implemented or ENOSYS (scripts/abi).
+abi:
+	$(Q)python3 scripts/abi
 
 # The examples marked in README.md and docs/*.md (tests/docs_check.py), run and compared
 # with what the pages show; they boot riscv64's test image, some under the profiler.
