@@ -157,9 +157,10 @@ TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 # Static programs the ELF loader's selftests load (tests/user/elf_min.c), built for the
 # target with the same compiler as ET_EXEC and as static-pie ET_DYN, and the benchmarks'
-# (tests/user/null_syscall.c, open_close.c, memscale.c), linked in as <name>_start..<name>_end
+# (tests/user/null_syscall.c, open_close.c, memscale.c) and the kernel-pointer selftest's
+# (tests/user/kptr.c), linked in as <name>_start..<name>_end
 # (tests/user/elf_blob.S), with what readelf says of the first two in elf_expect.h.
-TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close memscale
+TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close memscale kptr
 TEST_ELF_OBJS := $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf.o)
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS) $(TEST_ELF_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
@@ -237,8 +238,10 @@ $(BUILD)/tests/user/null_syscall.elf $(BUILD)/tests/user/open_close.elf: \
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) $(USER_CFLAGS) -static -fno-pie -no-pie -o $@ $<
 
-# The threaded benchmark's program (tests/user/memscale.c): glibc's pthreads, static.
-$(BUILD)/tests/user/memscale.elf: tests/user/memscale.c | $(DEPS_STAMP)
+# The threaded benchmark's program (tests/user/memscale.c): glibc's pthreads, static; and
+# the kernel-pointer selftest's (tests/user/kptr.c), static glibc too.
+$(BUILD)/tests/user/memscale.elf $(BUILD)/tests/user/kptr.elf: $(BUILD)/tests/user/%.elf: \
+		tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
@@ -250,7 +253,7 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 # The programs of the differential user tests (tests/userdiff.py): every tests/user/*.c but
 # the loader's elf_min.c, built as anyone builds a static Linux program, against the
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
-USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
+USER_PROGS := $(filter-out elf_min null_syscall open_close memscale kptr,$(basename $(notdir $(wildcard tests/user/*.c))))
 USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
 $(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

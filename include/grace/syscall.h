@@ -47,6 +47,8 @@ void exit_to_user_mode(struct regs *regs);
 u64 syscall_count(unsigned nr);
 /* Has nr a handler? The others return -ENOSYS. */
 bool syscall_implemented(unsigned nr);
+/* What the registry knows of nr's arguments (struct syscall_meta below), or NULL: no handler. */
+const struct syscall_meta *syscall_meta(unsigned nr);
 
 /* One system call's handler: the six argument registers, the result or -errno. */
 typedef long (*syscall_fn)(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,

@@ -65,6 +65,11 @@ bool syscall_implemented(unsigned nr)
 	return nr < NR_SYSCALLS && syscall_table[nr];
 }
 
+const struct syscall_meta *syscall_meta(unsigned nr)
+{
+	return nr < NR_SYSCALLS ? syscall_meta_table[nr] : NULL;
+}
+
 void user_signal_force(int sig, int code, uintptr_t addr)
 {
 	struct ksiginfo info = {.code = code, .addr = addr};
