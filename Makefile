@@ -359,6 +359,7 @@ SYSTEM_PYTHON := /usr/bin/python3
 
 test: | $(DEPS_STAMP)
 	$(Q)python3 tests/unistd_check.py
+	$(Q)python3 tests/abi_check.py
 ifeq ($(SELECTORS),)
 	$(Q)$(SYSTEM_PYTHON) tests/report_test.py
 	$(Q)python3 scripts/make-help --check

@@ -21,22 +21,10 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/resource.h>
+#include <grace/uapi/sched.h>
 #include <asm/memory.h>
 #include "syscall_internal.h"
-
-#define CSIGNAL 0x000000ff
-#define CLONE_VM 0x00000100
-#define CLONE_FS 0x00000200
-#define CLONE_FILES 0x00000400
-#define CLONE_SIGHAND 0x00000800
-#define CLONE_VFORK 0x00004000
-#define CLONE_THREAD 0x00010000
-#define CLONE_SYSVSEM 0x00040000
-#define CLONE_SETTLS 0x00080000
-#define CLONE_PARENT_SETTID 0x00100000
-#define CLONE_CHILD_CLEARTID 0x00200000
-#define CLONE_DETACHED 0x00400000
-#define CLONE_CHILD_SETTID 0x01000000
 
 /* The flags a new process may be cloned with. */
 #define CLONE_PROCESS_FLAGS                                                                        \
@@ -201,11 +189,6 @@ SYSCALL_DEFINE3(execve, const char __user *, filename, const char __user *const 
 	fs_close_on_exec();
 	arch_enter_user(pc, sp);
 }
-
-struct rusage {
-	s64 ru_utime[2], ru_stime[2]; /* struct timeval */
-	s64 fields[14];
-};
 
 SYSCALL_DEFINE4(wait4, int, upid, int __user *, stat_addr, int, options, void __user *, ru)
 {

@@ -19,6 +19,7 @@
 #include <grace/string.h>
 #include <grace/uaccess.h>
 #include <grace/uapi/statx.h>
+#include <grace/uapi/uio.h>
 #include <asm/memory.h>
 #include <asm/stat.h>
 #include "syscall_internal.h"
@@ -64,11 +65,6 @@ SYSCALL_DEFINE3(write, int, fd, const char __user *, buf, size_t, count)
 	}
 	return ret;
 }
-
-struct iovec {
-	void __user *iov_base;
-	size_t iov_len;
-};
 
 /* readv and writev: each segment in turn, stopping at the first short one. */
 static long user_rw_vec(int fd, const struct iovec __user *uiov, unsigned long cnt, bool write)
@@ -458,11 +454,6 @@ SYSCALL_DEFINE1(umask, int, mask)
 	p->umask = (unsigned)mask & 0777;
 	return old;
 }
-
-#define F_OK 0
-#define X_OK 1
-#define W_OK 2
-#define R_OK 4
 
 static int access_path(int dirfd, const char *path, unsigned mode)
 {

@@ -9,17 +9,8 @@
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/futex.h>
+#include <grace/uapi/futex.h>
 #include "syscall_internal.h"
-
-#define FUTEX_WAIT 0
-#define FUTEX_WAKE 1
-#define FUTEX_REQUEUE 3
-#define FUTEX_CMP_REQUEUE 4
-#define FUTEX_WAIT_BITSET 9
-#define FUTEX_WAKE_BITSET 10
-#define FUTEX_PRIVATE_FLAG 128
-#define FUTEX_CLOCK_REALTIME 256
-#define FUTEX_CMD_MASK (~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
 
 /* futex(uaddr, op, val, timeout or val2, uaddr2, val3) */
 SYSCALL_DEFINE6(futex, u32 __user *, uaddr, int, futex_op, u32, val, const void __user *, utime,

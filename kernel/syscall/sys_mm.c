@@ -8,22 +8,10 @@
 #include <grace/errno.h>
 #include <grace/process.h>
 #include <grace/vma.h>
+#include <grace/uapi/mman.h>
 #include <asm/memory.h>
 #include "syscall_internal.h"
 
-#define MAP_SHARED 0x01
-#define MAP_PRIVATE 0x02
-#define MAP_SHARED_VALIDATE 0x03
-#define MAP_TYPE 0x0f
-#define MAP_FIXED 0x10
-#define MAP_ANONYMOUS 0x20
-#define MAP_NORESERVE 0x4000
-#define MAP_POPULATE 0x8000
-#define MAP_STACK 0x20000
-#define MAP_FIXED_NOREPLACE 0x100000
-#define MADV_DONTNEED 4
-#define MADV_HUGEPAGE 14
-#define MADV_NOHUGEPAGE 15
 #define MAP_FAILED_TRIES 8 /* a gap taken by another thread between search and map */
 
 static unsigned user_prot(unsigned long prot)

@@ -9,11 +9,8 @@
 #include <grace/process.h>
 #include <grace/slab.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/time.h>
 #include "syscall_internal.h"
-
-struct timespec64 {
-	s64 tv_sec, tv_nsec;
-};
 
 static long poll_user(struct pollfd __user *ufds, unsigned long nfds, s64 timeout_ns)
 {
@@ -46,7 +43,7 @@ SYSCALL_DEFINE5(ppoll, struct pollfd __user *, ufds, unsigned, nfds, const void 
 {
 	s64 timeout_ns = -1;
 	if (tsp) {
-		struct timespec64 ts;
+		struct timespec ts;
 		if (copy_from_user(&ts, tsp, sizeof(ts)))
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)

@@ -11,6 +11,9 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/prctl.h>
+#include <grace/uapi/random.h>
+#include <grace/uapi/utsname.h>
 #include "syscall_internal.h"
 
 SYSCALL_DEFINE1(exit, int, error_code)
@@ -72,12 +75,6 @@ SYSCALL_DEFINE0(sched_yield)
 	return 0;
 }
 
-#define UTS_LEN 65
-struct utsname {
-	char sysname[UTS_LEN], nodename[UTS_LEN], release[UTS_LEN];
-	char version[UTS_LEN], machine[UTS_LEN], domainname[UTS_LEN];
-};
-
 /* The Linux release whose system-call ABI Grace follows (Debian 12's kernel). */
 #define UTS_RELEASE "6.1.0-grace"
 
@@ -94,9 +91,6 @@ SYSCALL_DEFINE1(uname, void __user *, name)
 	return copy_to_user(name, &u, sizeof(u)) ? -EFAULT : 0;
 }
 
-#define GRND_NONBLOCK 0x1
-#define GRND_RANDOM 0x2
-#define GRND_INSECURE 0x4
 #define GETRANDOM_MAX (32 * 1024 * 1024) /* Linux caps one call a little under this */
 
 SYSCALL_DEFINE3(getrandom, char __user *, buf, size_t, count, unsigned, flags)
@@ -116,8 +110,6 @@ SYSCALL_DEFINE3(getrandom, char __user *, buf, size_t, count, unsigned, flags)
 	}
 	return done;
 }
-
-#define ARCH_SET_FS 0x1002
 
 /* x86_64's arch_prctl: the FS base, which libc points at the thread's TLS block. */
 SYSCALL_DEFINE2(arch_prctl, int, option, unsigned long, arg2)

@@ -14,10 +14,6 @@
 #include <asm/signal.h>
 #include "syscall_internal.h"
 
-#define SIG_BLOCK 0
-#define SIG_UNBLOCK 1
-#define SIG_SETMASK 2
-
 SYSCALL_DEFINE4(rt_sigaction, int, sig, const void __user *, uact, void __user *, oact, size_t,
 		sigsetsize)
 {

@@ -9,26 +9,10 @@
 #include <grace/sched.h>
 #include <grace/uaccess.h>
 #include <grace/wait.h>
+#include <grace/uapi/time.h>
 #include "syscall_internal.h"
 
-#define CLOCK_REALTIME 0
-#define CLOCK_MONOTONIC 1
-#define CLOCK_PROCESS_CPUTIME_ID 2
-#define CLOCK_THREAD_CPUTIME_ID 3
-#define CLOCK_MONOTONIC_RAW 4
-#define CLOCK_REALTIME_COARSE 5
-#define CLOCK_MONOTONIC_COARSE 6
-#define CLOCK_BOOTTIME 7
-#define TIMER_ABSTIME 1
 #define NSEC_PER_SEC 1000000000ULL
-
-struct timespec {
-	s64 tv_sec, tv_nsec;
-};
-
-struct timeval {
-	s64 tv_sec, tv_usec;
-};
 
 static int clock_read(unsigned long id, u64 *ns)
 {
