@@ -22,7 +22,6 @@
 
 #define PIPE_SIZE (64 * 1024) /* Linux's default capacity: 16 pages */
 #define PIPE_ORDER 4
-#define PIPE_BUF 4096 /* writes up to this size are atomic (POSIX's PIPE_BUF on Linux) */
 
 struct pipe {
 	spinlock_t lock;

@@ -36,6 +36,7 @@ TOPICS = {
     "fcntl.h": (None, ["<linux/fcntl.h>", "<unistd.h>"]),
     "fs.h": (None, ["<linux/fs.h>", "<dirent.h>"]),
     "futex.h": (None, ["<linux/futex.h>"]),
+    "limits.h": (None, ["<linux/limits.h>"]),
     "mman.h": (None, ["<linux/mman.h>"]),
     "poll.h": (None, ["<linux/poll.h>"]),
     "prctl.h": (["x86_64"], ["<asm/prctl.h>"]),

@@ -25,11 +25,10 @@
 #include <grace/types.h>
 #include <grace/uapi/fcntl.h>
 #include <grace/uapi/fs.h>
+#include <grace/uapi/limits.h>
 #include <grace/uapi/poll.h>
 #include <grace/uapi/stat.h>
 
-#define PATH_MAX 4096  /* bytes of a path, its terminating NUL included */
-#define NAME_MAX 255   /* bytes of one component */
 #define SYMLOOP_MAX 40 /* symbolic links one lookup may follow */
 
 struct stat {
