@@ -70,11 +70,13 @@ struct syscall_meta {
  * system call sys_<name>, as Linux's macro of that name does: sys_<name> takes
  * the six argument registers, casts each of the first n once to its declared
  * type and calls the body, which sees only typed arguments. The call also needs
- * its line in kernel/syscall/registry.h, which declares sys_<name> (so a
- * definition whose name the registry lacks, or a line without a definition,
- * does not build) and gives it its numbers.
+ * its line in kernel/syscall/registry.h, which declares sys_<name> and gives it
+ * its numbers: a definition whose name the registry lacks does not build (it
+ * names SC_REGISTERED_<name>), nor does a line without a definition (the table
+ * names sys_<name>).
  */
 #define SYSCALL_DEFINE0(name)                                                                      \
+	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
 	static long do_sys_##name(void);                                                           \
 	const struct syscall_meta syscall_meta_##name = {#name, 0, {false}};                       \
 	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
@@ -91,6 +93,7 @@ struct syscall_meta {
 #define SYSCALL_DEFINE6(name, ...) SYSCALL_DEFINEx(6, name, __VA_ARGS__)
 
 #define SYSCALL_DEFINEx(n, name, ...)                                                              \
+	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
 	static long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__));                             \
 	const struct syscall_meta syscall_meta_##name = {                                          \
 	    #name, n, {SC_MAP##n(SC_IS_PTR, 0, __VA_ARGS__)}};                                     \

@@ -55,6 +55,13 @@ int timespec_from_user(const void __user *uts, u64 *ns);
 #include "registry.h"
 #undef SYSCALL
 
+/* SC_REGISTERED_<name>: named by SYSCALL_DEFINEn, so a call the registry lacks does not build. */
+enum syscall_registered {
+#define SYSCALL(name, x86_64, riscv64) SC_REGISTERED_##name,
+#include "registry.h"
+#undef SYSCALL
+};
+
 /* NR_<name>: the call's number on this arch, for the calls it has. */
 #define SC_NR_ENUM(name, nr) NR_##name = nr,
 enum syscall_nr {
