@@ -73,18 +73,20 @@ struct syscall_meta {
  * its line in kernel/syscall/registry.h, which declares sys_<name> and gives it
  * its numbers: a definition whose name the registry lacks does not build (it
  * names SC_REGISTERED_<name>), nor does a line without a definition (the table
- * names sys_<name>).
+ * names sys_<name>). The body is static inline, so that it is compiled into
+ * sys_<name> and not kept a second time: the dispatch costs what a handler
+ * taking the registers itself did.
  */
 #define SYSCALL_DEFINE0(name)                                                                      \
 	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
-	static long do_sys_##name(void);                                                           \
+	static inline long do_sys_##name(void);                                                    \
 	const struct syscall_meta syscall_meta_##name = {#name, 0, {false}};                       \
 	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
 			unsigned long a4, unsigned long a5)                                        \
 	{                                                                                          \
 		return do_sys_##name();                                                            \
 	}                                                                                          \
-	static long do_sys_##name(void)
+	static inline long do_sys_##name(void)
 #define SYSCALL_DEFINE1(name, ...) SYSCALL_DEFINEx(1, name, __VA_ARGS__)
 #define SYSCALL_DEFINE2(name, ...) SYSCALL_DEFINEx(2, name, __VA_ARGS__)
 #define SYSCALL_DEFINE3(name, ...) SYSCALL_DEFINEx(3, name, __VA_ARGS__)
@@ -94,7 +96,7 @@ struct syscall_meta {
 
 #define SYSCALL_DEFINEx(n, name, ...)                                                              \
 	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
-	static long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__));                             \
+	static inline long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__));                      \
 	const struct syscall_meta syscall_meta_##name = {                                          \
 	    #name, n, {SC_MAP##n(SC_IS_PTR, 0, __VA_ARGS__)}};                                     \
 	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
@@ -103,7 +105,7 @@ struct syscall_meta {
 		const unsigned long args[6] = {a0, a1, a2, a3, a4, a5};                            \
 		return do_sys_##name(SC_MAP##n(SC_CAST, 0, __VA_ARGS__));                          \
 	}                                                                                          \
-	static long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__))
+	static inline long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__))
 
 /* m(type, name, index) for each (type, name) pair, with commas between. */
 #define SC_MAP1(m, i, t, a) m(t, a, i)
