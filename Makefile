@@ -58,7 +58,7 @@ endif
 # Every user variable checked before anything is built (scripts/check-vars says what is
 # allowed in one line), once, by the make the user ran: a recursive make gets the same
 # variables, and make compare's hands SMP=1,2,4,8 on to a build that does not use it.
-UNCHECKED_GOALS := clean help list-tests list-benches format format-check deps
+UNCHECKED_GOALS := clean help list-tests list-benches format format-check deps abi
 CHECKED_VARS := ARCH SMP MEM NUMA MACHINE BOOT FIRMWARE DTB INITRD_DIR INIT MODE DEBUG LOCKDEP \
 	LOCKSTAT TESTS V RACE_POINTS REUSE TIMEOUT PHASE_MS SEEDS T
 shell_quote = '$(subst ','\'',$(1))'
@@ -157,9 +157,10 @@ TEST_DTS := $(wildcard tests/kernel/dts/*.dts)
 TEST_DTB_OBJS := $(patsubst %.dts,$(BUILD)/%.dtb.o,$(TEST_DTS))
 # Static programs the ELF loader's selftests load (tests/user/elf_min.c), built for the
 # target with the same compiler as ET_EXEC and as static-pie ET_DYN, and the benchmarks'
-# (tests/user/null_syscall.c, open_close.c, memscale.c), linked in as <name>_start..<name>_end
+# (tests/user/null_syscall.c, open_close.c, memscale.c) and the kernel-pointer selftest's
+# (tests/user/kptr.c), linked in as <name>_start..<name>_end
 # (tests/user/elf_blob.S), with what readelf says of the first two in elf_expect.h.
-TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close memscale
+TEST_ELFS := elf_min_exec elf_min_pie null_syscall open_close memscale kptr
 TEST_ELF_OBJS := $(TEST_ELFS:%=$(BUILD)/tests/user/%.elf.o)
 TEST_OBJS := $(call objs_of,$(TEST_SRCS)) $(TEST_DTB_OBJS) $(TEST_ELF_OBJS)
 # Race points (include/grace/race_point.h) exist only in the test image: the sources
@@ -185,7 +186,7 @@ $(TEST_OBJS) $(RACE_OBJS): CFLAGS += -DGRACE_RACE_POINTS=1
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test-image image deps qemu gdb qemu-gdb test docs-check fsdiff userdiff compare report user-progs mutants bench profile plugin format format-check clean help list-tests list-benches
+.PHONY: all test-image image deps qemu gdb qemu-gdb test abi docs-check fsdiff userdiff compare report user-progs mutants bench profile plugin format format-check clean help list-tests list-benches
 all: $(KERNEL) $(ARCH_IMAGES)
 test-image: $(TEST_KERNEL) $(ARCH_TEST_IMAGES)
 
@@ -237,8 +238,10 @@ $(BUILD)/tests/user/null_syscall.elf $(BUILD)/tests/user/open_close.elf: \
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) $(USER_CFLAGS) -static -fno-pie -no-pie -o $@ $<
 
-# The threaded benchmark's program (tests/user/memscale.c): glibc's pthreads, static.
-$(BUILD)/tests/user/memscale.elf: tests/user/memscale.c | $(DEPS_STAMP)
+# The threaded benchmark's program (tests/user/memscale.c): glibc's pthreads, static; and
+# the kernel-pointer selftest's (tests/user/kptr.c), static glibc too.
+$(BUILD)/tests/user/memscale.elf $(BUILD)/tests/user/kptr.elf: $(BUILD)/tests/user/%.elf: \
+		tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  USER    $@")
 	$(Q)$(CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
@@ -252,7 +255,7 @@ $(BUILD)/tests/user/%.elf.o: $(BUILD)/tests/user/%.elf tests/user/elf_blob.S
 # target's glibc, into $(BUILD)/tests/user/<name>. `make user-progs` builds them for ARCH.
 # A program too long for one file keeps its parts in tests/user/<name>/, headers its <name>.c
 # includes; -MMD makes the program depend on them.
-USER_PROGS := $(filter-out elf_min null_syscall open_close memscale,$(basename $(notdir $(wildcard tests/user/*.c))))
+USER_PROGS := $(filter-out elf_min null_syscall open_close memscale kptr,$(basename $(notdir $(wildcard tests/user/*.c))))
 USER_BINS := $(USER_PROGS:%=$(BUILD)/tests/user/%)
 $(USER_BINS): $(BUILD)/tests/user/%: tests/user/%.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -360,6 +363,7 @@ SYSTEM_PYTHON := /usr/bin/python3
 
 test: | $(DEPS_STAMP)
 	$(Q)python3 tests/unistd_check.py
+	$(Q)python3 tests/abi_check.py
 ifeq ($(SELECTORS),)
 	$(Q)$(SYSTEM_PYTHON) tests/report_test.py
 	$(Q)python3 scripts/make-help --check
@@ -372,6 +376,10 @@ else
 		--args "$(TEST_ARGS)" --qemuflags "$(QEMUFLAGS)" $(RUN_MACHINE) $(if $(DTB),--dtb "$(DTB)") \
 		$(if $(TIMEOUT),--timeout $(TIMEOUT))
 endif
+
+# The system calls of each arch from the registry, implemented or ENOSYS (scripts/abi).
+abi:
+	$(Q)python3 scripts/abi
 
 # The examples marked in README.md and docs/*.md (tests/docs_check.py), run and compared
 # with what the pages show; they boot riscv64's test image, some under the profiler.

@@ -23,7 +23,7 @@
  * unpacker resolves them from "/" (a ".." after a symlink component is taken
  * by text here, through the link on Linux).
  *
- * It runs in the calling thread, through the sys_* calls, so the tree it makes
+ * It runs in the calling thread, through the vfs_* calls, so the tree it makes
  * is one any thread could have made.
  */
 #include <grace/boot_info.h>

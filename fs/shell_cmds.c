@@ -1,6 +1,6 @@
 /*
  * The console shell's file-system commands: ls, cat, echo (with > and >>), touch,
- * mkdir, rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the sys_* functions of
+ * mkdir, rmdir, rm, mv, ln, stat, cd, pwd, df and vfs. They call the vfs_* functions of
  * grace/fs.h as any kernel thread may, so a relative path starts at the shell
  * thread's own current directory, which cd moves. An error is one line,
  * `name: path: strerror`, and makes the command return the -errno; the command goes

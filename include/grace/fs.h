@@ -4,7 +4,7 @@
  * (kernel/syscall/sys_fs.c) copy paths in and call them, and kernel threads call
  * them directly. A relative path of a vfs_*at() call is walked from the directory
  * dirfd has open (AT_FDCWD: the current directory), as Linux's *at() calls walk
- * it; the sys_ forms without a dirfd take AT_FDCWD. Each thread has its own
+ * it; the short vfs_ forms without a dirfd take AT_FDCWD. Each thread has its own
  * descriptor table and current directory, made on its first call and released
  * when it exits.
  *
@@ -24,33 +24,12 @@
 #include <grace/compiler.h>
 #include <grace/types.h>
 #include <grace/uapi/fcntl.h>
+#include <grace/uapi/fs.h>
+#include <grace/uapi/limits.h>
+#include <grace/uapi/poll.h>
+#include <grace/uapi/stat.h>
 
-#define PATH_MAX 4096  /* bytes of a path, its terminating NUL included */
-#define NAME_MAX 255   /* bytes of one component */
 #define SYMLOOP_MAX 40 /* symbolic links one lookup may follow */
-
-/* rename() flags. */
-#define RENAME_NOREPLACE (1u << 0)
-
-/* lseek() whence. */
-#define SEEK_SET 0
-#define SEEK_CUR 1
-#define SEEK_END 2
-
-/* File types in st_mode, with Linux's values. */
-#define S_IFMT 0170000
-#define S_IFSOCK 0140000
-#define S_IFLNK 0120000
-#define S_IFREG 0100000
-#define S_IFDIR 0040000
-#define S_IFCHR 0020000
-#define S_IFIFO 0010000
-#define S_ISREG(m) (((m)&S_IFMT) == S_IFREG)
-#define S_ISDIR(m) (((m)&S_IFMT) == S_IFDIR)
-#define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
-#define S_ISCHR(m) (((m)&S_IFMT) == S_IFCHR)
-#define S_ISFIFO(m) (((m)&S_IFMT) == S_IFIFO)
-#define S_ISSOCK(m) (((m)&S_IFMT) == S_IFSOCK)
 
 struct stat {
 	u32 st_dev; /* the file system's: an anonymous device number, major 0 */
@@ -62,11 +41,7 @@ struct stat {
 	u32 st_rdev;   /* a character device's number */
 };
 
-/* getdents() records, laid out as Linux's struct linux_dirent64. */
-#define DT_CHR 2
-#define DT_DIR 4
-#define DT_REG 8
-#define DT_LNK 10
+/* getdents() records, laid out as Linux's struct linux_dirent64 (d_type: DT_*, grace/uapi/fs.h). */
 struct dirent64 {
 	u64 d_ino;
 	s64 d_off;     /* the position after this record, for lseek() */
@@ -187,17 +162,6 @@ int vfs_fd_set_flags(int fd, int flags);
 int vfs_dup_min(int fd, int min, bool cloexec);
 /* Close the calling thread's close-on-exec descriptors (execve). */
 void fs_close_on_exec(void);
-/* poll(), with Linux's struct pollfd and bits. */
-#define POLLIN 0x001
-#define POLLPRI 0x002
-#define POLLOUT 0x004
-#define POLLERR 0x008
-#define POLLHUP 0x010
-#define POLLNVAL 0x020
-struct pollfd {
-	int fd;
-	short events, revents;
-};
 /*
  * Fill each fds[i].revents; wait up to timeout_ns (< 0: forever) for one to be
  * ready. The number ready, 0 on timeout, -EINTR if a signal came first.

@@ -26,9 +26,7 @@
 #define GRACE_PGTABLE_H
 
 /* PROT_USER: reachable from user mode, and from the kernel inside arch_user_access_begin/end. */
-#define PROT_READ 0x1
-#define PROT_WRITE 0x2
-#define PROT_EXEC 0x4
+#include <grace/uapi/mman.h> /* PROT_READ, PROT_WRITE, PROT_EXEC: mmap()'s own bits */
 #define PROT_USER 0x8
 
 #define PT_LEVEL_PTE 0 /* 4 KiB leaves */

@@ -8,39 +8,9 @@
 #define GRACE_SIGNAL_H
 
 #include <grace/types.h>
+#include <grace/uapi/signal.h>
 #include <asm/regs.h>
 
-#define SIGHUP 1
-#define SIGINT 2
-#define SIGQUIT 3
-#define SIGILL 4
-#define SIGTRAP 5
-#define SIGABRT 6
-#define SIGBUS 7
-#define SIGFPE 8
-#define SIGKILL 9
-#define SIGUSR1 10
-#define SIGSEGV 11
-#define SIGUSR2 12
-#define SIGPIPE 13
-#define SIGALRM 14
-#define SIGTERM 15
-#define SIGSTKFLT 16
-#define SIGCHLD 17
-#define SIGCONT 18
-#define SIGSTOP 19
-#define SIGTSTP 20
-#define SIGTTIN 21
-#define SIGTTOU 22
-#define SIGURG 23
-#define SIGXCPU 24
-#define SIGXFSZ 25
-#define SIGVTALRM 26
-#define SIGPROF 27
-#define SIGWINCH 28
-#define SIGIO 29
-#define SIGPWR 30
-#define SIGSYS 31
 #define NSIG 64 /* signals 1..64; 32 and up are the real-time ones */
 
 /* "SIGSEGV" for 11; "SIG?" outside 1..31. */
@@ -50,17 +20,8 @@ const char *signal_name(int sig);
 typedef u64 ksigset_t;
 #define SIGBIT(sig) (1ULL << ((sig)-1))
 
-/* Dispositions and sa_flags, Linux's values. */
-#define SIG_DFL 0UL
-#define SIG_IGN 1UL
-#define SA_NOCLDSTOP 0x00000001
-#define SA_NOCLDWAIT 0x00000002
-#define SA_SIGINFO 0x00000004
+/* x86_64's sa_flags bit for a handler's return address (uapi/asm/signal.h there). */
 #define SA_RESTORER 0x04000000
-#define SA_ONSTACK 0x08000000
-#define SA_RESTART 0x10000000
-#define SA_NODEFER 0x40000000
-#define SA_RESETHAND 0x80000000
 
 /* A disposition as the kernel keeps it (rt_sigaction translates the arch's struct). */
 struct ksigaction {
@@ -69,15 +30,6 @@ struct ksigaction {
 	uintptr_t restorer;  /* SA_RESTORER's return address (x86_64), else 0 */
 	ksigset_t mask;	     /* blocked while the handler runs */
 };
-
-/* si_code values used here. */
-#define SI_USER 0      /* kill */
-#define SI_TKILL (-6)  /* tkill, tgkill (and so glibc's raise) */
-#define SI_KERNEL 0x80 /* sent by the kernel itself */
-#define SEGV_MAPERR 1  /* no mapping at the address */
-#define SEGV_ACCERR 2  /* a mapping that does not allow the access */
-#define CLD_EXITED 1
-#define CLD_KILLED 2
 
 /*
  * siginfo_t as both ABIs lay it out: three ints, then a union at offset 16 whose

@@ -47,9 +47,75 @@ void exit_to_user_mode(struct regs *regs);
 u64 syscall_count(unsigned nr);
 /* Has nr a handler? The others return -ENOSYS. */
 bool syscall_implemented(unsigned nr);
+/* What the registry knows of nr's arguments (struct syscall_meta below), or NULL: no handler. */
+const struct syscall_meta *syscall_meta(unsigned nr);
 
 /* One system call's handler: the six argument registers, the result or -errno. */
 typedef long (*syscall_fn)(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,
 			   unsigned long a4, unsigned long a5);
+
+/*
+ * What the registry knows of a call's arguments, from its definition: how many
+ * it takes, and which are user pointers (a pointer type in a system call's
+ * signature is always one: a kernel pointer never comes from user mode).
+ */
+struct syscall_meta {
+	const char *name;
+	u8 nargs;
+	bool user_ptr[6];
+};
+
+/*
+ * SYSCALL_DEFINEn(name, type1, arg1, ..., typen, argn) { body } defines the
+ * system call sys_<name>, as Linux's macro of that name does: sys_<name> takes
+ * the six argument registers, casts each of the first n once to its declared
+ * type and calls the body, which sees only typed arguments. The call also needs
+ * its line in kernel/syscall/registry.h, which declares sys_<name> and gives it
+ * its numbers: a definition whose name the registry lacks does not build (it
+ * names SC_REGISTERED_<name>), nor does a line without a definition (the table
+ * names sys_<name>). The body is static inline, so that it is compiled into
+ * sys_<name> and not kept a second time: the dispatch costs what a handler
+ * taking the registers itself did.
+ */
+#define SYSCALL_DEFINE0(name)                                                                      \
+	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
+	static inline long do_sys_##name(void);                                                    \
+	const struct syscall_meta syscall_meta_##name = {#name, 0, {false}};                       \
+	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
+			unsigned long a4, unsigned long a5)                                        \
+	{                                                                                          \
+		return do_sys_##name();                                                            \
+	}                                                                                          \
+	static inline long do_sys_##name(void)
+#define SYSCALL_DEFINE1(name, ...) SYSCALL_DEFINEx(1, name, __VA_ARGS__)
+#define SYSCALL_DEFINE2(name, ...) SYSCALL_DEFINEx(2, name, __VA_ARGS__)
+#define SYSCALL_DEFINE3(name, ...) SYSCALL_DEFINEx(3, name, __VA_ARGS__)
+#define SYSCALL_DEFINE4(name, ...) SYSCALL_DEFINEx(4, name, __VA_ARGS__)
+#define SYSCALL_DEFINE5(name, ...) SYSCALL_DEFINEx(5, name, __VA_ARGS__)
+#define SYSCALL_DEFINE6(name, ...) SYSCALL_DEFINEx(6, name, __VA_ARGS__)
+
+#define SYSCALL_DEFINEx(n, name, ...)                                                              \
+	enum { SC_DEFINED_##name = SC_REGISTERED_##name };                                         \
+	static inline long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__));                      \
+	const struct syscall_meta syscall_meta_##name = {                                          \
+	    #name, n, {SC_MAP##n(SC_IS_PTR, 0, __VA_ARGS__)}};                                     \
+	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
+			unsigned long a4, unsigned long a5)                                        \
+	{                                                                                          \
+		const unsigned long args[6] = {a0, a1, a2, a3, a4, a5};                            \
+		return do_sys_##name(SC_MAP##n(SC_CAST, 0, __VA_ARGS__));                          \
+	}                                                                                          \
+	static inline long do_sys_##name(SC_MAP##n(SC_DECL, 0, __VA_ARGS__))
+
+/* m(type, name, index) for each (type, name) pair, with commas between. */
+#define SC_MAP1(m, i, t, a) m(t, a, i)
+#define SC_MAP2(m, i, t, a, ...) m(t, a, i), SC_MAP1(m, i + 1, __VA_ARGS__)
+#define SC_MAP3(m, i, t, a, ...) m(t, a, i), SC_MAP2(m, i + 1, __VA_ARGS__)
+#define SC_MAP4(m, i, t, a, ...) m(t, a, i), SC_MAP3(m, i + 1, __VA_ARGS__)
+#define SC_MAP5(m, i, t, a, ...) m(t, a, i), SC_MAP4(m, i + 1, __VA_ARGS__)
+#define SC_MAP6(m, i, t, a, ...) m(t, a, i), SC_MAP5(m, i + 1, __VA_ARGS__)
+#define SC_DECL(t, a, i) t a
+#define SC_CAST(t, a, i) (t) args[i]
+#define SC_IS_PTR(t, a, i) (__builtin_classify_type((t)0) == __builtin_classify_type((void *)0))
 
 #endif

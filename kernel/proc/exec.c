@@ -48,26 +48,9 @@
 #include <grace/fault.h>
 #include <grace/pagewalk.h>
 #include <grace/signal.h>
+#include <grace/uapi/auxvec.h>
 #include "proc_internal.h"
 
-/* Auxiliary vector types (Linux's uapi/linux/auxvec.h). */
-#define AT_NULL 0
-#define AT_PHDR 3
-#define AT_PHENT 4
-#define AT_PHNUM 5
-#define AT_PAGESZ 6
-#define AT_BASE 7
-#define AT_FLAGS 8
-#define AT_ENTRY 9
-#define AT_UID 11
-#define AT_EUID 12
-#define AT_GID 13
-#define AT_EGID 14
-#define AT_HWCAP 16
-#define AT_CLKTCK 17
-#define AT_SECURE 23
-#define AT_RANDOM 25
-#define AT_EXECFN 31
 #define AUXV_MAX 18 /* pairs, AT_NULL included */
 
 /* USER_HZ, what times() counts in: 100 on every Linux arch. */

@@ -29,6 +29,7 @@
 #include <grace/string.h>
 #include <grace/syscall.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/wait.h>
 #include "proc_internal.h"
 
 static DEFINE_SPINLOCK(proc_lock);
@@ -376,12 +377,6 @@ fail:
 	proc_free_unstarted(p, first);
 	return err;
 }
-
-#define WNOHANG 1
-#define WUNTRACED 2
-#define WCONTINUED 8
-#define __WALL 0x40000000
-#define __WCLONE 0x80000000
 
 /* Does wait4's pid select child c of p: > 0 that pid, -1 any, 0 p's group, < -1 group -pid? */
 static bool proc_wait_selects(struct process *p, struct process *c, int pid)

@@ -48,7 +48,7 @@ void syscall_entry(struct regs *regs)
 		      : -ENOSYS;
 	syscall_set_return(regs, ret);
 	/* Interrupted by a signal: exit_to_user_mode() restarts it or makes it -EINTR. */
-	current->syscall_restart = ret == -ERESTARTSYS && nr != __NR_rt_sigreturn;
+	current->syscall_restart = ret == -ERESTARTSYS && nr != NR_rt_sigreturn;
 }
 
 u64 syscall_count(unsigned nr)
@@ -63,6 +63,11 @@ u64 syscall_count(unsigned nr)
 bool syscall_implemented(unsigned nr)
 {
 	return nr < NR_SYSCALLS && syscall_table[nr];
+}
+
+const struct syscall_meta *syscall_meta(unsigned nr)
+{
+	return nr < NR_SYSCALLS ? syscall_meta_table[nr] : NULL;
 }
 
 void user_signal_force(int sig, int code, uintptr_t addr)

@@ -20,22 +20,10 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/resource.h>
+#include <grace/uapi/sched.h>
 #include <asm/memory.h>
 #include "syscall_internal.h"
-
-#define CSIGNAL 0x000000ff
-#define CLONE_VM 0x00000100
-#define CLONE_FS 0x00000200
-#define CLONE_FILES 0x00000400
-#define CLONE_SIGHAND 0x00000800
-#define CLONE_VFORK 0x00004000
-#define CLONE_THREAD 0x00010000
-#define CLONE_SYSVSEM 0x00040000
-#define CLONE_SETTLS 0x00080000
-#define CLONE_PARENT_SETTID 0x00100000
-#define CLONE_CHILD_CLEARTID 0x00200000
-#define CLONE_DETACHED 0x00400000
-#define CLONE_CHILD_SETTID 0x01000000
 
 /* The flags a new process may be cloned with. */
 #define CLONE_PROCESS_FLAGS                                                                        \
@@ -101,38 +89,44 @@ static long clone_process(unsigned long flags, unsigned long sp, unsigned long p
 	return pid;
 }
 
-USER_CALL(clone)
+/*
+ * The child's tid pointer and its TLS come third and fourth in one order or the
+ * other, by arch (CLONE_ARG_CTID, CLONE_ARG_TLS); the pointers are addresses the
+ * child's setup stores to, each checked where it is used.
+ */
+SYSCALL_DEFINE5(clone, unsigned long, clone_flags, unsigned long, newsp, unsigned long,
+		parent_tidptr, unsigned long, arg3, unsigned long, arg4)
 {
-	unsigned long args[6] = {a0, a1, a2, a3, a4, a5};
-	if (a0 & CLONE_THREAD)
-		return clone_thread(a0, a1, a2, args[CLONE_ARG_CTID], args[CLONE_ARG_TLS]);
-	return clone_process(a0, a1, a2, args[CLONE_ARG_CTID]);
+	const unsigned long args[5] = {clone_flags, newsp, parent_tidptr, arg3, arg4};
+	if (clone_flags & CLONE_THREAD)
+		return clone_thread(clone_flags, newsp, parent_tidptr, args[CLONE_ARG_CTID],
+				    args[CLONE_ARG_TLS]);
+	return clone_process(clone_flags, newsp, parent_tidptr, args[CLONE_ARG_CTID]);
 }
 
-USER_CALL(fork)
+SYSCALL_DEFINE0(fork)
 {
 	return clone_process(SIGCHLD, 0, 0, 0);
 }
 
-USER_CALL(vfork)
+SYSCALL_DEFINE0(vfork)
 {
 	return clone_process(CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0);
 }
 
 /* argv and envp stay where they are: exec_load() copies them into the new program's stack. */
-USER_CALL(execve)
+SYSCALL_DEFINE3(execve, const char __user *, filename, const char __user *const __user *, argv,
+		const char __user *const __user *, envp)
 {
 	char *path = kmalloc(PATH_MAX);
 	if (!path)
 		return -ENOMEM;
-	long len = strncpy_from_user(path, (const char __user *)a0, PATH_MAX);
+	long len = strncpy_from_user(path, filename, PATH_MAX);
 	int err = len < 0 ? (int)len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
 	uintptr_t pc = 0, sp = 0;
 	if (!err)
-		err = exec_load(current_process(), path,
-				(struct exec_vec){.user = (const char __user *const __user *)a1},
-				(struct exec_vec){.user = (const char __user *const __user *)a2},
-				&pc, &sp);
+		err = exec_load(current_process(), path, (struct exec_vec){.user = argv},
+				(struct exec_vec){.user = envp}, &pc, &sp);
 	kfree(path);
 	if (err)
 		return err;
@@ -140,23 +134,18 @@ USER_CALL(execve)
 	arch_enter_user(pc, sp);
 }
 
-struct rusage {
-	s64 ru_utime[2], ru_stime[2]; /* struct timeval */
-	s64 fields[14];
-};
-
-USER_CALL(wait4)
+SYSCALL_DEFINE4(wait4, int, upid, int __user *, stat_addr, int, options, void __user *, ru)
 {
 	int status = 0;
-	long pid = proc_wait4((int)a0, &status, (unsigned)a2);
+	long pid = proc_wait4(upid, &status, (unsigned)options);
 	if (pid <= 0)
 		return pid;
-	if (a1 && copy_to_user((void __user *)a1, &status, sizeof(status)))
+	if (stat_addr && copy_to_user(stat_addr, &status, sizeof(status)))
 		return -EFAULT;
-	if (a3) {
-		struct rusage ru;
-		memset(&ru, 0, sizeof(ru)); /* resource use is not accounted per process */
-		if (copy_to_user((void __user *)a3, &ru, sizeof(ru)))
+	if (ru) {
+		struct rusage use;
+		memset(&use, 0, sizeof(use)); /* resource use is not accounted per process */
+		if (copy_to_user(ru, &use, sizeof(use)))
 			return -EFAULT;
 	}
 	return pid;

@@ -20,6 +20,7 @@
 #include <grace/uaccess.h>
 #include <grace/uapi/statx.h>
 #include <grace/uio.h>
+#include <grace/uapi/uio.h>
 #include <asm/memory.h>
 #include <asm/stat.h>
 #include "syscall_internal.h"
@@ -47,14 +48,14 @@ static char *getname(const char __user *upath, int *err)
 	return buf;
 }
 
-USER_CALL(read)
+SYSCALL_DEFINE3(read, int, fd, char __user *, buf, size_t, count)
 {
-	return vfs_read_user((int)a0, (void __user *)a1, a2);
+	return vfs_read_user(fd, (void __user *)buf, count);
 }
 
-USER_CALL(write)
+SYSCALL_DEFINE3(write, int, fd, const char __user *, buf, size_t, count)
 {
-	long ret = vfs_write_user((int)a0, (const void __user *)a1, a2);
+	long ret = vfs_write_user(fd, (const void __user *)buf, count);
 	/* A write to a pipe no one reads raises SIGPIPE too (its default action ends the program).
 	 */
 	if (ret == -EPIPE) {
@@ -76,47 +77,47 @@ static long user_rw_vec(int fd, const struct iovec __user *uiov, unsigned long c
 	return ret;
 }
 
-USER_CALL(readv)
+SYSCALL_DEFINE3(readv, int, fd, const struct iovec __user *, vec, unsigned long, vlen)
 {
-	return user_rw_vec((int)a0, (const struct iovec __user *)a1, a2, false);
+	return user_rw_vec(fd, vec, vlen, false);
 }
 
-USER_CALL(writev)
+SYSCALL_DEFINE3(writev, int, fd, const struct iovec __user *, vec, unsigned long, vlen)
 {
-	return user_rw_vec((int)a0, (const struct iovec __user *)a1, a2, true);
+	return user_rw_vec(fd, vec, vlen, true);
 }
 
-USER_CALL(pread64)
+SYSCALL_DEFINE4(pread64, int, fd, char __user *, buf, size_t, count, s64, pos)
 {
-	return vfs_pread_user((int)a0, (void __user *)a1, a2, (s64)a3);
+	return vfs_pread_user(fd, (void __user *)buf, count, pos);
 }
 
-USER_CALL(pwrite64)
+SYSCALL_DEFINE4(pwrite64, int, fd, const char __user *, buf, size_t, count, s64, pos)
 {
-	return vfs_pwrite_user((int)a0, (const void __user *)a1, a2, (s64)a3);
+	return vfs_pwrite_user(fd, (const void __user *)buf, count, pos);
 }
 
-USER_CALL(openat)
+SYSCALL_DEFINE4(openat, int, dfd, const char __user *, filename, int, flags, unsigned, mode)
 {
 	int err;
-	char *path = getname((const char __user *)a1, &err);
+	char *path = getname(filename, &err);
 	if (!path)
 		return err;
 	/* Flags that change nothing for ramfs and the console. */
-	int flags = (int)a2 & ~(O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
-	long fd = vfs_openat((int)a0, path, flags, (unsigned)a3 & ~current_process()->umask);
+	flags &= ~(O_NONBLOCK | O_NOCTTY | O_LARGEFILE);
+	long fd = vfs_openat(dfd, path, flags, mode & ~current_process()->umask);
 	kfree(path);
 	return fd;
 }
 
-USER_CALL(close)
+SYSCALL_DEFINE1(close, int, fd)
 {
-	return vfs_close((int)a0);
+	return vfs_close(fd);
 }
 
-USER_CALL(lseek)
+SYSCALL_DEFINE3(lseek, int, fd, s64, offset, int, whence)
 {
-	return vfs_lseek((int)a0, (s64)a1, (int)a2);
+	return vfs_lseek(fd, offset, whence);
 }
 
 /* Block size st_blksize reports: a page, what ramfs allocates in. */
@@ -137,11 +138,11 @@ static long stat_to_user(const struct stat *st, void __user *ubuf)
 	return copy_to_user(ubuf, &us, sizeof(us)) ? -EFAULT : 0;
 }
 
-USER_CALL(fstat)
+SYSCALL_DEFINE2(fstat, int, fd, void __user *, statbuf)
 {
 	struct stat st;
-	int err = vfs_fstat((int)a0, &st);
-	return err ? err : stat_to_user(&st, (void __user *)a1);
+	int err = vfs_fstat(fd, &st);
+	return err ? err : stat_to_user(&st, statbuf);
 }
 
 /* What newfstatat and statx stat: upath at dirfd, or dirfd itself for "" with AT_EMPTY_PATH. */
@@ -158,15 +159,15 @@ static int stat_at(int dirfd, const char __user *upath, int flags, struct stat *
 	return err;
 }
 
-USER_CALL(newfstatat)
+SYSCALL_DEFINE4(newfstatat, int, dfd, const char __user *, filename, void __user *, statbuf, int,
+		flags)
 {
-	int flags = (int)a3;
 	struct stat st;
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	int err = stat_at((int)a0, (const char __user *)a1, flags, &st);
-	return err ? err : stat_to_user(&st, (void __user *)a2);
+	int err = stat_at(dfd, filename, flags, &st);
+	return err ? err : stat_to_user(&st, statbuf);
 }
 
 /*
@@ -196,10 +197,9 @@ static long statx_to_user(const struct stat *st, void __user *ubuf)
 	return copy_to_user(ubuf, &sx, sizeof(sx)) ? -EFAULT : 0;
 }
 
-USER_CALL(statx)
+SYSCALL_DEFINE5(statx, int, dfd, const char __user *, filename, int, flags, unsigned, mask,
+		void __user *, buffer)
 {
-	int flags = (int)a2;
-	unsigned mask = (unsigned)a3;
 	struct stat st;
 
 	/* Linux's do_statx() and vfs_statx(), in their order; the mask asks, it does not limit. */
@@ -209,52 +209,52 @@ USER_CALL(statx)
 		return -EINVAL;
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE))
 		return -EINVAL;
-	int err = stat_at((int)a0, (const char __user *)a1, flags, &st);
-	return err ? err : statx_to_user(&st, (void __user *)a4);
+	int err = stat_at(dfd, filename, flags, &st);
+	return err ? err : statx_to_user(&st, buffer);
 }
 
-USER_CALL(getdents64)
+SYSCALL_DEFINE3(getdents64, int, fd, void __user *, dirent, unsigned, count)
 {
-	size_t size = MIN(a2, (size_t)GETDENTS_MAX);
-	if (!access_ok((void __user *)a1, size))
+	size_t size = MIN(count, (size_t)GETDENTS_MAX);
+	if (!access_ok(dirent, size))
 		return -EFAULT;
-	return vfs_getdents_user((int)a0, (void __user *)a1, size);
+	return vfs_getdents_user(fd, dirent, size);
 }
 
-USER_CALL(ioctl)
+SYSCALL_DEFINE3(ioctl, int, fd, unsigned, cmd, unsigned long, arg)
 {
-	return vfs_ioctl((int)a0, (unsigned)a1, a2);
+	return vfs_ioctl(fd, cmd, arg);
 }
 
-USER_CALL(dup)
+SYSCALL_DEFINE1(dup, int, fd)
 {
-	return vfs_dup((int)a0);
+	return vfs_dup(fd);
 }
 
-USER_CALL(dup3)
+SYSCALL_DEFINE3(dup3, int, oldfd, int, newfd, int, flags)
 {
-	if (a0 == a1)
+	if (oldfd == newfd)
 		return -EINVAL; /* dup3 refuses what dup2 allows */
-	return vfs_dup3((int)a0, (int)a1, (int)a2);
+	return vfs_dup3(oldfd, newfd, flags);
 }
 
-USER_CALL(dup2)
+SYSCALL_DEFINE2(dup2, int, oldfd, int, newfd)
 {
-	return vfs_dup2((int)a0, (int)a1);
+	return vfs_dup2(oldfd, newfd);
 }
 
-USER_CALL(pipe2)
+SYSCALL_DEFINE2(pipe2, int __user *, fildes, int, flags)
 {
 	int fds[2];
-	if (a1 & ~(unsigned long)(O_CLOEXEC | O_NONBLOCK))
+	if (flags & ~(unsigned long)(O_CLOEXEC | O_NONBLOCK))
 		return -EINVAL;
 	/* Checked first: a pipe made and then not reported would leak its descriptors. */
-	if (!access_ok((void __user *)a0, sizeof(fds)))
+	if (!access_ok((void __user *)fildes, sizeof(fds)))
 		return -EFAULT;
-	int err = vfs_pipe2(fds, (int)a1);
+	int err = vfs_pipe2(fds, flags);
 	if (err)
 		return err;
-	if (copy_to_user((void __user *)a0, fds, sizeof(fds))) {
+	if (copy_to_user((void __user *)fildes, fds, sizeof(fds))) {
 		vfs_close(fds[0]);
 		vfs_close(fds[1]);
 		return -EFAULT;
@@ -262,52 +262,51 @@ USER_CALL(pipe2)
 	return 0;
 }
 
-USER_CALL(pipe)
+SYSCALL_DEFINE1(pipe, int __user *, fildes)
 {
-	return user_pipe2(a0, 0, 0, 0, 0, 0);
+	return do_sys_pipe2(fildes, 0);
 }
 
-USER_CALL(fcntl)
+SYSCALL_DEFINE3(fcntl, int, fd, unsigned, cmd, unsigned long, arg)
 {
-	int fd = (int)a0;
-	switch ((unsigned)a1) { /* Linux reads cmd as an unsigned int */
+	switch (cmd) { /* Linux reads cmd as an unsigned int */
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
-		return vfs_dup_min(fd, (int)a2, a1 == F_DUPFD_CLOEXEC);
+		return vfs_dup_min(fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
 	case F_GETFD: {
 		int on = vfs_fd_cloexec(fd, -1);
 		return on < 0 ? on : on ? FD_CLOEXEC : 0;
 	}
 	case F_SETFD:
-		return vfs_fd_cloexec(fd, (a2 & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
+		return vfs_fd_cloexec(fd, (arg & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
 	case F_GETFL:
 		return vfs_fd_flags(fd);
 	case F_SETFL:
-		return vfs_fd_set_flags(fd, (int)a2);
+		return vfs_fd_set_flags(fd, (int)arg);
 	default:
 		return -EINVAL;
 	}
 }
 
-USER_CALL(getcwd)
+SYSCALL_DEFINE2(getcwd, char __user *, ubuf, unsigned long, size)
 {
 	char *buf = kmalloc(PATH_MAX);
 	if (!buf)
 		return -ENOMEM;
-	long len = vfs_getcwd(buf, MIN(a1, PATH_MAX));
+	long len = vfs_getcwd(buf, MIN(size, PATH_MAX));
 	/* Linux returns the length with the NUL. */
 	if (len >= 0)
-		len = copy_to_user((void __user *)a0, buf, len + 1) ? -EFAULT : len + 1;
+		len = copy_to_user(ubuf, buf, len + 1) ? -EFAULT : len + 1;
 	kfree(buf);
 	return len;
 }
 
 /* A call on one path at dirfd: copy it in, call fn, free it. */
-static long with_path(int dirfd, unsigned long upath,
+static long with_path(int dirfd, const char __user *upath,
 		      int (*fn)(int dirfd, const char *path, unsigned arg), unsigned arg)
 {
 	int err;
-	char *path = getname((const char __user *)upath, &err);
+	char *path = getname(upath, &err);
 	if (!path)
 		return err;
 	err = fn(dirfd, path, arg);
@@ -320,14 +319,14 @@ static int chdir_path(int dirfd, const char *path, unsigned unused)
 	return vfs_chdir(path);
 }
 
-USER_CALL(chdir)
+SYSCALL_DEFINE1(chdir, const char __user *, filename)
 {
-	return with_path(AT_FDCWD, a0, chdir_path, 0);
+	return with_path(AT_FDCWD, filename, chdir_path, 0);
 }
 
-USER_CALL(mkdirat)
+SYSCALL_DEFINE3(mkdirat, int, dfd, const char __user *, pathname, unsigned, mode)
 {
-	return with_path((int)a0, a1, vfs_mkdirat, (unsigned)a2 & ~current_process()->umask);
+	return with_path(dfd, pathname, vfs_mkdirat, mode & ~current_process()->umask);
 }
 
 static int unlink_path(int dirfd, const char *path, unsigned flags)
@@ -335,21 +334,21 @@ static int unlink_path(int dirfd, const char *path, unsigned flags)
 	return vfs_unlinkat(dirfd, path, (int)flags);
 }
 
-USER_CALL(unlinkat)
+SYSCALL_DEFINE3(unlinkat, int, dfd, const char __user *, pathname, int, flag)
 {
-	if (a2 & ~(unsigned long)AT_REMOVEDIR)
+	if (flag & ~(unsigned long)AT_REMOVEDIR)
 		return -EINVAL;
-	return with_path((int)a0, a1, unlink_path, (unsigned)a2);
+	return with_path(dfd, pathname, unlink_path, (unsigned)flag);
 }
 
 /* Two paths copied in, both or neither. */
-static long getname2(unsigned long uold, unsigned long unew, char **oldp, char **newp)
+static long getname2(const char __user *uold, const char __user *unew, char **oldp, char **newp)
 {
 	int err;
-	*oldp = getname((const char __user *)uold, &err);
+	*oldp = getname(uold, &err);
 	if (!*oldp)
 		return err;
-	*newp = getname((const char __user *)unew, &err);
+	*newp = getname(unew, &err);
 	if (!*newp) {
 		kfree(*oldp);
 		return err;
@@ -357,15 +356,16 @@ static long getname2(unsigned long uold, unsigned long unew, char **oldp, char *
 	return 0;
 }
 
-USER_CALL(renameat2)
+SYSCALL_DEFINE5(renameat2, int, olddfd, const char __user *, oldname, int, newdfd,
+		const char __user *, newname, unsigned, flags)
 {
 	char *oldp, *newp;
-	if (a4 & ~(unsigned long)RENAME_NOREPLACE)
+	if (flags & ~(unsigned long)RENAME_NOREPLACE)
 		return -EINVAL;
-	long err = getname2(a1, a3, &oldp, &newp);
+	long err = getname2(oldname, newname, &oldp, &newp);
 	if (err)
 		return err;
-	err = vfs_renameat((int)a0, oldp, (int)a2, newp, (unsigned)a4);
+	err = vfs_renameat(olddfd, oldp, newdfd, newp, flags);
 	kfree(oldp);
 	kfree(newp);
 	return err;
@@ -375,67 +375,64 @@ USER_CALL(renameat2)
  * AT_EMPTY_PATH is accepted and has no effect: an empty oldpath is -ENOENT, as
  * for a caller without CAP_DAC_READ_SEARCH on Linux.
  */
-USER_CALL(linkat)
+SYSCALL_DEFINE5(linkat, int, olddfd, const char __user *, oldname, int, newdfd, const char __user *,
+		newname, int, flags)
 {
 	char *oldp, *newp;
-	if (a4 & ~(unsigned long)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+	if (flags & ~(unsigned long)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	long err = getname2(a1, a3, &oldp, &newp);
+	long err = getname2(oldname, newname, &oldp, &newp);
 	if (err)
 		return err;
-	err = vfs_linkat((int)a0, oldp, (int)a2, newp, (int)(a4 & AT_SYMLINK_FOLLOW));
+	err = vfs_linkat(olddfd, oldp, newdfd, newp, (int)(flags & AT_SYMLINK_FOLLOW));
 	kfree(oldp);
 	kfree(newp);
 	return err;
 }
 
-USER_CALL(symlinkat)
+SYSCALL_DEFINE3(symlinkat, const char __user *, oldname, int, newdfd, const char __user *, newname)
 {
 	char *target = kmalloc(PATH_MAX);
 	if (!target)
 		return -ENOMEM;
-	long len = strncpy_from_user(target, (const char __user *)a0, PATH_MAX);
+	long len = strncpy_from_user(target, oldname, PATH_MAX);
 	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : 0;
 	if (!err) {
 		int perr;
-		char *linkpath = getname((const char __user *)a2, &perr);
-		err = linkpath ? vfs_symlinkat(target, (int)a1, linkpath) : perr;
+		char *linkpath = getname(newname, &perr);
+		err = linkpath ? vfs_symlinkat(target, newdfd, linkpath) : perr;
 		kfree(linkpath);
 	}
 	kfree(target);
 	return err;
 }
 
-USER_CALL(readlinkat)
+SYSCALL_DEFINE4(readlinkat, int, dfd, const char __user *, pathname, char __user *, buf, int,
+		bufsiz)
 {
 	int err;
-	if ((long)a3 <= 0)
+	if ((long)bufsiz <= 0)
 		return -EINVAL;
-	char *path = getname((const char __user *)a1, &err);
+	char *path = getname(pathname, &err);
 	if (!path)
 		return err;
-	size_t size = MIN(a3, PATH_MAX);
+	size_t size = MIN(bufsiz, PATH_MAX);
 	char *kbuf = kmalloc(size);
-	long n = kbuf ? vfs_readlinkat((int)a0, path, kbuf, size) : -ENOMEM;
-	if (n > 0 && copy_to_user((void __user *)a2, kbuf, n))
+	long n = kbuf ? vfs_readlinkat(dfd, path, kbuf, size) : -ENOMEM;
+	if (n > 0 && copy_to_user(buf, kbuf, n))
 		n = -EFAULT;
 	kfree(kbuf);
 	kfree(path);
 	return n;
 }
 
-USER_CALL(umask)
+SYSCALL_DEFINE1(umask, int, mask)
 {
 	struct process *p = current_process();
 	unsigned old = p->umask;
-	p->umask = (unsigned)a0 & 0777;
+	p->umask = (unsigned)mask & 0777;
 	return old;
 }
-
-#define F_OK 0
-#define X_OK 1
-#define W_OK 2
-#define R_OK 4
 
 static int access_path(int dirfd, const char *path, unsigned mode)
 {
@@ -447,73 +444,74 @@ static int access_path(int dirfd, const char *path, unsigned mode)
 	return err;
 }
 
-USER_CALL(faccessat)
+SYSCALL_DEFINE3(faccessat, int, dfd, const char __user *, filename, int, mode)
 {
-	if (a2 & ~(unsigned long)(R_OK | W_OK | X_OK))
+	if (mode & ~(unsigned long)(R_OK | W_OK | X_OK))
 		return -EINVAL;
-	return with_path((int)a0, a1, access_path, (unsigned)a2);
+	return with_path(dfd, filename, access_path, (unsigned)mode);
 }
 
 /* The x86_64 calls the *at family replaced: each is its *at form on AT_FDCWD. */
 
-USER_CALL(open)
+SYSCALL_DEFINE3(open, const char __user *, filename, int, flags, unsigned, mode)
 {
-	return user_openat(AT_FDCWD, a0, a1, a2, 0, 0);
+	return do_sys_openat(AT_FDCWD, filename, flags, mode);
 }
 
-USER_CALL(stat)
+SYSCALL_DEFINE2(stat, const char __user *, filename, void __user *, statbuf)
 {
-	return user_newfstatat(AT_FDCWD, a0, a1, 0, 0, 0);
+	return do_sys_newfstatat(AT_FDCWD, filename, statbuf, 0);
 }
 
-USER_CALL(lstat)
+SYSCALL_DEFINE2(lstat, const char __user *, filename, void __user *, statbuf)
 {
-	return user_newfstatat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW, 0, 0);
+	return do_sys_newfstatat(AT_FDCWD, filename, statbuf, AT_SYMLINK_NOFOLLOW);
 }
 
-USER_CALL(access)
+SYSCALL_DEFINE2(access, const char __user *, filename, int, mode)
 {
-	return user_faccessat(AT_FDCWD, a0, a1, 0, 0, 0);
+	return do_sys_faccessat(AT_FDCWD, filename, mode);
 }
 
-USER_CALL(mkdir)
+SYSCALL_DEFINE2(mkdir, const char __user *, pathname, unsigned, mode)
 {
-	return user_mkdirat(AT_FDCWD, a0, a1, 0, 0, 0);
+	return do_sys_mkdirat(AT_FDCWD, pathname, mode);
 }
 
-USER_CALL(rmdir)
+SYSCALL_DEFINE1(rmdir, const char __user *, pathname)
 {
-	return user_unlinkat(AT_FDCWD, a0, AT_REMOVEDIR, 0, 0, 0);
+	return do_sys_unlinkat(AT_FDCWD, pathname, AT_REMOVEDIR);
 }
 
-USER_CALL(unlink)
+SYSCALL_DEFINE1(unlink, const char __user *, pathname)
 {
-	return user_unlinkat(AT_FDCWD, a0, 0, 0, 0, 0);
+	return do_sys_unlinkat(AT_FDCWD, pathname, 0);
 }
 
-USER_CALL(renameat)
+SYSCALL_DEFINE4(renameat, int, olddfd, const char __user *, oldname, int, newdfd,
+		const char __user *, newname)
 {
-	return user_renameat2(a0, a1, a2, a3, 0, 0);
+	return do_sys_renameat2(olddfd, oldname, newdfd, newname, 0);
 }
 
-USER_CALL(rename)
+SYSCALL_DEFINE2(rename, const char __user *, oldname, const char __user *, newname)
 {
-	return user_renameat2(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+	return do_sys_renameat2(AT_FDCWD, oldname, AT_FDCWD, newname, 0);
 }
 
-USER_CALL(link)
+SYSCALL_DEFINE2(link, const char __user *, oldname, const char __user *, newname)
 {
-	return user_linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0, 0);
+	return do_sys_linkat(AT_FDCWD, oldname, AT_FDCWD, newname, 0);
 }
 
-USER_CALL(symlink)
+SYSCALL_DEFINE2(symlink, const char __user *, oldname, const char __user *, newname)
 {
-	return user_symlinkat(a0, AT_FDCWD, a1, 0, 0, 0);
+	return do_sys_symlinkat(oldname, AT_FDCWD, newname);
 }
 
-USER_CALL(readlink)
+SYSCALL_DEFINE3(readlink, const char __user *, pathname, char __user *, buf, int, bufsiz)
 {
-	return user_readlinkat(AT_FDCWD, a0, a1, a2, 0, 0);
+	return do_sys_readlinkat(AT_FDCWD, pathname, buf, bufsiz);
 }
 
 static int chmod_path(int dirfd, const char *path, unsigned mode)
@@ -521,19 +519,19 @@ static int chmod_path(int dirfd, const char *path, unsigned mode)
 	return vfs_chmodat(dirfd, path, mode, 0);
 }
 
-USER_CALL(fchmodat)
+SYSCALL_DEFINE3(fchmodat, int, dfd, const char __user *, filename, unsigned, mode)
 {
-	return with_path((int)a0, a1, chmod_path, (unsigned)a2);
+	return with_path(dfd, filename, chmod_path, mode);
 }
 
-USER_CALL(chmod)
+SYSCALL_DEFINE2(chmod, const char __user *, filename, unsigned, mode)
 {
-	return user_fchmodat(AT_FDCWD, a0, a1, 0, 0, 0);
+	return do_sys_fchmodat(AT_FDCWD, filename, mode);
 }
 
-USER_CALL(fchmod)
+SYSCALL_DEFINE2(fchmod, int, fd, unsigned, mode)
 {
-	return vfs_fchmod((int)a0, (unsigned)a1);
+	return vfs_fchmod(fd, mode);
 }
 
 static int exists_path(int dirfd, const char *path, unsigned flags)
@@ -546,20 +544,21 @@ static int exists_path(int dirfd, const char *path, unsigned flags)
  * utimensat: ramfs keeps no times (stat reports 0), so there is nothing to set;
  * the call checks what Linux checks and succeeds where Linux would.
  */
-USER_CALL(utimensat)
+SYSCALL_DEFINE4(utimensat, int, dfd, const char __user *, filename, const void __user *, utimes,
+		int, flags)
 {
-	if (a3 & ~(unsigned long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	if (flags & ~(unsigned long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	if (a2) {
+	if (utimes) {
 		struct {
 			s64 tv_sec, tv_nsec;
 		} ts[2];
-		if (copy_from_user(ts, (const void __user *)a2, sizeof(ts)))
+		if (copy_from_user(ts, utimes, sizeof(ts)))
 			return -EFAULT;
 	}
-	if (!a1) {
+	if (!filename) {
 		struct stat st;
-		return vfs_fstat((int)a0, &st); /* NULL path: the descriptor's own file */
+		return vfs_fstat(dfd, &st); /* NULL path: the descriptor's own file */
 	}
-	return with_path((int)a0, a1, exists_path, (unsigned)a3);
+	return with_path(dfd, filename, exists_path, (unsigned)flags);
 }

@@ -9,35 +9,25 @@
 #include <grace/arch.h>
 #include <grace/errno.h>
 #include <grace/futex.h>
+#include <grace/uapi/futex.h>
 #include "syscall_internal.h"
 
-#define FUTEX_WAIT 0
-#define FUTEX_WAKE 1
-#define FUTEX_REQUEUE 3
-#define FUTEX_CMP_REQUEUE 4
-#define FUTEX_WAIT_BITSET 9
-#define FUTEX_WAKE_BITSET 10
-#define FUTEX_PRIVATE_FLAG 128
-#define FUTEX_CLOCK_REALTIME 256
-#define FUTEX_CMD_MASK (~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
-
 /* futex(uaddr, op, val, timeout or val2, uaddr2, val3) */
-USER_CALL(futex)
+SYSCALL_DEFINE6(futex, u32 __user *, uaddr, int, futex_op, u32, val, const void __user *, utime,
+		u32 __user *, uaddr2, u32, val3)
 {
-	u32 __user *uaddr = (u32 __user *)a0, *uaddr2 = (u32 __user *)a4;
-	int op = (int)a1 & FUTEX_CMD_MASK;
-	u32 val = (u32)a2, val3 = (u32)a5;
+	int op = futex_op & FUTEX_CMD_MASK;
 	u64 deadline = UINT64_MAX;
 
 	/* Linux takes the real-time clock only where a wait has an absolute time. */
-	if ((a1 & FUTEX_CLOCK_REALTIME) && op != FUTEX_WAIT_BITSET)
+	if ((futex_op & FUTEX_CLOCK_REALTIME) && op != FUTEX_WAIT_BITSET)
 		return -ENOSYS;
 	switch (op) {
 	case FUTEX_WAIT:
 	case FUTEX_WAIT_BITSET:
-		if (a3) {
+		if (utime) {
 			u64 ns;
-			int err = timespec_from_user(a3, &ns);
+			int err = timespec_from_user(utime, &ns);
 			if (err)
 				return err;
 			if (op == FUTEX_WAIT_BITSET)
@@ -52,8 +42,8 @@ USER_CALL(futex)
 	case FUTEX_REQUEUE:
 	case FUTEX_CMP_REQUEUE:
 		/* The fourth argument is a count here, not a timeout. */
-		return futex_requeue(uaddr, (int)val, uaddr2, (int)a3, op == FUTEX_CMP_REQUEUE,
-				     val3);
+		return futex_requeue(uaddr, (int)val, uaddr2, (int)(unsigned long)utime,
+				     op == FUTEX_CMP_REQUEUE, val3);
 	default:
 		return -ENOSYS;
 	}

@@ -8,22 +8,10 @@
 #include <grace/errno.h>
 #include <grace/process.h>
 #include <grace/vma.h>
+#include <grace/uapi/mman.h>
 #include <asm/memory.h>
 #include "syscall_internal.h"
 
-#define MAP_SHARED 0x01
-#define MAP_PRIVATE 0x02
-#define MAP_SHARED_VALIDATE 0x03
-#define MAP_TYPE 0x0f
-#define MAP_FIXED 0x10
-#define MAP_ANONYMOUS 0x20
-#define MAP_NORESERVE 0x4000
-#define MAP_POPULATE 0x8000
-#define MAP_STACK 0x20000
-#define MAP_FIXED_NOREPLACE 0x100000
-#define MADV_DONTNEED 4
-#define MADV_HUGEPAGE 14
-#define MADV_NOHUGEPAGE 15
 #define MAP_FAILED_TRIES 8 /* a gap taken by another thread between search and map */
 
 static unsigned user_prot(unsigned long prot)
@@ -31,16 +19,15 @@ static unsigned user_prot(unsigned long prot)
 	return prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
 }
 
-USER_CALL(mmap)
+SYSCALL_DEFINE6(mmap, unsigned long, addr, unsigned long, len_in, unsigned long, prot,
+		unsigned long, flags, int, fd, unsigned long, off)
 {
-	uintptr_t addr = a0;
-	size_t len = ALIGN_UP(a1, PAGE_SIZE);
-	unsigned long prot = a2, flags = a3;
+	size_t len = ALIGN_UP(len_in, PAGE_SIZE);
 	struct process *p = current_process();
 
-	if (!a1)
+	if (!len_in)
 		return -EINVAL;
-	if (len < a1 || len > USER_VA_END)
+	if (len < len_in || len > USER_VA_END)
 		return -ENOMEM; /* as Linux: more than the user half can hold */
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_PRIVATE &&
 	    (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
@@ -48,7 +35,7 @@ USER_CALL(mmap)
 	if (prot & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -EINVAL;
 	if (!(flags & MAP_ANONYMOUS))
-		return (int)a4 < 0 ? -EBADF : -ENODEV;
+		return fd < 0 ? -EBADF : -ENODEV;
 	if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) && !IS_ALIGNED(addr, PAGE_SIZE))
 		return -EINVAL;
 
@@ -76,43 +63,45 @@ USER_CALL(mmap)
 	return -ENOMEM;
 }
 
-USER_CALL(munmap)
+SYSCALL_DEFINE2(munmap, unsigned long, start, size_t, len)
 {
-	uintptr_t start = a0, end;
-	if (!IS_ALIGNED(start, PAGE_SIZE) || !a1 || start > USER_VA_END || a1 > USER_VA_END - start)
+	uintptr_t end;
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !len || start > USER_VA_END ||
+	    len > USER_VA_END - start)
 		return -EINVAL;
-	end = ALIGN_UP(start + a1, PAGE_SIZE);
+	end = ALIGN_UP(start + len, PAGE_SIZE);
 	/* Nothing is ever mapped below VMA_MIN_ADDR: unmapping there is unmapping a hole. */
 	start = MAX(start, (uintptr_t)VMA_MIN_ADDR);
 	return start < end ? vma_unmap(current_process()->mm, start, end - start) : 0;
 }
 
-USER_CALL(mprotect)
+SYSCALL_DEFINE3(mprotect, unsigned long, start, size_t, len_in, unsigned long, prot)
 {
-	uintptr_t start = a0;
 	if (!IS_ALIGNED(start, PAGE_SIZE) ||
-	    (a2 & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC)))
+	    (prot & ~(unsigned long)(PROT_READ | PROT_WRITE | PROT_EXEC)))
 		return -EINVAL;
-	if (!a1)
+	if (!len_in)
 		return 0;
-	size_t len = ALIGN_UP(a1, PAGE_SIZE);
+	size_t len = ALIGN_UP(len_in, PAGE_SIZE);
 	/* A range that wraps, leaves the user half or starts where nothing maps: no VMA there. */
-	if (len < a1 || start + len < start || start + len > USER_VA_END || start < VMA_MIN_ADDR)
+	if (len < len_in || start + len < start || start + len > USER_VA_END ||
+	    start < VMA_MIN_ADDR)
 		return -ENOMEM;
-	return vma_protect(current_process()->mm, start, len, user_prot(a2));
+	return vma_protect(current_process()->mm, start, len, user_prot(prot));
 }
 
-USER_CALL(madvise)
+SYSCALL_DEFINE3(madvise, unsigned long, start, size_t, len_in, int, behavior)
 {
 	struct mm *mm = current_process()->mm;
-	uintptr_t start = a0, end = ALIGN_UP(a0 + a1, PAGE_SIZE);
+	uintptr_t end = ALIGN_UP(start + len_in, PAGE_SIZE);
 
 	if (!IS_ALIGNED(start, PAGE_SIZE) || end < start)
 		return -EINVAL;
-	if (a2 == MADV_HUGEPAGE || a2 == MADV_NOHUGEPAGE)
-		return start < end ? vma_set_nohuge(mm, start, end - start, a2 == MADV_NOHUGEPAGE)
-				   : 0;
-	if (a2 != MADV_DONTNEED)
+	if (behavior == MADV_HUGEPAGE || behavior == MADV_NOHUGEPAGE)
+		return start < end
+			   ? vma_set_nohuge(mm, start, end - start, behavior == MADV_NOHUGEPAGE)
+			   : 0;
+	if (behavior != MADV_DONTNEED)
 		return 0; /* advice the kernel may ignore */
 	if (start == end)
 		return 0;
@@ -147,11 +136,11 @@ static uintptr_t brk_move_locked(struct process *p, uintptr_t want)
 	return want;
 }
 
-USER_CALL(brk)
+SYSCALL_DEFINE1(brk, unsigned long, want)
 {
 	struct process *p = current_process();
 	mutex_lock(&p->brk_lock); /* threads of one process move one break */
-	uintptr_t brk = brk_move_locked(p, a0);
+	uintptr_t brk = brk_move_locked(p, want);
 	mutex_unlock(&p->brk_lock);
 	return brk;
 }

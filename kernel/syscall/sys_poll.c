@@ -9,13 +9,10 @@
 #include <grace/process.h>
 #include <grace/slab.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/time.h>
 #include "syscall_internal.h"
 
-struct timespec64 {
-	s64 tv_sec, tv_nsec;
-};
-
-static long poll_user(unsigned long ufds, unsigned long nfds, s64 timeout_ns)
+static long poll_user(struct pollfd __user *ufds, unsigned long nfds, s64 timeout_ns)
 {
 	if (nfds > FD_MAX)
 		return -EINVAL; /* Linux: more than RLIMIT_NOFILE */
@@ -35,35 +32,36 @@ static long poll_user(unsigned long ufds, unsigned long nfds, s64 timeout_ns)
 	return n;
 }
 
-USER_CALL(poll)
+SYSCALL_DEFINE3(poll, struct pollfd __user *, ufds, unsigned, nfds, int, timeout_msecs)
 {
-	int ms = (int)a2;
-	return poll_user(a0, a1, ms < 0 ? -1 : (s64)ms * (s64)NSEC_PER_MSEC);
+	int ms = timeout_msecs;
+	return poll_user(ufds, nfds, ms < 0 ? -1 : (s64)ms * (s64)NSEC_PER_MSEC);
 }
 
-USER_CALL(ppoll)
+SYSCALL_DEFINE5(ppoll, struct pollfd __user *, ufds, unsigned, nfds, const void __user *, tsp,
+		const void __user *, sigmask, size_t, sigsetsize)
 {
 	s64 timeout_ns = -1;
-	if (a2) {
-		struct timespec64 ts;
-		if (copy_from_user(&ts, (const void __user *)a2, sizeof(ts)))
+	if (tsp) {
+		struct timespec ts;
+		if (copy_from_user(&ts, tsp, sizeof(ts)))
 			return -EFAULT;
 		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
 			return -EINVAL;
 		timeout_ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	}
 	ksigset_t old = signal_blocked(), mask;
-	if (a3) {
-		if (a4 != sizeof(mask))
+	if (sigmask) {
+		if (sigsetsize != sizeof(mask))
 			return -EINVAL;
-		if (copy_from_user(&mask, (const void __user *)a3, sizeof(mask)))
+		if (copy_from_user(&mask, sigmask, sizeof(mask)))
 			return -EFAULT;
 		signal_set_blocked(mask);
 	}
-	long n = poll_user(a0, a1, timeout_ns);
-	if (a3 && n == -EINTR)
+	long n = poll_user(ufds, nfds, timeout_ns);
+	if (sigmask && n == -EINTR)
 		signal_restore_after_handler(old);
-	else if (a3)
+	else if (sigmask)
 		signal_set_blocked(old);
 	return n;
 }

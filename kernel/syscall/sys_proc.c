@@ -11,61 +11,74 @@
 #include <grace/slab.h>
 #include <grace/string.h>
 #include <grace/uaccess.h>
+#include <grace/uapi/prctl.h>
+#include <grace/uapi/random.h>
+#include <grace/uapi/utsname.h>
 #include "syscall_internal.h"
 
-USER_CALL(exit)
+SYSCALL_DEFINE1(exit, int, error_code)
 {
 	/* This thread only; the process's end if it is the last. */
-	thread_exit(((int)a0 & 0xff) << 8);
+	thread_exit((error_code & 0xff) << 8);
 }
 
-USER_CALL(exit_group)
+SYSCALL_DEFINE1(exit_group, int, error_code)
 {
-	proc_exit(((int)a0 & 0xff) << 8);
+	proc_exit((error_code & 0xff) << 8);
 }
 
-USER_CALL(getpid)
+SYSCALL_DEFINE0(getpid)
 {
 	return current_process()->pid;
 }
 
-USER_CALL(gettid)
+SYSCALL_DEFINE0(gettid)
 {
 	return current_thread()->tid;
 }
 
-USER_CALL(getppid)
+SYSCALL_DEFINE0(getppid)
 {
 	return proc_getppid();
 }
 
-USER_CALL(getuid)
+/* Every process is root, with every id 0. */
+SYSCALL_DEFINE0(getuid)
 {
 	return 0;
 }
 
-USER_CALL(set_tid_address)
+SYSCALL_DEFINE0(geteuid)
 {
-	current_thread()->clear_child_tid = a0; /* zeroed and woken at exit */
+	return 0;
+}
+
+SYSCALL_DEFINE0(getgid)
+{
+	return 0;
+}
+
+SYSCALL_DEFINE0(getegid)
+{
+	return 0;
+}
+
+SYSCALL_DEFINE1(set_tid_address, int __user *, tidptr)
+{
+	current_thread()->clear_child_tid = (uintptr_t)tidptr; /* zeroed and woken at exit */
 	return current_thread()->tid;
 }
 
-USER_CALL(sched_yield)
+SYSCALL_DEFINE0(sched_yield)
 {
 	yield();
 	return 0;
 }
 
-#define UTS_LEN 65
-struct utsname {
-	char sysname[UTS_LEN], nodename[UTS_LEN], release[UTS_LEN];
-	char version[UTS_LEN], machine[UTS_LEN], domainname[UTS_LEN];
-};
-
 /* The Linux release whose system-call ABI Grace follows (Debian 12's kernel). */
 #define UTS_RELEASE "6.1.0-grace"
 
-USER_CALL(uname)
+SYSCALL_DEFINE1(uname, void __user *, name)
 {
 	struct utsname u;
 	memset(&u, 0, sizeof(u));
@@ -75,42 +88,37 @@ USER_CALL(uname)
 	strlcpy(u.version, "#1 SMP", UTS_LEN);
 	strlcpy(u.machine, arch_name, UTS_LEN);
 	strlcpy(u.domainname, "(none)", UTS_LEN);
-	return copy_to_user((void __user *)a0, &u, sizeof(u)) ? -EFAULT : 0;
+	return copy_to_user(name, &u, sizeof(u)) ? -EFAULT : 0;
 }
 
-#define GRND_NONBLOCK 0x1
-#define GRND_RANDOM 0x2
-#define GRND_INSECURE 0x4
 #define GETRANDOM_MAX (32 * 1024 * 1024) /* Linux caps one call a little under this */
 
-USER_CALL(getrandom)
+SYSCALL_DEFINE3(getrandom, char __user *, buf, size_t, count, unsigned, flags)
 {
-	if (a2 & ~(unsigned long)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE))
+	if (flags & ~(unsigned long)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE))
 		return -EINVAL;
-	size_t n = MIN(a1, (size_t)GETRANDOM_MAX), done = 0;
-	if (!access_ok((void __user *)a0, n))
+	size_t n = MIN(count, (size_t)GETRANDOM_MAX), done = 0;
+	if (!access_ok((void __user *)buf, n))
 		return -EFAULT;
 	u8 chunk[256];
 	while (done < n) {
 		size_t k = MIN(n - done, sizeof(chunk));
 		get_random_bytes(chunk, k);
-		if (copy_to_user((u8 __user *)a0 + done, chunk, k))
+		if (copy_to_user((u8 __user *)buf + done, chunk, k))
 			return done ? (long)done : -EFAULT;
 		done += k;
 	}
 	return done;
 }
 
-#define ARCH_SET_FS 0x1002
-
 /* x86_64's arch_prctl: the FS base, which libc points at the thread's TLS block. */
-USER_CALL(arch_prctl)
+SYSCALL_DEFINE2(arch_prctl, int, option, unsigned long, arg2)
 {
-	switch (a0) {
+	switch (option) {
 	case ARCH_SET_FS:
-		if (a1 >= USER_VA_END)
+		if (arg2 >= USER_VA_END)
 			return -EPERM;
-		arch_set_user_tls(NULL, a1);
+		arch_set_user_tls(NULL, arg2);
 		return 0;
 	default:
 		return -EINVAL;

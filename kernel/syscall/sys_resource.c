@@ -67,40 +67,40 @@ static int rlimit_get_set(unsigned resource, const struct rlimit64 *new, struct 
 	return 0;
 }
 
-USER_CALL(getrlimit)
+SYSCALL_DEFINE2(getrlimit, unsigned, resource, void __user *, rlim)
 {
 	struct rlimit64 old;
-	int err = rlimit_get_set((unsigned)a0, NULL, &old);
+	int err = rlimit_get_set(resource, NULL, &old);
 	if (err)
 		return err;
-	return copy_to_user((void __user *)a1, &old, sizeof(old)) ? -EFAULT : 0;
+	return copy_to_user(rlim, &old, sizeof(old)) ? -EFAULT : 0;
 }
 
-USER_CALL(setrlimit)
+SYSCALL_DEFINE2(setrlimit, unsigned, resource, const void __user *, rlim)
 {
 	struct rlimit64 new;
-	if (copy_from_user(&new, (const void __user *)a1, sizeof(new)))
+	if (copy_from_user(&new, rlim, sizeof(new)))
 		return -EFAULT;
-	return rlimit_get_set((unsigned)a0, &new, NULL);
+	return rlimit_get_set(resource, &new, NULL);
 }
 
-USER_CALL(prlimit64)
+SYSCALL_DEFINE4(prlimit64, int, pid, unsigned, resource, const void __user *, new_rlim,
+		void __user *, old_rlim)
 {
-	int pid = (int)a0;
 	struct rlimit64 new, old;
 
-	if (a2 && copy_from_user(&new, (const void __user *)a2, sizeof(new)))
+	if (new_rlim && copy_from_user(&new, new_rlim, sizeof(new)))
 		return -EFAULT;
 	/* Every process has the same limits: all that matters is that pid names one (kill's 0). */
 	if (pid < 0 || (pid && pid != current_process()->pid && proc_kill(pid, 0, SI_USER)))
 		return -ESRCH;
-	int err = rlimit_get_set((unsigned)a1, a2 ? &new : NULL, a3 ? &old : NULL);
-	if (!err && a3 && copy_to_user((void __user *)a3, &old, sizeof(old)))
+	int err = rlimit_get_set(resource, new_rlim ? &new : NULL, old_rlim ? &old : NULL);
+	if (!err && old_rlim && copy_to_user(old_rlim, &old, sizeof(old)))
 		err = -EFAULT;
 	return err;
 }
 
-USER_CALL(sysinfo)
+SYSCALL_DEFINE1(sysinfo, void __user *, uinfo)
 {
 	struct sysinfo info;
 	u64 ns = arch_clock_ns(), managed = 0;
@@ -116,5 +116,5 @@ USER_CALL(sysinfo)
 	unsigned procs = proc_count();
 	info.procs = procs > 0xffff ? 0xffff : (u16)procs;
 	info.mem_unit = 1; /* bytes: what Linux reports whenever the figures fit in a long */
-	return copy_to_user((void __user *)a0, &info, sizeof(info)) ? -EFAULT : 0;
+	return copy_to_user(uinfo, &info, sizeof(info)) ? -EFAULT : 0;
 }

@@ -30,30 +30,31 @@ static struct task *affinity_task(int tid)
 	return thread_task_get(tid);
 }
 
-USER_CALL(sched_getaffinity)
+SYSCALL_DEFINE3(sched_getaffinity, int, pid, unsigned, len, unsigned long __user *, user_mask_ptr)
 {
 	size_t n = affinity_bytes();
-	if (a1 < n || a1 % sizeof(long))
+	if (len < n || len % sizeof(long))
 		return -EINVAL;
-	struct task *t = affinity_task((int)a0);
+	struct task *t = affinity_task(pid);
 	if (!t)
-		return (int)a0 < 0 ? -EINVAL : -ESRCH;
+		return pid < 0 ? -EINVAL : -ESRCH;
 	struct cpumask m = t->allowed;
 	task_put(t);
 	cpumask_and(&m, &m, &cpu_online_mask);
-	return copy_to_user((void __user *)a2, m.bits, n) ? -EFAULT : (long)n;
+	return copy_to_user((void __user *)user_mask_ptr, m.bits, n) ? -EFAULT : (long)n;
 }
 
-USER_CALL(sched_setaffinity)
+SYSCALL_DEFINE3(sched_setaffinity, int, pid, unsigned, len, const unsigned long __user *,
+		user_mask_ptr)
 {
 	struct cpumask m;
 	cpumask_clear(&m);
-	size_t n = MIN(a1, sizeof(m.bits));
-	if (copy_from_user(m.bits, (const void __user *)a2, n))
+	size_t n = MIN(len, sizeof(m.bits));
+	if (copy_from_user(m.bits, (const void __user *)user_mask_ptr, n))
 		return -EFAULT;
-	struct task *t = affinity_task((int)a0);
+	struct task *t = affinity_task(pid);
 	if (!t)
-		return (int)a0 < 0 ? -EINVAL : -ESRCH;
+		return pid < 0 ? -EINVAL : -ESRCH;
 	cpumask_and(&m, &m, &cpu_online_mask);
 	int err = cpumask_empty(&m) ? -EINVAL : set_cpus_allowed(t, &m);
 	task_put(t);

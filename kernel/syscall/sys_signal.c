@@ -14,20 +14,16 @@
 #include <asm/signal.h>
 #include "syscall_internal.h"
 
-#define SIG_BLOCK 0
-#define SIG_UNBLOCK 1
-#define SIG_SETMASK 2
-
-USER_CALL(rt_sigaction)
+SYSCALL_DEFINE4(rt_sigaction, int, sig, const void __user *, uact, void __user *, oact, size_t,
+		sigsetsize)
 {
-	int sig = (int)a0;
 	struct user_sigaction ua;
 	struct ksigaction act, old;
 
-	if (a3 != sizeof(ksigset_t))
+	if (sigsetsize != sizeof(ksigset_t))
 		return -EINVAL;
-	if (a1) {
-		if (copy_from_user(&ua, (const void __user *)a1, sizeof(ua)))
+	if (uact) {
+		if (copy_from_user(&ua, uact, sizeof(ua)))
 			return -EFAULT;
 		act =
 		    (struct ksigaction){.handler = ua.handler, .flags = ua.flags, .mask = ua.mask};
@@ -35,26 +31,27 @@ USER_CALL(rt_sigaction)
 		act.restorer = ua.restorer;
 #endif
 	}
-	int err = signal_action(current_process(), sig, a1 ? &act : NULL, &old);
-	if (err || !a2)
+	int err = signal_action(current_process(), sig, uact ? &act : NULL, &old);
+	if (err || !oact)
 		return err;
 	ua = (struct user_sigaction){.handler = old.handler, .flags = old.flags, .mask = old.mask};
 #if ARCH_HAS_SA_RESTORER
 	ua.restorer = old.restorer;
 #endif
-	return copy_to_user((void __user *)a2, &ua, sizeof(ua)) ? -EFAULT : 0;
+	return copy_to_user(oact, &ua, sizeof(ua)) ? -EFAULT : 0;
 }
 
-USER_CALL(rt_sigprocmask)
+SYSCALL_DEFINE4(rt_sigprocmask, int, how, const void __user *, nset, void __user *, oset, size_t,
+		sigsetsize)
 {
 	ksigset_t set, old = signal_blocked();
 
-	if (a3 != sizeof(ksigset_t))
+	if (sigsetsize != sizeof(ksigset_t))
 		return -EINVAL;
-	if (a1) {
-		if (copy_from_user(&set, (const void __user *)a1, sizeof(set)))
+	if (nset) {
+		if (copy_from_user(&set, nset, sizeof(set)))
 			return -EFAULT;
-		switch (a0) {
+		switch (how) {
 		case SIG_BLOCK:
 			set = old | set;
 			break;
@@ -67,37 +64,37 @@ USER_CALL(rt_sigprocmask)
 			return -EINVAL;
 		}
 	}
-	if (a2 && copy_to_user((void __user *)a2, &old, sizeof(old)))
+	if (oset && copy_to_user(oset, &old, sizeof(old)))
 		return -EFAULT;
-	if (a1)
+	if (nset)
 		signal_set_blocked(set);
 	return 0;
 }
 
-USER_CALL(rt_sigpending)
+SYSCALL_DEFINE2(rt_sigpending, void __user *, uset, size_t, sigsetsize)
 {
-	if (a1 != sizeof(ksigset_t))
+	if (sigsetsize != sizeof(ksigset_t))
 		return -EINVAL;
 	ksigset_t set = signal_pending_set();
-	return copy_to_user((void __user *)a0, &set, sizeof(set)) ? -EFAULT : 0;
+	return copy_to_user(uset, &set, sizeof(set)) ? -EFAULT : 0;
 }
 
-USER_CALL(rt_sigsuspend)
+SYSCALL_DEFINE2(rt_sigsuspend, const void __user *, unewset, size_t, sigsetsize)
 {
 	ksigset_t mask;
-	if (a1 != sizeof(ksigset_t))
+	if (sigsetsize != sizeof(ksigset_t))
 		return -EINVAL;
-	if (copy_from_user(&mask, (const void __user *)a0, sizeof(mask)))
+	if (copy_from_user(&mask, unewset, sizeof(mask)))
 		return -EFAULT;
 	return signal_suspend(mask);
 }
 
-USER_CALL(pause)
+SYSCALL_DEFINE0(pause)
 {
 	return signal_suspend(signal_blocked());
 }
 
-USER_CALL(rt_sigreturn)
+SYSCALL_DEFINE0(rt_sigreturn)
 {
 	struct regs *regs = current->user_regs;
 	ksigset_t mask;
@@ -110,44 +107,44 @@ USER_CALL(rt_sigreturn)
 	return syscall_get_return(regs);
 }
 
-USER_CALL(kill)
+SYSCALL_DEFINE2(kill, int, pid, int, sig)
 {
-	return proc_kill((int)a0, (int)a1, SI_USER);
+	return proc_kill(pid, sig, SI_USER);
 }
 
-USER_CALL(tkill)
+SYSCALL_DEFINE2(tkill, int, pid, int, sig)
 {
-	return proc_tgkill(0, (int)a0, (int)a1);
+	return proc_tgkill(0, pid, sig);
 }
 
-USER_CALL(tgkill)
+SYSCALL_DEFINE3(tgkill, int, tgid, int, pid, int, sig)
 {
-	if ((int)a0 <= 0)
+	if (tgid <= 0)
 		return -EINVAL;
-	return proc_tgkill((int)a0, (int)a1, (int)a2);
+	return proc_tgkill(tgid, pid, sig);
 }
 
-USER_CALL(setpgid)
+SYSCALL_DEFINE2(setpgid, int, pid, int, pgid)
 {
-	return proc_setpgid((int)a0, (int)a1);
+	return proc_setpgid(pid, pgid);
 }
 
-USER_CALL(getpgid)
+SYSCALL_DEFINE1(getpgid, int, pid)
 {
-	return proc_getpgid((int)a0);
+	return proc_getpgid(pid);
 }
 
-USER_CALL(getpgrp)
+SYSCALL_DEFINE0(getpgrp)
 {
 	return proc_getpgid(0);
 }
 
-USER_CALL(setsid)
+SYSCALL_DEFINE0(setsid)
 {
 	return proc_setsid();
 }
 
-USER_CALL(getsid)
+SYSCALL_DEFINE1(getsid, int, pid)
 {
-	return proc_getsid((int)a0);
+	return proc_getsid(pid);
 }

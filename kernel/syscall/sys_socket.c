@@ -45,72 +45,70 @@ static int sockaddr_to_user(const struct sockaddr_in *k, void __user *uaddr, int
 	return copy_to_user(ulen, &klen, sizeof(klen)) ? -EFAULT : 0;
 }
 
-USER_CALL(socket)
+SYSCALL_DEFINE3(socket, int, family, int, type, int, protocol)
 {
-	return sock_create((int)a0, (int)a1, (int)a2);
+	return sock_create(family, type, protocol);
 }
 
-USER_CALL(bind)
+SYSCALL_DEFINE3(bind, int, fd, const void __user *, umyaddr, int, addrlen)
 {
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	int err;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
-	err = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+	err = sockaddr_from_user(addr, umyaddr, addrlen);
 	if (!err)
-		err = sock_bind(sock, addr, (int)a2);
+		err = sock_bind(sock, addr, addrlen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(connect)
+SYSCALL_DEFINE3(connect, int, fd, const void __user *, uservaddr, int, addrlen)
 {
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	int err;
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	/* Linux copies the address in before it asks whether the file is a socket. */
 	if (!sock && err == -ENOTSOCK) {
-		int aerr = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+		int aerr = sockaddr_from_user(addr, uservaddr, addrlen);
 		return aerr ? aerr : err;
 	}
 	if (!sock)
 		return err;
-	err = sockaddr_from_user(addr, (const void __user *)a1, (int)a2);
+	err = sockaddr_from_user(addr, uservaddr, addrlen);
 	if (!err)
-		err = sock_connect(sock, addr, (int)a2);
+		err = sock_connect(sock, addr, addrlen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(sendto)
+SYSCALL_DEFINE6(sendto, int, fd, const void __user *, ubuf, size_t, size, unsigned, flags,
+		const void __user *, uaddr, int, addr_len)
 {
-	void __user *ubuf = (void __user *)a1;
-	size_t len = MIN(a2, MAX_RW_COUNT);
-	unsigned flags = (unsigned)a3;
+	size_t len = MIN(size, MAX_RW_COUNT);
 	u8 addr[SOCKADDR_STORAGE_SIZE];
 	struct iov_iter from;
 	int err;
 
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
-	iov_iter_ubuf(&from, ubuf, len);
-	struct file *sock = sock_lookup((int)a0, &err);
+	iov_iter_ubuf(&from, (void __user *)ubuf, len);
+	struct file *sock = sock_lookup(fd, &err);
 	if (!sock)
 		return err;
-	err = a4 ? sockaddr_from_user(addr, (const void __user *)a4, (int)a5) : 0;
-	long ret = err ? err : sock_sendto(sock, &from, flags, a4 ? addr : NULL, (int)a5);
+	err = uaddr ? sockaddr_from_user(addr, uaddr, addr_len) : 0;
+	long ret = err ? err : sock_sendto(sock, &from, flags, uaddr ? addr : NULL, addr_len);
 	sock_put(sock);
 	return ret;
 }
 
-USER_CALL(recvfrom)
+SYSCALL_DEFINE6(recvfrom, int, fd, void __user *, ubuf, size_t, size, unsigned, flags,
+		void __user *, uaddr, int __user *, addr_len)
 {
-	void __user *ubuf = (void __user *)a1;
-	size_t len = MIN(a2, MAX_RW_COUNT);
-	unsigned flags = (unsigned)a3;
+	size_t len = MIN(size, MAX_RW_COUNT);
 	struct sockaddr_in from;
 	struct iov_iter to;
 	int err;
@@ -118,12 +116,12 @@ USER_CALL(recvfrom)
 	if (!access_ok(ubuf, len))
 		return -EFAULT;
 	iov_iter_ubuf(&to, ubuf, len);
-	struct file *sock = sock_lookup((int)a0, &err);
+	struct file *sock = sock_lookup(fd, &err);
 	if (!sock)
 		return err;
 	long n = sock_recvfrom(sock, &to, flags, &from);
-	if (n >= 0 && a4) {
-		err = sockaddr_to_user(&from, (void __user *)a4, (int __user *)a5);
+	if (n >= 0 && uaddr) {
+		err = sockaddr_to_user(&from, uaddr, addr_len);
 		if (err)
 			n = err;
 	}
@@ -132,36 +130,36 @@ USER_CALL(recvfrom)
 }
 
 /* getsockname and getpeername. */
-static long user_getname(unsigned long fd, unsigned long uaddr, unsigned long ulen, bool peer)
+static long user_getname(int fd, void __user *uaddr, int __user *ulen, bool peer)
 {
 	struct sockaddr_in sin;
 	int err;
-	struct file *sock = sock_lookup((int)fd, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
 	err = sock_getname(sock, &sin, peer);
 	if (!err)
-		err = sockaddr_to_user(&sin, (void __user *)uaddr, (int __user *)ulen);
+		err = sockaddr_to_user(&sin, uaddr, ulen);
 	sock_put(sock);
 	return err;
 }
 
-USER_CALL(getsockname)
+SYSCALL_DEFINE3(getsockname, int, fd, void __user *, usockaddr, int __user *, usockaddr_len)
 {
-	return user_getname(a0, a1, a2, false);
+	return user_getname(fd, usockaddr, usockaddr_len, false);
 }
 
-USER_CALL(getpeername)
+SYSCALL_DEFINE3(getpeername, int, fd, void __user *, usockaddr, int __user *, usockaddr_len)
 {
-	return user_getname(a0, a1, a2, true);
+	return user_getname(fd, usockaddr, usockaddr_len, true);
 }
 
 /* A datagram socket neither listens nor accepts: Linux's sock_no_listen() and sock_no_accept(). */
-static long user_no_connections(unsigned long fd)
+static long user_no_connections(int fd)
 {
 	int err;
-	struct file *sock = sock_lookup((int)fd, &err);
+	struct file *sock = sock_lookup(fd, &err);
 
 	if (!sock)
 		return err;
@@ -169,19 +167,20 @@ static long user_no_connections(unsigned long fd)
 	return -EOPNOTSUPP;
 }
 
-USER_CALL(listen)
+SYSCALL_DEFINE2(listen, int, fd, int, backlog)
 {
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }
 
-USER_CALL(accept)
+SYSCALL_DEFINE3(accept, int, fd, void __user *, upeer_sockaddr, int __user *, upeer_addrlen)
 {
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }
 
-USER_CALL(accept4)
+SYSCALL_DEFINE4(accept4, int, fd, void __user *, upeer_sockaddr, int __user *, upeer_addrlen, int,
+		flags)
 {
-	if ((int)a3 & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
+	if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
 		return -EINVAL;
-	return user_no_connections(a0);
+	return user_no_connections(fd);
 }

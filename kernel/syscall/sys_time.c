@@ -9,26 +9,10 @@
 #include <grace/sched.h>
 #include <grace/uaccess.h>
 #include <grace/wait.h>
+#include <grace/uapi/time.h>
 #include "syscall_internal.h"
 
-#define CLOCK_REALTIME 0
-#define CLOCK_MONOTONIC 1
-#define CLOCK_PROCESS_CPUTIME_ID 2
-#define CLOCK_THREAD_CPUTIME_ID 3
-#define CLOCK_MONOTONIC_RAW 4
-#define CLOCK_REALTIME_COARSE 5
-#define CLOCK_MONOTONIC_COARSE 6
-#define CLOCK_BOOTTIME 7
-#define TIMER_ABSTIME 1
 #define NSEC_PER_SEC 1000000000ULL
-
-struct timespec {
-	s64 tv_sec, tv_nsec;
-};
-
-struct timeval {
-	s64 tv_sec, tv_usec;
-};
 
 static int clock_read(unsigned long id, u64 *ns)
 {
@@ -50,30 +34,30 @@ static int clock_read(unsigned long id, u64 *ns)
 	}
 }
 
-USER_CALL(clock_gettime)
+SYSCALL_DEFINE2(clock_gettime, int, which_clock, void __user *, tp)
 {
 	u64 ns;
-	int err = clock_read(a0, &ns);
+	int err = clock_read(which_clock, &ns);
 	if (err)
 		return err;
 	struct timespec ts = {ns / NSEC_PER_SEC, ns % NSEC_PER_SEC};
-	return copy_to_user((void __user *)a1, &ts, sizeof(ts)) ? -EFAULT : 0;
+	return copy_to_user(tp, &ts, sizeof(ts)) ? -EFAULT : 0;
 }
 
 /* x86_64's time(): seconds, also stored at tloc if given; glibc calls it with no vDSO. */
-USER_CALL(time)
+SYSCALL_DEFINE1(time, s64 __user *, tloc)
 {
 	s64 sec = (s64)(arch_clock_ns() / NSEC_PER_SEC);
-	if (a0 && copy_to_user((void __user *)a0, &sec, sizeof(sec)))
+	if (tloc && copy_to_user((void __user *)tloc, &sec, sizeof(sec)))
 		return -EFAULT;
 	return sec;
 }
 
-USER_CALL(gettimeofday)
+SYSCALL_DEFINE2(gettimeofday, void __user *, utv, void __user *, tz)
 {
 	u64 ns = arch_clock_ns();
 	struct timeval tv = {ns / NSEC_PER_SEC, (ns % NSEC_PER_SEC) / 1000};
-	if (a0 && copy_to_user((void __user *)a0, &tv, sizeof(tv)))
+	if (utv && copy_to_user(utv, &tv, sizeof(tv)))
 		return -EFAULT;
 	return 0;
 }
@@ -96,10 +80,10 @@ static int sleep_until(u64 deadline)
 }
 
 /* A user timespec in ns (syscall_internal.h). */
-int timespec_from_user(unsigned long uts, u64 *ns)
+int timespec_from_user(const void __user *uts, u64 *ns)
 {
 	struct timespec ts;
-	if (copy_from_user(&ts, (const void __user *)uts, sizeof(ts)))
+	if (copy_from_user(&ts, uts, sizeof(ts)))
 		return -EFAULT;
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || (u64)ts.tv_nsec >= NSEC_PER_SEC)
 		return -EINVAL;
@@ -116,39 +100,40 @@ static u64 deadline_after(u64 now, u64 ns)
 }
 
 /* A relative sleep: interrupted, the time left goes to *rem (if given), as Linux reports it. */
-static long sleep_relative(u64 now, u64 ns, unsigned long urem)
+static long sleep_relative(u64 now, u64 ns, void __user *urem)
 {
 	u64 deadline = deadline_after(now, ns);
 	int err = sleep_until(deadline);
 	if (err == -EINTR && urem) {
 		u64 left = deadline - MIN(deadline, arch_clock_ns());
 		struct timespec rem = {(s64)(left / NSEC_PER_SEC), (s64)(left % NSEC_PER_SEC)};
-		if (copy_to_user((void __user *)urem, &rem, sizeof(rem)))
+		if (copy_to_user(urem, &rem, sizeof(rem)))
 			return -EFAULT;
 	}
 	return err;
 }
 
-USER_CALL(nanosleep)
+SYSCALL_DEFINE2(nanosleep, const void __user *, rqtp, void __user *, rmtp)
 {
 	u64 ns;
-	int err = timespec_from_user(a0, &ns);
+	int err = timespec_from_user(rqtp, &ns);
 	if (err)
 		return err;
-	return sleep_relative(arch_clock_ns(), ns, a1);
+	return sleep_relative(arch_clock_ns(), ns, rmtp);
 }
 
-USER_CALL(clock_nanosleep)
+SYSCALL_DEFINE4(clock_nanosleep, int, which_clock, int, flags, const void __user *, rqtp,
+		void __user *, rmtp)
 {
 	u64 ns, now;
-	int err = clock_read(a0, &now);
+	int err = clock_read(which_clock, &now);
 	if (err)
 		return err;
-	if (a0 == CLOCK_PROCESS_CPUTIME_ID || a0 == CLOCK_THREAD_CPUTIME_ID)
+	if (which_clock == CLOCK_PROCESS_CPUTIME_ID || which_clock == CLOCK_THREAD_CPUTIME_ID)
 		return -EINVAL; /* Linux: -EINVAL for the thread clock, and the process one here */
-	if ((err = timespec_from_user(a2, &ns)))
+	if ((err = timespec_from_user(rqtp, &ns)))
 		return err;
-	if (a1 & TIMER_ABSTIME)
+	if (flags & TIMER_ABSTIME)
 		return sleep_until(ns);
-	return sleep_relative(now, ns, a3);
+	return sleep_relative(now, ns, rmtp);
 }

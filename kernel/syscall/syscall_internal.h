@@ -1,8 +1,10 @@
 /*
- * The system-call table and its handlers. A handler is named user_<call>: the
- * call as a user program makes it, with user pointers, Linux's argument order
- * and Linux's errors. Handlers in sys_fs.c copy paths and buffers across and
- * call the VFS's kernel-pointer calls (grace/fs.h).
+ * The system-call table and its handlers. A handler is sys_<call>, as Linux
+ * names it: the call as a user program makes it, with user pointers, Linux's
+ * argument order and Linux's errors, defined by SYSCALL_DEFINEn (grace/syscall.h)
+ * and listed once in registry.h, from which everything here is made. Handlers in
+ * sys_fs.c copy paths and buffers across and call the VFS's kernel-pointer calls
+ * (grace/fs.h: vfs_*).
  */
 #ifndef KERNEL_SYSCALL_INTERNAL_H
 #define KERNEL_SYSCALL_INTERNAL_H
@@ -10,7 +12,9 @@
 #include <grace/syscall.h>
 #include <asm/unistd.h>
 
+/* This arch's handler for each number (NULL: -ENOSYS), and each one's argument types. */
 extern const syscall_fn syscall_table[NR_SYSCALLS];
+extern const struct syscall_meta *const syscall_meta_table[NR_SYSCALLS];
 
 /*
  * Raise sig against the calling program for something it did (a fault, a frame
@@ -23,128 +27,47 @@ void user_signal_force(int sig, int code, uintptr_t addr);
  * A user struct timespec at uts in ns (saturating: 584 years is for ever):
  * 0, -EFAULT, or -EINVAL for a negative time or tv_nsec past a second.
  */
-int timespec_from_user(unsigned long uts, u64 *ns);
+int timespec_from_user(const void __user *uts, u64 *ns);
 
-#define USER_CALL(name)                                                                            \
-	long user_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,   \
-			 unsigned long a4, unsigned long a5)
+/*
+ * SYSCALL_ON_ARCH(m, name, x86_64, riscv64) is m(name, nr) with this arch's
+ * number nr (asm/unistd.h: SYSCALL_ARCH_NR picks it), or nothing where the
+ * registry says none: a call the arch does not have.
+ */
+#define SYSCALL_ON_ARCH(m, name, x86_64, riscv64)                                                  \
+	SC_ON_ARCH_(m, name, SYSCALL_ARCH_NR(x86_64, riscv64))
+#define SC_ON_ARCH_(m, name, nr) SC_CAT(SC_WHEN_NONE_, SC_IS_NONE(nr))(m, name, nr)
+#define SC_WHEN_NONE_0(m, name, nr) m(name, nr)
+#define SC_WHEN_NONE_1(m, name, nr)
+#define SC_CAT(a, b) SC_CAT_(a, b)
+#define SC_CAT_(a, b) a##b
+/* 1 for the token none, 0 for a number: none's probe expands to two arguments. */
+#define SC_IS_NONE(nr) SC_SECOND(SC_PROBE_##nr, 0, ~)
+#define SC_PROBE_none ~, 1
+#define SC_SECOND(...) SC_SECOND_(__VA_ARGS__)
+#define SC_SECOND_(a, b, ...) b
 
-/* sys_fs.c */
-USER_CALL(read);
-USER_CALL(write);
-USER_CALL(readv);
-USER_CALL(writev);
-USER_CALL(pread64);
-USER_CALL(pwrite64);
-USER_CALL(openat);
-USER_CALL(close);
-USER_CALL(lseek);
-USER_CALL(fstat);
-USER_CALL(newfstatat);
-USER_CALL(statx);
-USER_CALL(getdents64);
-USER_CALL(ioctl);
-USER_CALL(dup);
-USER_CALL(dup3);
-USER_CALL(getcwd);
-USER_CALL(chdir);
-USER_CALL(mkdirat);
-USER_CALL(unlinkat);
-USER_CALL(renameat2);
-USER_CALL(linkat);
-USER_CALL(symlinkat);
-USER_CALL(readlinkat);
-USER_CALL(umask);
-USER_CALL(dup2);
-USER_CALL(pipe);
-USER_CALL(pipe2);
-USER_CALL(fcntl);
-USER_CALL(fchmodat);
-USER_CALL(fchmod);
-USER_CALL(utimensat);
-/* x86_64's calls from before the *at family, on the current directory */
-USER_CALL(open);
-USER_CALL(stat);
-USER_CALL(lstat);
-USER_CALL(access);
-USER_CALL(faccessat);
-USER_CALL(mkdir);
-USER_CALL(rmdir);
-USER_CALL(unlink);
-USER_CALL(rename);
-USER_CALL(renameat);
-USER_CALL(link);
-USER_CALL(symlink);
-USER_CALL(readlink);
-USER_CALL(chmod);
-/* sys_mm.c */
-USER_CALL(brk);
-USER_CALL(mmap);
-USER_CALL(munmap);
-USER_CALL(mprotect);
-USER_CALL(madvise);
-/* sys_futex.c */
-USER_CALL(futex);
-/* sys_proc.c */
-USER_CALL(exit);
-USER_CALL(exit_group);
-USER_CALL(getpid);
-USER_CALL(getppid);
-USER_CALL(gettid);
-USER_CALL(getuid);
-USER_CALL(set_tid_address);
-USER_CALL(sched_yield);
-USER_CALL(uname);
-USER_CALL(getrandom);
-USER_CALL(arch_prctl);
-/* sys_sched.c */
-USER_CALL(sched_getaffinity);
-USER_CALL(sched_setaffinity);
-/* vfs_poll.c */
-USER_CALL(poll);
-USER_CALL(ppoll);
-/* sys_signal.c */
-USER_CALL(rt_sigaction);
-USER_CALL(rt_sigprocmask);
-USER_CALL(rt_sigpending);
-USER_CALL(rt_sigsuspend);
-USER_CALL(rt_sigreturn);
-USER_CALL(pause);
-USER_CALL(kill);
-USER_CALL(tkill);
-USER_CALL(tgkill);
-USER_CALL(setpgid);
-USER_CALL(getpgid);
-USER_CALL(getpgrp);
-USER_CALL(setsid);
-USER_CALL(getsid);
-/* sys_fork.c */
-USER_CALL(clone);
-USER_CALL(fork);
-USER_CALL(vfork);
-USER_CALL(execve);
-USER_CALL(wait4);
-/* sys_socket.c */
-USER_CALL(socket);
-USER_CALL(bind);
-USER_CALL(connect);
-USER_CALL(sendto);
-USER_CALL(recvfrom);
-USER_CALL(getsockname);
-USER_CALL(getpeername);
-USER_CALL(listen);
-USER_CALL(accept);
-USER_CALL(accept4);
-/* sys_resource.c */
-USER_CALL(getrlimit);
-USER_CALL(setrlimit);
-USER_CALL(prlimit64);
-USER_CALL(sysinfo);
-/* sys_time.c */
-USER_CALL(clock_gettime);
-USER_CALL(gettimeofday);
-USER_CALL(time);
-USER_CALL(nanosleep);
-USER_CALL(clock_nanosleep);
+/* Every handler in the registry, whether this arch has the call or not. */
+#define SYSCALL(name, x86_64, riscv64)                                                             \
+	long sys_##name(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3,    \
+			unsigned long a4, unsigned long a5);                                       \
+	extern const struct syscall_meta syscall_meta_##name;
+#include "registry.h"
+#undef SYSCALL
+
+/* SC_REGISTERED_<name>: named by SYSCALL_DEFINEn, so a call the registry lacks does not build. */
+enum syscall_registered {
+#define SYSCALL(name, x86_64, riscv64) SC_REGISTERED_##name,
+#include "registry.h"
+#undef SYSCALL
+};
+
+/* NR_<name>: the call's number on this arch, for the calls it has. */
+#define SC_NR_ENUM(name, nr) NR_##name = nr,
+enum syscall_nr {
+#define SYSCALL(name, x86_64, riscv64) SYSCALL_ON_ARCH(SC_NR_ENUM, name, x86_64, riscv64)
+#include "registry.h"
+#undef SYSCALL
+};
 
 #endif

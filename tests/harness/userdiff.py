@@ -18,7 +18,7 @@ it is run, one line a command typed after `run `:
      * run: /bin/hello one two three
 
 so adding a program is adding its file: the Makefile builds every
-tests/user/*.c but elf_min.c, null_syscall.c, open_close.c and memscale.c (linked into the kernel), and the
+tests/user/*.c but elf_min.c, null_syscall.c, open_close.c, memscale.c and kptr.c (linked into the kernel), and the
 runner packs each into /bin of the initramfs it boots and runs each header's commands.
 A program too long for one file keeps its parts in tests/user/<name>/, headers that
 its <name>.c includes (tests/user/fuzz/): still one program, one test.
@@ -65,8 +65,9 @@ import time
 from . import ROOT
 
 # tests/user/elf_min.c is the ELF loader's selftest image (-nostdlib, spins forever) and
-# null_syscall.c, open_close.c and memscale.c the benchmarks': linked into the test image.
-NOT_USER_PROGRAMS = ("elf_min", "null_syscall", "open_close", "memscale")
+# null_syscall.c, open_close.c and memscale.c the benchmarks', kptr.c the kernel-pointer
+# selftest's: linked into the test image.
+NOT_USER_PROGRAMS = ("elf_min", "null_syscall", "open_close", "memscale", "kptr")
 # What kernel/proc/run.c gives every program it starts, in its order.
 ENV = (("HOME", "/"), ("TERM", "linux"), ("PATH", "/bin:/sbin:/usr/bin"))
 STACK_LIMIT = 8 << 20       # RLIMIT_STACK's default on Linux, Grace's EXEC_STACK_SIZE

@@ -36,4 +36,10 @@
 #define F_DUPFD_CLOEXEC 1030
 #define FD_CLOEXEC 1
 
+/* access() and faccessat()'s modes (glibc's unistd.h; the kernel's MAY_* bits). */
+#define F_OK 0
+#define X_OK 1
+#define W_OK 2
+#define R_OK 4
+
 #endif

@@ -31,6 +31,12 @@ struct rlimit64 {
 	u64 rlim_cur, rlim_max;
 };
 
+/* wait4()'s resource use: two struct timevals, then fourteen counts. */
+struct rusage {
+	s64 ru_utime[2], ru_stime[2];
+	s64 fields[14];
+};
+
 struct sysinfo {
 	s64 uptime;   /* seconds, rounded up */
 	u64 loads[3]; /* 1, 5 and 15 minute load averages, scaled by 1 << 16 */

@@ -1,0 +1,19 @@
+/* clone()'s flags (uapi/linux/sched.h): the exit signal in the low byte, then what is shared. */
+#ifndef GRACE_UAPI_SCHED_H
+#define GRACE_UAPI_SCHED_H
+
+#define CSIGNAL 0x000000ff
+#define CLONE_VM 0x00000100
+#define CLONE_FS 0x00000200
+#define CLONE_FILES 0x00000400
+#define CLONE_SIGHAND 0x00000800
+#define CLONE_VFORK 0x00004000
+#define CLONE_THREAD 0x00010000
+#define CLONE_SYSVSEM 0x00040000
+#define CLONE_SETTLS 0x00080000
+#define CLONE_PARENT_SETTID 0x00100000
+#define CLONE_CHILD_CLEARTID 0x00200000
+#define CLONE_DETACHED 0x00400000
+#define CLONE_CHILD_SETTID 0x01000000
+
+#endif
