@@ -7,7 +7,6 @@
 #include <grace/sched.h>
 #include <grace/slab.h>
 #include <grace/string.h>
-#include <grace/chrdev.h>
 #include <grace/uaccess.h>
 #include <grace/uio.h>
 #include <asm/memory.h>
