@@ -27,7 +27,7 @@ int anon_fd_open(u32 mode, const struct file_operations *ops, void *priv, int fl
 	}
 	file_open_anon(f, inode, flags & ~O_CLOEXEC, ops); /* takes the inode's reference */
 	f->private_data = priv;
-	/* Not fd_install(fd): another thread of the process may have taken fd meanwhile. */
+	/* The lowest free one now: the reservation only checked that one was left. */
 	fd = fd_install_lowest(fs, f, flags & O_CLOEXEC);
 	if (fd < 0) {
 		/* The table filled up since: undo, not released, priv still the caller's. */
@@ -35,6 +35,11 @@ int anon_fd_open(u32 mode, const struct file_operations *ops, void *priv, int fl
 		fput(f);
 	}
 	return fd;
+}
+
+struct file *file_get(int fd)
+{
+	return fget(fd);
 }
 
 struct file *file_get_ops(int fd, const struct file_operations *ops, int *err)

@@ -73,4 +73,3 @@ bool d_is_subdir(struct dentry *d, struct dentry *anc)
 		d = d->d_parent;
 	}
 }
-

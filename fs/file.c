@@ -128,7 +128,8 @@ void fs_task_exit(struct task *t)
 		if (fs->fd[i])
 			fput(fs->fd[i]);
 	path_put(&fs->cwd);
-	kfree(fs->exe);
+	if (fs->exe)
+		fput(fs->exe);
 	fd_table_free(fs->fd, false); /* no thread has fs: no fget() reads it */
 	kfree(fs);
 }
@@ -152,17 +153,14 @@ int fs_task_fork(struct task *child)
 	bool locked = fs_lock(fs);
 	struct fs_context *copy = fs_alloc(sizeof(*copy));
 	struct file **fd = fd_table_alloc(fs->max_fds, &cloexec);
-	size_t exe_size = fs->exe ? strlen(fs->exe) + 1 : 0;
-	char *exe = exe_size ? kmalloc(exe_size) : NULL;
-	if (!copy || !fd || (fs->exe && !exe)) {
+	if (!copy || !fd) {
 		fs_unlock(fs, locked);
 		kfree(copy);
 		fd_table_free(fd, false);
-		kfree(exe);
 		return -ENOMEM;
 	}
-	if (exe)
-		memcpy(exe, fs->exe, exe_size);
+	if (fs->exe)
+		atomic_inc(&fs->exe->f_count); /* the child runs the same program */
 	/* Each open file gains a reference: parent and child share its position, as on Linux. */
 	for (unsigned i = 0; i < fs->max_fds; i++) {
 		fd[i] = fs->fd[i];
@@ -175,7 +173,7 @@ int fs_task_fork(struct task *child)
 				    .cloexec = cloexec,
 				    .max_fds = fs->max_fds,
 				    .next_fd = fs->next_fd,
-				    .exe = exe};
+				    .exe = fs->exe};
 	path_get(&copy->cwd);
 	fs_unlock(fs, locked);
 	atomic_set(&copy->refs, 1);

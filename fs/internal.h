@@ -6,6 +6,7 @@
  * Lock order, outermost first (docs/vfs.md):
  *   a directory inode's i_mutex (the parent before the child; rename: the
  *     superblock's s_rename_mutex first),
+ *   the mount table's mount_lock (under a mountpoint's i_mutex: fs/mount.c),
  *   a descriptor table's lock (fs_context.lock: /proc/self/fd's lookup, under
  *     the directory's i_mutex),
  *   vfs=global's dcache_lock, then its inode_lock,
@@ -185,7 +186,8 @@ struct iattr {
 /*
  * What a kind of inode does: the only way the generic code reaches a file
  * system's names, links and attributes. An operation left NULL is refused with
- * Linux's error for a file system without it (-EPERM; lookup: -ENOTDIR).
+ * Linux's error for a file system without it (-EPERM; lookup: -ENOTDIR; create:
+ * -EACCES).
  * The directory operations run with the directory's i_mutex held, d a dentry
  * of it: negative for the calls that make a name, positive for those that
  * remove one; each instantiates or removes d itself, and fails leaving nothing
@@ -312,11 +314,13 @@ extern struct vfsmount root_mnt;
 void mnt_get(struct vfsmount *mnt);
 void mnt_put(struct vfsmount *mnt);
 long mnt_count(struct vfsmount *mnt);
-/* The mount on dentry d of parent, or NULL; under RCU or with a reference on both. */
+/* The mount on dentry d of parent, or NULL; under RCU, which keeps it until a reference is taken.
+ */
 struct vfsmount *lookup_mnt(const struct vfsmount *parent, const struct dentry *d);
 /*
- * Mount sb on the directory at (a reference on) where: 0, -ENOTDIR, -EBUSY
- * (something is mounted there already), -ENOSPC (the table is full) or -ENOMEM.
+ * Mount sb on the directory at (a reference on) where: 0, -ENOTDIR, -ENOENT
+ * (removed), -EBUSY (something is mounted there already), -ENOSPC (the table is
+ * full) or -ENOMEM.
  * The mount takes over the caller's reference on sb's root.
  */
 int vfs_mount(struct super_block *sb, const struct path *where);
@@ -383,7 +387,7 @@ enum last_type { LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT };
  * buf, a copy, when it came from a symlink's text: path_parent_put() frees it).
  * The last name may or may not exist; last_type says if it is "." or "..", or if
  * the whole path was "/" (no last name at all). links: the symlinks the walk
- * followed, counted from the links path_parent_at() was given.
+ * followed, counted from the links path_parent_from() was given.
  */
 struct parent_lookup {
 	struct path dir;
@@ -448,7 +452,7 @@ struct fs_context {
 	unsigned next_fd;  /* no free descriptor below this one */
 	atomic_t refs;	   /* threads using it */
 	struct mutex lock; /* the table and cwd, while shared (a mutex: the table grows under it) */
-	char *exe; /* the program its process runs (/proc/self/exe), or NULL; set by exec alone */
+	struct file *exe;  /* the program its process runs (/proc/self/exe), or NULL; set by exec */
 };
 
 /*

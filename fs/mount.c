@@ -8,9 +8,10 @@
  * and the few mounts there are sit in one small array scanned by lookup_mnt().
  * A mount and an umount set or clear the flag inside a d_seq write section of the
  * mountpoint, so an RCU walk that read the dentry before the change fails its
- * check and walks again; a walk that sees the mount keeps its struct until a
- * grace period after the umount. What a walk finds is the table as it was at one
- * instant, before or after a change, never a mix.
+ * check and walks again. A walk looks a mount up and takes what it needs of it
+ * inside an RCU read side (fs/namei.c, enter_mounts()), and a mount's struct is
+ * freed a grace period after its umount. What a walk finds is the table as it
+ * was at one instant, before or after a change, never a mix.
  *
  * Each mount's reference count is per CPU, in one array of MNT_MAX counts per
  * CPU: taking a reference writes only this CPU's line, and mnt_count() sums the
@@ -108,11 +109,19 @@ int vfs_mount(struct super_block *sb, const struct path *where)
 	struct vfsmount *m = fs_alloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	/*
+	 * The directory's i_mutex, which rmdir holds while it checks for a mount:
+	 * the mount either comes first and rmdir sees it, or finds the directory dead.
+	 */
+	mutex_lock(&mp->d_inode->i_mutex);
 	mutex_lock(&mount_lock);
 	unsigned id = 1;
 	while (id < MNT_MAX && mnt_table[id])
 		id++;
-	int err = id == MNT_MAX ? -ENOSPC : d_mountpoint(mp) ? -EBUSY : 0;
+	int err = id == MNT_MAX			     ? -ENOSPC
+		  : mp->d_inode->i_state & I_DEADDIR ? -ENOENT
+		  : d_mountpoint(mp)		     ? -EBUSY
+						     : 0;
 	if (!err) {
 		*m = (struct vfsmount){.mnt_sb = sb,
 				       .mnt_root = sb->s_root,
@@ -125,6 +134,7 @@ int vfs_mount(struct super_block *sb, const struct path *where)
 		d_set_mounted(mp, true);
 	}
 	mutex_unlock(&mount_lock);
+	mutex_unlock(&mp->d_inode->i_mutex);
 	if (err)
 		kfree(m);
 	return err;

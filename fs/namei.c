@@ -211,6 +211,7 @@ static struct dentry *d_revalidate(struct dentry *d, int *err)
 struct dentry *lookup_locked(struct dentry *dir, const struct qstr *name, int *err)
 {
 	struct inode *idir = dir->d_inode;
+	lockdep_assert_held(&idir->i_mutex);
 	struct dentry *d = d_lookup(dir, name);
 	if (d)
 		return d_revalidate(d, err);
@@ -290,16 +291,37 @@ static __noinline int step_dotdot(struct nameidata *nd, struct step *s)
 
 /*
  * The step landed on a mountpoint: stand on the root of what is mounted there
- * (the last mount of a stack). RCU-walk checked the mountpoint's d_seq after
- * reading the flag, and mount and umount change it. Out of line: step_in() tests
- * the flag itself, so a step onto any other dentry pays for one load.
+ * (the last mount of a stack). The flag is read after the step validated the
+ * mountpoint, so a walk that misses a mount made since is one that ran before
+ * it, and one that finds a mount being taken down is one that ran before the
+ * umount; either way it sees the table as it was at one instant. In ref-walk the
+ * mount is looked up and its reference taken inside an RCU read side, which
+ * keeps it from being freed in between (the old path is put outside it). Out of
+ * line: step_in() tests the flag itself, so a step onto any other dentry pays for
+ * one load.
  */
 static __noinline int enter_mounts(struct nameidata *nd)
 {
-	struct vfsmount *m;
-	while (d_mountpoint(nd->path.dentry) && (m = lookup_mnt(nd->path.mnt, nd->path.dentry)))
-		if (!stand_on(nd, (struct path){m, m->mnt_root}))
-			return -ECHILD;
+	while (d_mountpoint(nd->path.dentry)) {
+		if (nd->rcu) {
+			struct vfsmount *m = lookup_mnt(nd->path.mnt, nd->path.dentry);
+			if (!m)
+				return 0;
+			if (!stand_on(nd, (struct path){m, m->mnt_root}))
+				return -ECHILD;
+			continue;
+		}
+		rcu_read_lock();
+		struct vfsmount *m = lookup_mnt(nd->path.mnt, nd->path.dentry);
+		struct path root = {m, m ? m->mnt_root : NULL};
+		if (m)
+			path_get(&root);
+		rcu_read_unlock();
+		if (!m)
+			return 0;
+		stand_on(nd, root);
+		path_put(&root);
+	}
 	return 0;
 }
 

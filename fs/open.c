@@ -116,18 +116,24 @@ int vfs_openat(int dirfd, const char *name, int flags, unsigned mode)
 		err = -EISDIR;
 	else if ((flags & O_DIRECTORY) && !S_ISDIR(inode->i_mode))
 		err = -ENOTDIR;
-	else if ((f->f_op = inode->i_fop)->open)
-		err = f->f_op->open(inode, f); /* a device's driver, or -ENXIO */
-	if (err)
+	if (err) {
 		file_free_unopened(f);
-	else
-		file_open_path(f, &p, flags & ~O_CLOEXEC); /* the descriptor's, not the file's */
-	path_put(&p);
-	if (err)
+		path_put(&p);
 		return err;
-	/* As Linux, whatever the access mode. To zero: allocates nothing, cannot fail. */
-	if ((flags & O_TRUNC) && S_ISREG(inode->i_mode))
-		notify_change(inode, &(struct iattr){.ia_valid = ATTR_SIZE});
+	}
+	/* Set up before its open runs, which may look at it (a device's replaces f_op). */
+	f->f_op = inode->i_fop;
+	file_open_path(f, &p, flags & ~O_CLOEXEC); /* close-on-exec is the descriptor's */
+	path_put(&p);
+	if (f->f_op->open)
+		err = f->f_op->open(inode, f); /* a device's driver, or -ENXIO */
+	/* As Linux, whatever the access mode; a file system that keeps no size refuses. */
+	if (!err && (flags & O_TRUNC) && S_ISREG(inode->i_mode))
+		err = notify_change(inode, &(struct iattr){.ia_valid = ATTR_SIZE});
+	if (err) {
+		fput(f);
+		return err;
+	}
 	/* The reserved one, unless another thread took it; close-on-exec set as it appears. */
 	fd = fd_install(fs, fd, f, flags & O_CLOEXEC);
 	if (fd < 0)
@@ -148,14 +154,14 @@ static long file_rw(struct file *f, struct iov_iter *it, s64 *offset, bool write
 	const struct file_operations *fop = f->f_op;
 	bool seekable = fop->llseek != NULL;
 
+	if (offset && !seekable)
+		return -ESPIPE; /* a device or pipe has no position: Linux's first check */
 	if (write ? !f->f_write : !f->f_read)
 		return -EBADF;
 	if (!iov_iter_access_ok(it))
 		return -EFAULT; /* a range past the user half, however little of it would be used */
 	if (!write && S_ISDIR(f->f_inode->i_mode))
 		return -EISDIR;
-	if (offset && !seekable)
-		return -ESPIPE; /* a device or pipe has no position to read or write at */
 	if (!(write ? fop->write_iter : fop->read_iter))
 		return -EINVAL; /* as Linux, for a file without the call */
 	struct kiocb k = {f, offset ? *offset : f->f_pos,
@@ -252,16 +258,6 @@ long vfs_rw_vec_user(int fd, const struct iovec __user *uvec, unsigned long nr, 
 	kfree(alloc);
 	fput(f);
 	return n;
-}
-
-long vfs_fd_path(int fd, char *buf, size_t size)
-{
-	struct file *f = fget(fd);
-	if (!f)
-		return -EBADF;
-	long len = f->f_path.dentry ? d_path(&f->f_path, buf, size) : -ENOENT;
-	fput(f);
-	return len;
 }
 
 long vfs_ioctl(int fd, unsigned cmd, unsigned long arg)

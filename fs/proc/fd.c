@@ -84,11 +84,8 @@ static int fd_jump_link(struct inode *link, struct path *out)
 /* Linux's " (deleted)" after the path of a file whose name is gone. */
 static const char deleted[] = " (deleted)";
 
-static long fd_link_text(struct inode *link, char *buf)
+long file_path_text(struct file *f, char *buf)
 {
-	struct file *f = fget(fd_of_link(link));
-	if (!f)
-		return -ENOENT;
 	struct dentry *d = f->f_path.dentry;
 	long len;
 	if (d) {
@@ -107,8 +104,17 @@ static long fd_link_text(struct inode *link, char *buf)
 		len = snprintf(buf, PATH_MAX, "%s:[%llu]", kind,
 			       (unsigned long long)f->f_inode->i_ino);
 	}
-	fput(f);
 	return len == -ERANGE ? -ENAMETOOLONG : len;
+}
+
+static long fd_link_text(struct inode *link, char *buf)
+{
+	struct file *f = fget(fd_of_link(link));
+	if (!f)
+		return -ENOENT;
+	long len = file_path_text(f, buf);
+	fput(f);
+	return len;
 }
 
 static long fd_get_link(struct inode *link, const char **text, char **buf)

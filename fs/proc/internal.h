@@ -17,6 +17,12 @@ int proc_setattr(struct inode *inode, const struct iattr *attr);
  */
 struct dentry *proc_add(struct dentry *parent, const char *name, u32 mode,
 			const struct inode_operations *iops, const struct file_operations *fops);
+/*
+ * What a link to an open file reads as, into buf (PATH_MAX bytes): its path, with
+ * " (deleted)" after it once unlinked, or "pipe:[INODE]" or "socket:[INODE]"; its
+ * length or -ENAMETOOLONG.
+ */
+long file_path_text(struct file *f, char *buf);
 /* /proc/self/exe and /proc/self/fd under self; false on ENOMEM. */
 bool proc_self_add(struct dentry *self);
 bool proc_fd_add(struct dentry *self);

@@ -254,16 +254,14 @@ void *file_private(const struct file *f);
 int file_flags(const struct file *f);
 
 /*
- * The absolute path of the file fd has open, into buf: its length, -EBADF,
- * -ERANGE, or -ENOENT for a file that has none (a pipe).
+ * From now on /proc/self/exe leads to f (a reference, taken over; NULL: nowhere)
+ * in the calling thread's process: what execve calls once the process is the new
+ * program's, with no other thread left. As Linux's mm->exe_file, it is the file
+ * itself, not a name: a program renamed or unlinked since is still reached.
  */
-long vfs_fd_path(int fd, char *buf, size_t size);
-/*
- * From now on /proc/self/exe names path (absolute, kmalloc'd; taken over and
- * freed with the descriptors) in the calling thread's process: what execve
- * calls once the process is the new program's, with no other thread left.
- */
-void fs_set_exe(char *path);
+void fs_set_exe(struct file *f);
+/* fd's open file with a reference for file_put(), or NULL. */
+struct file *file_get(int fd);
 /* Mount procfs on /proc at boot, after the initramfs. */
 void proc_init(void);
 /* A device's control call (grace/chrdev.h); -ENOTTY for anything that is not a device. */

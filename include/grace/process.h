@@ -261,6 +261,8 @@ void signal_send_thread(struct thread *t, int sig, const struct ksiginfo *info);
  * force_sig_fault().
  */
 void signal_force(int sig, const struct ksiginfo *info);
+/* The same with the default action whatever the handler (Linux's force_fatal_sig()). */
+void signal_force_fatal(int sig, const struct ksiginfo *info);
 /* Will a handler run for sig in the calling thread (installed and not blocked)? */
 bool signal_handled(int sig);
 /*

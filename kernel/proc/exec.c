@@ -61,9 +61,10 @@
 
 /*
  * Read path whole into a block of pages: *order set, the buffer or an error in
- * *err; *exe the file's absolute path (kmalloc'd; NULL if it has none or no memory).
+ * *err; *exe the file opened, a reference for /proc/self/exe (fs_set_exe()).
  */
-static void *exec_read_image(const char *path, size_t *len, unsigned *order, char **exe, int *err)
+static void *exec_read_image(const char *path, size_t *len, unsigned *order, struct file **exe,
+			     int *err)
 {
 	struct stat st;
 	int fd = vfs_open(path, O_RDONLY, 0);
@@ -98,11 +99,7 @@ static void *exec_read_image(const char *path, size_t *len, unsigned *order, cha
 		goto out;
 	}
 	*len = st.st_size;
-	*exe = kmalloc(PATH_MAX);
-	if (*exe && vfs_fd_path(fd, *exe, PATH_MAX) < 0) {
-		kfree(*exe);
-		*exe = NULL;
-	}
+	*exe = file_get(fd);
 out:
 	vfs_close(fd);
 	return image;
@@ -182,13 +179,14 @@ static long exec_map_trampoline(struct mm *mm)
 
 /*
  * A failure past the point of no return, the other threads gone: the process
- * is killed with SIGSEGV, blocked or ignored or not, as Linux's bprm_execve()
+ * is killed with SIGSEGV, handled, blocked or ignored or not (a handler would
+ * run in the old image, whose other threads are gone), as Linux's bprm_execve()
  * does with force_fatal_sig(). It is delivered on the way back to user mode.
  */
 static void exec_fail_past_no_return(void)
 {
 	struct ksiginfo info = {.code = SI_KERNEL};
-	signal_force(SIGSEGV, &info);
+	signal_force_fatal(SIGSEGV, &info);
 }
 
 uintptr_t proc_sigreturn_trampoline(void)
@@ -206,7 +204,7 @@ int exec_load(struct process *p, const char *path, struct exec_vec argv, struct 
 	int err;
 
 	/* The file first, as Linux opens it before it looks at the arguments. */
-	char *exe = NULL;
+	struct file *exe = NULL;
 	void *image = exec_read_image(path, &len, &order, &exe, &err);
 	if (!image)
 		return err;
@@ -248,7 +246,8 @@ int exec_load(struct process *p, const char *path, struct exec_vec argv, struct 
 	if (err) {
 		if (mm)
 			mm_destroy(mm);
-		kfree(exe);
+		if (exe)
+			file_put(exe);
 		return err;
 	}
 
@@ -280,7 +279,7 @@ int exec_load(struct process *p, const char *path, struct exec_vec argv, struct 
 	p->mmap_base = STACK_TOP - EXEC_STACK_SIZE - EXEC_STACK_GAP;
 	const char *name = strrchr(path, '/');
 	strlcpy(p->comm, name ? name + 1 : path, sizeof(p->comm));
-	fs_set_exe(exe); /* what /proc/self/exe names now */
+	fs_set_exe(exe); /* where /proc/self/exe leads now */
 	*pc = info.entry;
 	return 0;
 }

@@ -130,14 +130,14 @@ void signal_send_thread(struct thread *t, int sig, const struct ksiginfo *info)
 	spin_unlock_irqrestore(&p->siglock, flags);
 }
 
-void signal_force(int sig, const struct ksiginfo *info)
+static void force(int sig, const struct ksiginfo *info, bool fatal)
 {
 	struct thread *t = current_thread();
 	struct process *p = t->proc;
 	unsigned long flags = spin_lock_irqsave(&p->siglock);
 	struct ksigaction *ka = &p->sigactions[sig - 1];
 	/* Blocked or ignored, it would never end: the default action takes over instead. */
-	if (ka->handler == SIG_IGN || (t->blocked & SIGBIT(sig))) {
+	if (fatal || ka->handler == SIG_IGN || (t->blocked & SIGBIT(sig))) {
 		ka->handler = SIG_DFL;
 		t->blocked &= ~SIGBIT(sig);
 	}
@@ -145,6 +145,16 @@ void signal_force(int sig, const struct ksiginfo *info)
 	t->siginfo[sig - 1] = *info;
 	signal_recalc_locked(t);
 	spin_unlock_irqrestore(&p->siglock, flags);
+}
+
+void signal_force(int sig, const struct ksiginfo *info)
+{
+	force(sig, info, false);
+}
+
+void signal_force_fatal(int sig, const struct ksiginfo *info)
+{
+	force(sig, info, true);
 }
 
 bool signal_handled(int sig)

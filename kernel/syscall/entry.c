@@ -95,8 +95,22 @@ void user_page_fault(struct regs *regs, uintptr_t addr, unsigned access)
 	user_signal_force(SIGSEGV, mapped ? SEGV_ACCERR : SEGV_MAPERR, addr);
 }
 
-/* si_code 1 is what each of these signals says for its commonest cause. */
-#define SI_CODE_FAULT 1
+/* The si_code of each signal's commonest cause, as Linux's traps give it. */
+static int exception_code(int sig)
+{
+	switch (sig) {
+	case SIGILL:
+		return ILL_ILLOPC;
+	case SIGFPE:
+		return FPE_INTDIV;
+	case SIGBUS:
+		return BUS_ADRALN;
+	case SIGTRAP:
+		return TRAP_BRKPT;
+	default:
+		return SI_KERNEL;
+	}
+}
 
 void user_exception(struct regs *regs, int sig, const char *what)
 {
@@ -105,7 +119,7 @@ void user_exception(struct regs *regs, int sig, const char *what)
 		pr_info("%s[%d]: %s at ip %016lx sp %016lx: %s\n", p->comm, current_thread()->tid,
 			what, (unsigned long)regs_pc(regs), (unsigned long)regs_user_sp(regs),
 			signal_name(sig));
-	user_signal_force(sig, SI_CODE_FAULT, regs_pc(regs));
+	user_signal_force(sig, exception_code(sig), regs_pc(regs));
 }
 
 void exit_to_user_mode(struct regs *regs)

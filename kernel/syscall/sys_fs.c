@@ -19,6 +19,7 @@
 #include <grace/string.h>
 #include <grace/uaccess.h>
 #include <grace/uapi/statx.h>
+#include <grace/uapi/time.h>
 #include <grace/uio.h>
 #include <grace/uapi/uio.h>
 #include <asm/memory.h>
@@ -164,7 +165,8 @@ SYSCALL_DEFINE4(newfstatat, int, dfd, const char __user *, filename, void __user
 {
 	struct stat st;
 
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	/* AT_NO_AUTOMOUNT changes nothing: there are no automounts. */
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT))
 		return -EINVAL;
 	int err = stat_at(dfd, filename, flags, &st);
 	return err ? err : stat_to_user(&st, statbuf);
@@ -269,7 +271,10 @@ SYSCALL_DEFINE1(pipe, int __user *, fildes)
 
 SYSCALL_DEFINE3(fcntl, int, fd, unsigned, cmd, unsigned long, arg)
 {
-	switch (cmd) { /* Linux reads cmd as an unsigned int */
+	int fl = vfs_fd_flags(fd);
+	if (fl < 0)
+		return fl; /* a bad descriptor first, whatever the command, as Linux's fdget() */
+	switch (cmd) {	   /* Linux reads cmd as an unsigned int */
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
 		return vfs_dup_min(fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
@@ -280,7 +285,7 @@ SYSCALL_DEFINE3(fcntl, int, fd, unsigned, cmd, unsigned long, arg)
 	case F_SETFD:
 		return vfs_fd_cloexec(fd, (arg & FD_CLOEXEC) != 0) < 0 ? -EBADF : 0;
 	case F_GETFL:
-		return vfs_fd_flags(fd);
+		return fl;
 	case F_SETFL:
 		return vfs_fd_set_flags(fd, (int)arg);
 	default:
@@ -396,7 +401,8 @@ SYSCALL_DEFINE3(symlinkat, const char __user *, oldname, int, newdfd, const char
 	if (!target)
 		return -ENOMEM;
 	long len = strncpy_from_user(target, oldname, PATH_MAX);
-	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : 0;
+	/* The target's errors first, as Linux's getname() of it: "" is -ENOENT. */
+	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
 	if (!err) {
 		int perr;
 		char *linkpath = getname(newname, &perr);
@@ -534,12 +540,6 @@ SYSCALL_DEFINE2(fchmod, int, fd, unsigned, mode)
 	return vfs_fchmod(fd, mode);
 }
 
-static int exists_path(int dirfd, const char *path, unsigned flags)
-{
-	struct stat st;
-	return vfs_statat(dirfd, path, (int)(flags & AT_SYMLINK_NOFOLLOW), &st);
-}
-
 /*
  * utimensat: ramfs keeps no times (stat reports 0), so there is nothing to set;
  * the call checks what Linux checks and succeeds where Linux would.
@@ -550,15 +550,12 @@ SYSCALL_DEFINE4(utimensat, int, dfd, const char __user *, filename, const void _
 	if (flags & ~(unsigned long)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
 	if (utimes) {
-		struct {
-			s64 tv_sec, tv_nsec;
-		} ts[2];
+		struct timespec ts[2];
 		if (copy_from_user(ts, utimes, sizeof(ts)))
 			return -EFAULT;
 	}
-	if (!filename) {
-		struct stat st;
-		return vfs_fstat(dfd, &st); /* NULL path: the descriptor's own file */
-	}
-	return with_path(dfd, filename, exists_path, (unsigned)flags);
+	struct stat st;
+	if (!filename)
+		return vfs_fstat(dfd, &st);	   /* NULL path: the descriptor's own file */
+	return stat_at(dfd, filename, flags, &st); /* "" with AT_EMPTY_PATH: dfd's too */
 }

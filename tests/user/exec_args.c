@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -168,7 +169,18 @@ static int make_bad_segment(const char *path)
 	return -1;
 }
 
-/* A forked child with a second thread execs a program Linux fails past its point of no return. */
+/* A handler that would run in the old image if the exec's SIGSEGV were not fatal. */
+static void segv_handler(int sig)
+{
+	(void)sig;
+	printf("SIGSEGV handler ran in the old image\n");
+	_exit(3);
+}
+
+/*
+ * A forked child with a second thread and a SIGSEGV handler execs a program
+ * Linux fails past its point of no return: killed by SIGSEGV, the handler never run.
+ */
 static void exec_past_no_return(void)
 {
 	char path[] = "/tmp/exec_args.bad";
@@ -179,6 +191,7 @@ static void exec_past_no_return(void)
 	if (pid == 0) {
 		pthread_t th;
 		pthread_create(&th, NULL, counter, NULL);
+		signal(SIGSEGV, segv_handler);
 		char *argv[] = {"bad", NULL}, *envp[] = {NULL};
 		execve(path, argv, envp);
 		printf("execve of p_filesz over p_memsz: %s\n", strerrorname_np(errno));

@@ -258,6 +258,9 @@ static void procs_vfork(void)
 }
 #endif
 
+/* Where the copy of this program that unlinks itself is made (x86_64). */
+#define COPY "/tmp/procs.copy"
+
 /* /proc/self/exe names this program: readlink finds it, and execve runs it again (x86_64). */
 static void procs_self_exe(void)
 {
@@ -283,7 +286,45 @@ static void procs_self_exe(void)
 	int status;
 	waitpid(pid, &status, 0);
 	show_status("the program run again through /proc/self/exe", status);
+
+	/*
+	 * A copy of this program runs and unlinks itself: /proc/self/exe still leads
+	 * to it (the file, not a name), and reads as its path with " (deleted)".
+	 */
+	int in = open("/proc/self/exe", O_RDONLY),
+	    out = open(COPY, O_CREAT | O_TRUNC | O_WRONLY, 0755);
+	char buf[4096];
+	for (ssize_t got; in >= 0 && out >= 0 && (got = read(in, buf, sizeof(buf))) > 0;)
+		if (write(out, buf, got) != got)
+			break;
+	close(in);
+	close(out);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		char *argv[] = {"copy", "--unlinked-exe", NULL}, *envp[] = {NULL};
+		execve(COPY, argv, envp);
+		printf("execve of the copy: %s\n", strerrorname_np(errno));
+		_exit(1);
+	}
+	waitpid(pid, &status, 0);
+	show_status("the copy that unlinked itself", status);
+	unlink(COPY);
 #endif
+}
+
+/* The copy's side: unlink itself, then reach itself through /proc/self/exe. */
+static int procs_unlinked_exe(void)
+{
+	ok("unlink the running program", unlink(COPY));
+	char target[4096], magic[4] = {0};
+	ssize_t n = readlink("/proc/self/exe", target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = 0;
+	printf("readlink /proc/self/exe of the unlinked copy: %s\n", target);
+	int fd = open("/proc/self/exe", O_RDONLY);
+	ok("open /proc/self/exe of the unlinked copy", fd);
+	printf("it reads as an ELF file: %s\n",
+	       fd >= 0 && read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4) ? "yes" : "no");
+	return 7;
 }
 
 /* A parent bound to one CPU forks: the child is bound to the same one. */
@@ -323,6 +364,8 @@ int main(int argc, char **argv)
 		printf("run again as %s\n", argv[0]);
 		return 6;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--unlinked-exe"))
+		return procs_unlinked_exe();
 	procs_fork_wait();
 	procs_pipes();
 	procs_execve();

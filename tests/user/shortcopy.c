@@ -13,7 +13,7 @@
  * answers EFAULT where Linux copies up to the fault (a read of /dev/zero, of a
  * pipe, of a file or of a directory running into the hole; for the directory
  * it has read the records first, and loses them), and leaves a datagram
- * queued that Linux drops with its EFAULT: tests/userdiff.py turns those five
+ * queued that Linux drops with its EFAULT: tests/harness/userdiff.py turns those five
  * lines into Linux's, as this program prints them run natively on x86_64. Each
  * such case is one line, and the cases after it start from a known state.
  *

@@ -55,6 +55,10 @@
 #define SI_KERNEL 0x80 /* sent by the kernel itself */
 #define SEGV_MAPERR 1  /* no mapping at the address */
 #define SEGV_ACCERR 2  /* a mapping that does not allow the access */
+#define ILL_ILLOPC 1   /* an illegal opcode */
+#define FPE_INTDIV 1   /* an integer division by zero */
+#define BUS_ADRALN 1   /* a misaligned address */
+#define TRAP_BRKPT 1   /* a breakpoint */
 #define CLD_EXITED 1
 #define CLD_KILLED 2
 
