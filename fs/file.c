@@ -501,8 +501,7 @@ int vfs_dup_min(int fd, int min, bool cloexec)
 		if ((unsigned)i >= fs->max_fds)
 			break; /* ret: why the table could not grow */
 		if (!fs->fd[i]) {
-			fs->cloexec[i] = cloexec;
-			rcu_assign_pointer(fs->fd[i], f);
+			fd_install_locked(fs, i, f, cloexec);
 			ret = i;
 			break;
 		}
@@ -561,8 +560,7 @@ int vfs_dup3(int oldfd, int newfd, int flags)
 		}
 	}
 	struct file *old = fs->fd[newfd];
-	fs->cloexec[newfd] = flags & O_CLOEXEC;
-	rcu_assign_pointer(fs->fd[newfd], f);
+	fd_install_locked(fs, newfd, f, flags & O_CLOEXEC);
 	fs_unlock(fs, locked);
 	if (old)
 		fput(old);

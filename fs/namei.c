@@ -381,13 +381,8 @@ static int follow_link(struct nameidata *nd, struct step *s, const char **name, 
 	}
 	nd->stack[nd->depth++] = (struct saved_link){rest, s->d, buf};
 	*name = text;
-	if (**name == '/') {
-		path_put(&nd->path);
-		nd->path = (struct path){&root_mnt, root_mnt.mnt_root};
-		path_get(&nd->path);
-		nd->inode = nd->path.dentry->d_inode;
-		nd->mode = nd->inode->i_mode;
-	}
+	if (**name == '/')
+		stand_on(nd, (struct path){&root_mnt, root_mnt.mnt_root});
 	return 0;
 }
 
