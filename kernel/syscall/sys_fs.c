@@ -397,19 +397,14 @@ SYSCALL_DEFINE5(linkat, int, olddfd, const char __user *, oldname, int, newdfd, 
 
 SYSCALL_DEFINE3(symlinkat, const char __user *, oldname, int, newdfd, const char __user *, newname)
 {
-	char *target = kmalloc(PATH_MAX);
-	if (!target)
-		return -ENOMEM;
-	long len = strncpy_from_user(target, oldname, PATH_MAX);
+	char *target, *linkpath;
 	/* The target's errors first, as Linux's getname() of it: "" is -ENOENT. */
-	long err = len < 0 ? len : len == PATH_MAX ? -ENAMETOOLONG : len == 0 ? -ENOENT : 0;
-	if (!err) {
-		int perr;
-		char *linkpath = getname(newname, &perr);
-		err = linkpath ? vfs_symlinkat(target, newdfd, linkpath) : perr;
-		kfree(linkpath);
-	}
+	long err = getname2(oldname, newname, &target, &linkpath);
+	if (err)
+		return err;
+	err = vfs_symlinkat(target, newdfd, linkpath);
 	kfree(target);
+	kfree(linkpath);
 	return err;
 }
 
